@@ -1,0 +1,41 @@
+/**
+ * The `rlft` command line. Each subcommand lives in cli/commands/ and has --help with an example.
+ * Errors print one clear message (the stack trace only with RLFT_DEBUG=1) and exit 1.
+ */
+import { Command } from "commander";
+import { registerEpisodeCommands } from "./commands/episodes.ts";
+import { registerDataCommands } from "./commands/data.ts";
+import { registerDemoCommand } from "./commands/demo.ts";
+
+const program = new Command();
+program
+  .name("rlft")
+  .description("Fine-tune robot policies in the real world: launch a policy, collect and replay episodes, train and evaluate.")
+  .version("0.1.0")
+  .showHelpAfterError()
+  .addHelpText(
+    "after",
+    `
+Examples:
+  rlft demo                                                   # collect → train → eval in simulation
+  rlft collect --task push_cube --episodes 50 --out data/demos
+  rlft train-bc --data data/demos --out runs/bc/policy
+  rlft eval --policy runs/bc/policy --task push_cube --episodes 50 --seed 1000
+  rlft launch launch/sim_push.yaml --policy runs/bc/policy
+  rlft replay data/demos --to-learner tcp://127.0.0.1:5555
+  rlft inspect data/demos/episode_000000.mcap
+`,
+  );
+
+registerEpisodeCommands(program);
+registerDataCommands(program);
+registerDemoCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  const err = e as Error;
+  console.error(`rlft: ${err.message}`);
+  if (process.env.RLFT_DEBUG) console.error(err.stack);
+  process.exitCode = 1;
+}

@@ -1,0 +1,88 @@
+/**
+ * Behaviour cloning end to end from the robot side: start the learner, stream the recorded episodes to
+ * it over ZeroMQ (`rlft-exp/1`), follow its progress, return where the policy package went.
+ */
+import { createHash } from "node:crypto";
+import { DatasetClient } from "../bridge/DatasetClient.ts";
+import { episodeFiles, readEpisodeArrays, type EpisodeArrays } from "./dataset.ts";
+import { startLearner, type LearnerEvent } from "./learnerProcess.ts";
+import { freePort } from "./ports.ts";
+import { progress } from "./progress.ts";
+
+/** Options of {@link streamEpisodes}. */
+export interface StreamOptions {
+  /** Also send failed episodes (default: successful demonstrations only). */
+  includeFailures?: boolean;
+  robotId?: string;
+  onEpisode?: (ep: EpisodeArrays, sent: boolean) => void;
+}
+
+/** Streams the episodes in `dir` to a learner at `endpoint`; returns how many were sent. */
+export async function streamEpisodes(dir: string, endpoint: string, opts: StreamOptions = {}): Promise<{ sent: number; skipped: number }> {
+  const files = episodeFiles(dir);
+  let client: DatasetClient | null = null;
+  let sent = 0;
+  let skipped = 0;
+  try {
+    for (const f of files) {
+      const ep = await readEpisodeArrays(f);
+      const use = (ep.success || !!opts.includeFailures) && ep.obs.length > 0;
+      if (use) {
+        client ??= await DatasetClient.connect(endpoint, {
+          robotId: opts.robotId ?? "sim",
+          configHash: createHash("sha256").update(JSON.stringify([ep.task, ep.obsNames, ep.actionNames])).digest("hex").slice(0, 16),
+          obsNames: ep.obsNames,
+          actionNames: ep.actionNames,
+          task: ep.task,
+        });
+        await client.sendEpisode({ episodeId: ep.episode, seed: ep.seed, task: ep.task, success: ep.success, obs: ep.obs, action: ep.action, reward: ep.reward });
+        sent++;
+      } else skipped++;
+      opts.onEpisode?.(ep, use);
+    }
+    if (!client) throw new Error(`none of the ${files.length} episodes in ${dir} is usable (successful, non-empty); pass --include-failures to send failures too`);
+    await client.end();
+  } finally {
+    client?.close();
+  }
+  return { sent, skipped };
+}
+
+/** Result of a BC training run. */
+export interface TrainBcResult {
+  packageDir: string;
+  finalLoss: number;
+  steps: number;
+  episodes: number;
+  done: LearnerEvent;
+}
+
+/** Trains a diffusion BC policy on the episodes in `data`; the package goes under `out`. */
+export async function trainBc(opts: { data: string; out: string; steps?: number; includeFailures?: boolean; quiet?: boolean }): Promise<TrainBcResult> {
+  const port = await freePort();
+  const endpoint = `tcp://127.0.0.1:${port}`;
+  const args = ["train-bc", "--bind", endpoint, "--out", opts.out, "--json-progress"];
+  if (opts.steps) args.push("--steps", String(opts.steps));
+  let bar: ReturnType<typeof progress> | null = null;
+  const learner = startLearner(args, (e) => {
+    if (e.event === "progress" && !opts.quiet) {
+      bar ??= progress("train", Number(e.total), { unit: "steps" });
+      bar.update(Number(e.step), { loss: Number(e.loss).toFixed(4) });
+    }
+  });
+  try {
+    const files = episodeFiles(opts.data);
+    const upload = opts.quiet ? null : progress("upload", files.length, { unit: "episodes" });
+    let n = 0;
+    // If the learner dies while we upload, report its own error rather than a handshake timeout.
+    const learnerFailed = learner.done.then(() => new Promise<never>(() => undefined));
+    const { sent } = await Promise.race([streamEpisodes(opts.data, endpoint, { includeFailures: opts.includeFailures, onEpisode: () => upload?.update(++n) }), learnerFailed]);
+    upload?.stop();
+    const done = await learner.done;
+    (bar as ReturnType<typeof progress> | null)?.stop();
+    return { packageDir: String(done.package), finalLoss: Number(done.final_loss), steps: Number(done.steps ?? opts.steps ?? 0), episodes: sent, done };
+  } catch (e) {
+    learner.child.kill("SIGTERM");
+    throw e;
+  }
+}

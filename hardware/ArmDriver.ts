@@ -1,0 +1,30 @@
+/**
+ * One small interface every arm driver implements (sim, ros2_control bridge, UR RTDE, Feetech, Dynamixel),
+ * after ros2_control's hardware components: lifecycle + read/write returning a status, never throwing
+ * through the control tick. INACTIVE: state readable, no commands taken.
+ */
+
+/** Measured joint state, in the driver's joint order. */
+export interface JointReading {
+  position: number[];
+  velocity: number[];
+  effort: number[];
+}
+
+/** Result of read/write: the control loop checks it instead of catching exceptions. */
+export type DriverStatus = { ok: true } | { ok: false; error: string };
+
+/** An arm driver. */
+export interface ArmDriver {
+  readonly jointNames: readonly string[];
+  readonly jointLower: readonly number[];
+  readonly jointUpper: readonly number[];
+  readonly state: "unconfigured" | "inactive" | "active";
+  configure(): Promise<void>;
+  activate(): Promise<void>;
+  deactivate(): Promise<void>;
+  /** Reads the joints; `periodSec` is the time since the last read. */
+  read(periodSec: number): { status: DriverStatus; reading?: JointReading };
+  /** Sends joint-position targets; refused while inactive. */
+  write(positions: readonly number[]): DriverStatus;
+}

@@ -1,0 +1,156 @@
+/**
+ * The launch file schema: one YAML file describes the whole stack (runtime, robot, task, nodes).
+ * Parsed once at start-up; unknown keys are rejected; errors name the file, line and key.
+ */
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { LineCounter, parseDocument, isNode } from "yaml";
+
+const joints = z.array(z.number());
+
+/** Schema of a launch file. Every field says why it exists. */
+export const LaunchSchema = z
+  .object({
+    /** Which transport hosts the nodes: embedded (no ROS 2 needed) or ros2 (rclnodejs). */
+    runtime: z.enum(["embedded", "ros2"]).default("embedded"),
+    /** sim: stepped clock, faster than real time, deterministic. wall: real time (real robots). */
+    clock: z.enum(["sim", "wall"]).default("sim"),
+    /** Robot description name, recorded into every episode's metadata. */
+    robot: z.string().default("rlft_arm5"),
+    /** Task the episode manager runs and the sim builds. */
+    task: z.enum(["reach", "push_cube"]).default("push_cube"),
+    /** Control rate of the policy / expert / safety loop. */
+    control_hz: z.number().positive().max(1000).default(10),
+    /** Arm driver: the sim, or (later issues) a real arm. */
+    driver: z
+      .object({
+        kind: z.enum(["sim"]).default("sim"),
+        /** Jitter friction and mass from the seed (domain randomisation). */
+        randomize_physics: z.boolean().default(false),
+      })
+      .strict()
+      .default({ kind: "sim", randomize_physics: false }),
+    camera: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** Camera frames per second (sim time); ray casting costs CPU, so below the control rate. */
+        rate_hz: z.number().positive().max(120).default(2),
+        width: z.number().int().min(8).max(1024).default(64),
+        height: z.number().int().min(8).max(1024).default(64),
+      })
+      .strict()
+      .default({ enabled: true, rate_hz: 2, width: 64, height: 64 }),
+    /** Who proposes actions: a policy package, or the scripted expert (demonstrations). */
+    actor: z
+      .object({
+        kind: z.enum(["policy", "expert"]).default("policy"),
+        /** Policy package directory (kind: policy). */
+        package: z.string().optional(),
+        /** onnxruntime execution providers in order of preference; CPU is the fallback. */
+        providers: z.array(z.enum(["cuda", "tensorrt", "cpu"])).default(["cpu"]),
+        /** graph: whole DDIM loop in one ONNX graph (fast). ts: TS scheduler + per-step denoiser. */
+        sampler: z.enum(["graph", "ts"]).default("graph"),
+        /** Intra-op threads for onnxruntime. */
+        threads: z.number().int().min(1).max(64).default(1),
+        /** Scripted expert quality in [0,1] (kind: expert): lower = noisier, hesitant, sometimes failing. */
+        expert_quality: z.number().min(0).max(1).default(0.7),
+      })
+      .strict()
+      .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, expert_quality: 0.7 }),
+    safety: z
+      .object({
+        /** Largest joint-target change per tick, per joint (rad, gripper m). One value applies to all. */
+        max_step: z.union([z.number().positive(), joints]).default(0.25),
+        /** No fresh command for this long → hold the measured position. */
+        watchdog_sec: z.number().positive().default(0.5),
+      })
+      .strict()
+      .default({ max_step: 0.25, watchdog_sec: 0.5 }),
+    episodes: z
+      .object({
+        /** Episodes to run (launch/eval) — collect and eval override it on the command line. */
+        count: z.number().int().min(1).default(10),
+        /** First seed; episode i uses seed + i, so evaluation seeds never overlap training seeds. */
+        seed: z.number().int().min(0).default(1000),
+        /** Episode length limit in control ticks; defaults to the task's own limit. */
+        max_steps: z.number().int().min(1).optional(),
+      })
+      .strict()
+      .default({ count: 10, seed: 1000 }),
+    recorder: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** Where MCAP episodes and the session index go. */
+        out: z.string().default("data/sessions"),
+        /** MCAP chunk size: a crash loses at most the open chunk. */
+        chunk_bytes: z.number().int().min(1024).default(1 << 20),
+      })
+      .strict()
+      .default({ enabled: true, out: "data/sessions", chunk_bytes: 1 << 20 }),
+  })
+  .strict();
+
+/** A parsed launch file. */
+export type LaunchConfig = z.infer<typeof LaunchSchema>;
+
+/** A launch file that could not be used; the message names file, line and key. */
+export class LaunchConfigError extends Error {
+  readonly code = "LAUNCH_CONFIG_INVALID";
+}
+
+/** Parses launch YAML text (file name used in messages). */
+export function parseLaunch(text: string, file = "<launch>"): LaunchConfig {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0];
+    const pos = e.linePos?.[0];
+    throw new LaunchConfigError(`${file}${pos ? `:${pos.line}:${pos.col}` : ""}: YAML syntax error: ${e.message.split("\n")[0]}`);
+  }
+  const raw = doc.toJS() ?? {};
+  const res = LaunchSchema.safeParse(raw);
+  if (res.success) return res.data;
+  const lines = res.error.issues.map((issue) => {
+    let path = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") path = [...path, issue.keys[0]];
+    let node = doc.getIn(path, true);
+    // For a missing key, point at the parent mapping.
+    for (let p = path; !isNode(node) && p.length > 0; ) {
+      p = p.slice(0, -1);
+      node = p.length ? doc.getIn(p, true) : doc.contents;
+    }
+    let where = "";
+    if (issue.code === "unrecognized_keys") {
+      const parent = path.length > 1 ? doc.getIn(path.slice(0, -1), true) : doc.contents;
+      const pair = (parent as { items?: { key: { value: unknown; range?: number[] } }[] })?.items?.find((it) => it.key?.value === path[path.length - 1]);
+      if (pair?.key?.range) where = `:${lineCounter.linePos(pair.key.range[0]).line}`;
+    } else if (isNode(node) && node.range) {
+      where = `:${lineCounter.linePos(node.range[0]).line}`;
+    }
+    const key = path.join(".") || "(top level)";
+    const msg = issue.code === "unrecognized_keys" ? `unknown key '${key}' (allowed: ${allowedKeys(path.slice(0, -1)).join(", ")})` : `${key}: ${issue.message}`;
+    return `${file}${where}: ${msg}`;
+  });
+  throw new LaunchConfigError(lines.join("\n"));
+}
+
+function allowedKeys(path: string[]): string[] {
+  let s: z.ZodTypeAny = LaunchSchema;
+  for (const k of path) {
+    while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = (s as z.ZodDefault<z.ZodTypeAny>).unwrap() as z.ZodTypeAny;
+    if (s instanceof z.ZodObject) s = (s.shape as Record<string, z.ZodTypeAny>)[k];
+  }
+  while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = (s as z.ZodDefault<z.ZodTypeAny>).unwrap() as z.ZodTypeAny;
+  return s instanceof z.ZodObject ? Object.keys(s.shape) : [];
+}
+
+/** Reads and parses a launch file; errors name the file. */
+export function loadLaunch(path: string): LaunchConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new LaunchConfigError(`Cannot read launch file ${path}: ${(e as Error).message}`);
+  }
+  return parseLaunch(text, path);
+}

@@ -1,0 +1,173 @@
+/**
+ * Builds and runs the whole stack described by a launch file: runtime, arm driver, camera, actor
+ * (policy or expert), safety supervisor, episode manager and recorder, then runs episodes.
+ * `rlft launch`, `rlft collect` and `rlft eval` are all this with different overrides.
+ */
+import { execFileSync } from "node:child_process";
+import type { LaunchConfig } from "./LaunchConfig.ts";
+import type { Runtime } from "../runtime/Runtime.ts";
+import { createRuntime } from "../runtime/index.ts";
+import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
+import { RayCamera } from "../sim/RayCamera.ts";
+import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
+import { CameraNode } from "../nodes/CameraNode.ts";
+import { ActorNode, type Actor } from "../nodes/ActorNode.ts";
+import { ExpertActor } from "../nodes/ExpertNode.ts";
+import { PolicyActor } from "../nodes/PolicyNode.ts";
+import { SafetySupervisorNode } from "../nodes/SafetySupervisorNode.ts";
+import { EpisodeManagerNode, type EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
+import { RecorderNode } from "../nodes/RecorderNode.ts";
+
+/** Lifecycle surface every node class here has. */
+interface ManagedNode {
+  configure(): Promise<void>;
+  activate(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** Options that override or complete the launch file. */
+export interface StackOptions {
+  /** Where MCAP episodes go (overrides recorder.out). */
+  recordTo?: string;
+  /** Extra episode metadata. */
+  metadata?: Record<string, string>;
+  /** Log level of the nodes. */
+  quiet?: boolean;
+}
+
+/** The running stack. */
+export class Stack {
+  readonly config: LaunchConfig;
+  readonly runtime: Runtime;
+  readonly manager: EpisodeManagerNode;
+  readonly actor: ActorNode;
+  readonly safety: SafetySupervisorNode;
+  readonly recorder: RecorderNode | null;
+  readonly driver: SimArmDriver;
+  #nodes: ManagedNode[];
+
+  private constructor(parts: {
+    config: LaunchConfig;
+    runtime: Runtime;
+    manager: EpisodeManagerNode;
+    actor: ActorNode;
+    safety: SafetySupervisorNode;
+    recorder: RecorderNode | null;
+    driver: SimArmDriver;
+    nodes: ManagedNode[];
+  }) {
+    this.config = parts.config;
+    this.runtime = parts.runtime;
+    this.manager = parts.manager;
+    this.actor = parts.actor;
+    this.safety = parts.safety;
+    this.recorder = parts.recorder;
+    this.driver = parts.driver;
+    this.#nodes = parts.nodes;
+  }
+
+  /** Creates, configures and activates every node of `config`. */
+  static async create(config: LaunchConfig, opts: StackOptions = {}): Promise<Stack> {
+    if (config.runtime !== "embedded" && config.clock === "sim") {
+      throw new Error("clock: sim needs runtime: embedded (ROS 2 sim time comes from /clock, which the sim driver does not publish yet)");
+    }
+    const runtime = await createRuntime(config.runtime, { clock: config.clock, logLevel: opts.quiet ? "warn" : "info" });
+    const hz = config.control_hz;
+    const driver = await SimArmDriver.create({ task: config.task, controlHz: hz, randomizePhysics: config.driver.randomize_physics });
+    const names = driver.jointNames;
+    const maxStep = typeof config.safety.max_step === "number" ? names.map(() => config.safety.max_step as number) : config.safety.max_step;
+    if (maxStep.length !== names.length) throw new Error(`safety.max_step: expected ${names.length} values (${names.join(", ")}), got ${maxStep.length}`);
+
+    let actor: Actor;
+    let policyVersion = "none";
+    if (config.actor.kind === "expert") {
+      actor = new ExpertActor({ task: config.task, quality: config.actor.expert_quality, jointNames: names });
+      policyVersion = `scripted_expert@${config.actor.expert_quality}`;
+    } else {
+      if (!config.actor.package) throw new Error("actor.package: a policy package directory is required when actor.kind is policy (or pass --policy DIR)");
+      const p = await PolicyActor.create(config.actor.package, {
+        jointNames: names,
+        observationNames: driver.sim.observation().names,
+        providers: config.actor.providers,
+        mode: config.actor.sampler,
+        threads: config.actor.threads,
+      });
+      actor = p;
+      policyVersion = p.version;
+    }
+
+    const nodes: ManagedNode[] = [];
+    const managerNode = runtime.createNode("episode_manager");
+    const manager = new EpisodeManagerNode(managerNode, { task: config.task, controlHz: hz, maxSteps: config.episodes.max_steps ?? driver.sim.task.maxSteps });
+    let recorder: RecorderNode | null = null;
+    if (config.recorder.enabled) {
+      recorder = new RecorderNode(runtime.createNode("recorder"), {
+        outDir: opts.recordTo ?? config.recorder.out,
+        chunkBytes: config.recorder.chunk_bytes,
+        metadata: { robot: config.robot, policy_version: policyVersion, git_revision: gitRevision(), runtime: config.runtime, control_hz: String(hz), ...opts.metadata },
+      });
+    }
+    // Creation order is tick order on the sim clock: driver publishes the observation of tick t,
+    // the actor answers it, safety forwards the command, the manager counts the tick.
+    const armNode = new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: hz, world: driver });
+    const actorNode = new ActorNode(runtime.createNode(config.actor.kind === "expert" ? "expert" : "policy"), actor, { controlHz: hz });
+    const safety = new SafetySupervisorNode(runtime.createNode("safety_supervisor"), {
+      limits: { names, lower: driver.jointLower, upper: driver.jointUpper, maxStep },
+      watchdogSec: config.safety.watchdog_sec,
+    });
+    if (recorder) nodes.push(recorder);
+    nodes.push(armNode, actorNode, safety, manager);
+    if (config.camera.enabled) {
+      const cam = new RayCamera(driver.sim, { width: config.camera.width, height: config.camera.height });
+      nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: config.camera.rate_hz }));
+    }
+    for (const n of nodes) await n.configure();
+    for (const n of nodes) await n.activate();
+    return new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, nodes });
+  }
+
+  /**
+   * Runs `count` episodes with seeds seed, seed+1, ...; calls `onEpisode` after each.
+   * On the sim clock time is stepped as fast as the nodes allow; on the wall clock it runs in real time.
+   */
+  async runEpisodes(opts: { count: number; seed: number; firstEpisode?: number; onEpisode?: (r: EpisodeResult) => void }): Promise<EpisodeResult[]> {
+    const results: EpisodeResult[] = [];
+    const dt = 1 / this.config.control_hz;
+    const clock = this.runtime.clock as unknown as { advance?: (dt: number) => Promise<void> };
+    for (let i = 0; i < opts.count; i++) {
+      const ended = new Promise<EpisodeResult>((resolve) => {
+        const off = this.manager.onEnd((r) => {
+          off();
+          resolve(r);
+        });
+      });
+      this.manager.begin((opts.firstEpisode ?? 0) + i, opts.seed + i);
+      if (clock.advance) {
+        while (this.manager.running) await clock.advance(dt);
+      }
+      const r = await ended;
+      results.push(r);
+      opts.onEpisode?.(r);
+    }
+    await this.recorder?.flush();
+    return results;
+  }
+
+  /** Stops every node (recorder last, so nothing is lost) and the runtime. */
+  async shutdown(): Promise<void> {
+    for (const n of [...this.#nodes].reverse()) await n.shutdown();
+    const a = this.actor.actor as Partial<{ close(): Promise<void> }>;
+    await a.close?.();
+    this.driver.sim.close();
+    await this.runtime.shutdown();
+  }
+}
+
+/** Short git revision of the checkout, or "unknown" outside git. */
+export function gitRevision(): string {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
+  } catch {
+    return "unknown";
+  }
+}

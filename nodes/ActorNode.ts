@@ -1,0 +1,95 @@
+/**
+ * Shared tick of the nodes that propose actions (policy, scripted expert, later teleop): take the
+ * latest /observation, ask `act`, publish /policy/joint_command stamped with the observation's time.
+ * A failed `act` publishes nothing: the safety supervisor's watchdog then holds the arm.
+ */
+import type { NodeHandle, Publisher, Subscription, Timer } from "../runtime/Runtime.ts";
+import { TOPICS } from "./topics.ts";
+import { jointState, sameTime, type EpisodeEventMsg, type ObservationMsg } from "./msgs.ts";
+
+/** What an actor implements. */
+export interface Actor {
+  readonly jointNames: readonly string[];
+  /** Episode start (seeded, so runs are reproducible). */
+  reset(seed: number): void;
+  /** The joint targets for this observation. */
+  act(obs: { names: string[]; values: number[] }): number[] | Promise<number[]>;
+}
+
+/** Options of an actor node. */
+export interface ActorNodeOptions {
+  controlHz: number;
+}
+
+/** Runs an Actor on the control tick. */
+export class ActorNode {
+  readonly node: NodeHandle;
+  readonly actor: Actor;
+  #opts: ActorNodeOptions;
+  #subs: Subscription[] = [];
+  #timer?: Timer;
+  #pub?: Publisher<unknown>;
+  #obs: ObservationMsg | null = null;
+  #lastActed: ObservationMsg | null = null;
+  #errors = 0;
+  /** Last error from `act`, if any. */
+  lastError = "";
+
+  constructor(node: NodeHandle, actor: Actor, opts: ActorNodeOptions) {
+    this.node = node;
+    this.actor = actor;
+    this.#opts = opts;
+  }
+
+  async configure(): Promise<void> {
+    this.#pub = this.node.createPublisher(TOPICS.proposedCommand.type, TOPICS.proposedCommand.topic);
+    this.#subs.push(
+      this.node.createSubscription<ObservationMsg>(TOPICS.observation.type, TOPICS.observation.topic, (m) => {
+        this.#obs = m;
+      }),
+      this.node.createSubscription<EpisodeEventMsg>(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, (e) => {
+        if (e.event === "reset") {
+          this.actor.reset(Number(e.seed));
+          this.#obs = null;
+          this.#lastActed = null;
+        }
+      }),
+    );
+  }
+
+  async activate(): Promise<void> {
+    this.#timer = this.node.createTimer(1 / this.#opts.controlHz, () => this.tick());
+  }
+
+  async deactivate(): Promise<void> {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+  }
+
+  async shutdown(): Promise<void> {
+    await this.deactivate();
+    for (const s of this.#subs) s.unsubscribe();
+    this.#subs = [];
+  }
+
+  /** Number of ticks on which `act` failed. */
+  get errors(): number {
+    return this.#errors;
+  }
+
+  /** One tick: act once per new observation. */
+  async tick(): Promise<void> {
+    const obs = this.#obs;
+    if (!obs || (this.#lastActed && sameTime(obs.header.stamp, this.#lastActed.header.stamp))) return;
+    this.#lastActed = obs;
+    try {
+      const action = await this.actor.act({ names: obs.names, values: Array.from(obs.values) });
+      this.#pub?.publish(jointState(obs.header.stamp, this.actor.jointNames, action));
+    } catch (e) {
+      this.#errors++;
+      const msg = (e as Error).message;
+      if (msg !== this.lastError) this.node.logger.error(`act failed, publishing nothing (the watchdog holds the arm): ${msg}`);
+      this.lastError = msg;
+    }
+  }
+}

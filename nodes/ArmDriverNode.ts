@@ -1,0 +1,115 @@
+/**
+ * arm_driver: owns one ArmDriver. Each control tick it writes the latest safe command, advances the
+ * world when it is a simulator, reads the joints and publishes /joint_states. In simulation it also
+ * publishes /observation (object state stands in for perception) and the ground-truth /reward.
+ */
+import type { NodeHandle, Publisher, Subscription, Timer } from "../runtime/Runtime.ts";
+import type { ArmDriver } from "../hardware/ArmDriver.ts";
+import type { SimWorld } from "../hardware/sim/SimArmDriver.ts";
+import { TOPICS } from "./topics.ts";
+import { jointState, header, type EpisodeEventMsg, type JointStateMsg } from "./msgs.ts";
+
+/** Options of the arm driver node. */
+export interface ArmDriverNodeOptions {
+  controlHz: number;
+  /** Present for the sim driver: reset on episode "reset" events, publish observation and reward. */
+  world?: SimWorld;
+}
+
+/** The arm driver node. */
+export class ArmDriverNode {
+  readonly node: NodeHandle;
+  readonly driver: ArmDriver;
+  #opts: ArmDriverNodeOptions;
+  #timer?: Timer;
+  #subs: Subscription[] = [];
+  #pubState?: Publisher<unknown>;
+  #pubObs?: Publisher<unknown>;
+  #pubReward?: Publisher<unknown>;
+  #command: number[] | null = null;
+  #successSent = false;
+  #lastError = "";
+
+  constructor(node: NodeHandle, driver: ArmDriver, opts: ArmDriverNodeOptions) {
+    this.node = node;
+    this.driver = driver;
+    this.#opts = opts;
+  }
+
+  /** Creates publishers and subscriptions; configures the driver. */
+  async configure(): Promise<void> {
+    await this.driver.configure();
+    this.#pubState = this.node.createPublisher(TOPICS.jointStates.type, TOPICS.jointStates.topic);
+    if (this.#opts.world) {
+      this.#pubObs = this.node.createPublisher(TOPICS.observation.type, TOPICS.observation.topic);
+      this.#pubReward = this.node.createPublisher(TOPICS.reward.type, TOPICS.reward.topic);
+    }
+    this.#subs.push(
+      this.node.createSubscription<JointStateMsg>(TOPICS.jointCommand.type, TOPICS.jointCommand.topic, (m) => {
+        this.#command = Array.from(m.position);
+      }),
+      this.node.createSubscription<EpisodeEventMsg>(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, (e) => {
+        if (e.event === "reset" && this.#opts.world) {
+          this.#opts.world.reset(Number(e.seed));
+          this.#command = null;
+          this.#successSent = false;
+          this.#publish();
+        }
+      }),
+    );
+  }
+
+  /** Starts the control tick. */
+  async activate(): Promise<void> {
+    await this.driver.activate();
+    this.#timer = this.node.createTimer(1 / this.#opts.controlHz, () => this.tick());
+  }
+
+  /** Stops the tick; the driver stops taking commands. */
+  async deactivate(): Promise<void> {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    await this.driver.deactivate();
+  }
+
+  /** Releases everything. */
+  async shutdown(): Promise<void> {
+    await this.deactivate();
+    for (const s of this.#subs) s.unsubscribe();
+    this.#subs = [];
+  }
+
+  /** One control tick: write → advance (sim) → read → publish. */
+  tick(): void {
+    if (this.#command) {
+      const st = this.driver.write(this.#command);
+      if (!st.ok) this.#logOnce(`write failed: ${st.error}`);
+    }
+    this.#opts.world?.advance();
+    this.#publish();
+  }
+
+  #publish(): void {
+    const stamp = this.node.clock.stamp();
+    const r = this.driver.read(1 / this.#opts.controlHz);
+    if (!r.status.ok || !r.reading) {
+      this.#logOnce(`read failed: ${r.status.ok ? "no reading" : r.status.error}`);
+      return;
+    }
+    this.#pubState?.publish(jointState(stamp, this.driver.jointNames, r.reading.position, r.reading.velocity, r.reading.effort));
+    const world = this.#opts.world;
+    if (!world) return;
+    const obs = world.sim.observation();
+    this.#pubObs?.publish({ header: header(stamp), names: obs.names, values: obs.values });
+    const status = world.sim.status();
+    if ((status.success || status.failed) && !this.#successSent) {
+      this.#successSent = true;
+      this.#pubReward?.publish({ header: header(stamp), reward: status.success ? 1 : 0, terminal: true, source: status.success ? "sim_success" : "sim_failure" });
+    }
+  }
+
+  #logOnce(msg: string): void {
+    if (msg !== this.#lastError) this.node.logger.warn(msg);
+    this.#lastError = msg;
+  }
+}

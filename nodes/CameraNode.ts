@@ -1,0 +1,71 @@
+/**
+ * camera: publishes colour (rgb8) and depth (32FC1, metres) images at a fixed rate on the node's clock.
+ * The source is any CameraSource; in simulation that is the MuJoCo ray-cast camera.
+ */
+import type { NodeHandle, Publisher, Timer } from "../runtime/Runtime.ts";
+import { TOPICS } from "./topics.ts";
+import { header } from "./msgs.ts";
+
+/** One captured frame. */
+export interface CameraFrame {
+  width: number;
+  height: number;
+  rgb: Uint8Array;
+  depth?: Float32Array;
+}
+
+/** Anything that yields frames: the sim ray caster, a V4L2 reader, a ROS topic. */
+export interface CameraSource {
+  capture(): CameraFrame;
+}
+
+/** Options of the camera node. */
+export interface CameraNodeOptions {
+  rateHz: number;
+  frameId?: string;
+}
+
+/** The camera node. */
+export class CameraNode {
+  readonly node: NodeHandle;
+  #source: CameraSource;
+  #opts: CameraNodeOptions;
+  #timer?: Timer;
+  #pubImage?: Publisher<unknown>;
+  #pubDepth?: Publisher<unknown>;
+
+  constructor(node: NodeHandle, source: CameraSource, opts: CameraNodeOptions) {
+    this.node = node;
+    this.#source = source;
+    this.#opts = opts;
+  }
+
+  async configure(): Promise<void> {
+    this.#pubImage = this.node.createPublisher(TOPICS.image.type, TOPICS.image.topic, { reliability: "best_effort", depth: 2 });
+    this.#pubDepth = this.node.createPublisher(TOPICS.depth.type, TOPICS.depth.topic, { reliability: "best_effort", depth: 2 });
+  }
+
+  async activate(): Promise<void> {
+    this.#timer = this.node.createTimer(1 / this.#opts.rateHz, () => this.capture());
+  }
+
+  async deactivate(): Promise<void> {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+  }
+
+  async shutdown(): Promise<void> {
+    await this.deactivate();
+  }
+
+  /** Captures and publishes one frame. */
+  capture(): void {
+    const f = this.#source.capture();
+    const h = header(this.node.clock.stamp(), this.#opts.frameId ?? "camera_front");
+    this.#pubImage?.publish({ header: h, height: f.height, width: f.width, encoding: "rgb8", is_bigendian: 0, step: f.width * 3, data: f.rgb });
+    if (f.depth) {
+      const bytes = new Uint8Array(f.depth.buffer, f.depth.byteOffset, f.depth.byteLength);
+      this.#pubDepth?.publish({ header: h, height: f.height, width: f.width, encoding: "32FC1", is_bigendian: 0, step: f.width * 4, data: bytes });
+    }
+  }
+}

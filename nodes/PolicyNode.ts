@@ -1,0 +1,71 @@
+/**
+ * policy: a diffusion policy package as an actor. The package is verified and checked against the
+ * robot's observation and action names at load (a mismatch is refused there, never at run time);
+ * inference runs in a worker thread; actions come from chunks (predict H, execute K).
+ */
+import { DiffusionPolicy } from "../policies/DiffusionPolicy.ts";
+import { assertCompatible } from "../policies/PolicyPackage.ts";
+import { ActionChunker } from "../policies/ActionChunker.ts";
+import type { Actor } from "./ActorNode.ts";
+
+/** Options of the policy actor. */
+export interface PolicyActorOptions {
+  jointNames: readonly string[];
+  observationNames: readonly string[];
+  providers?: readonly string[];
+  mode?: "graph" | "ts";
+  threads?: number;
+}
+
+/** Adapts DiffusionPolicy + ActionChunker to the Actor interface. */
+export class PolicyActor implements Actor {
+  readonly jointNames: readonly string[];
+  readonly policy: DiffusionPolicy;
+  #chunker: ActionChunker;
+  /** Latency of each chunk (ms), for status and bench. */
+  readonly chunkMs: number[] = [];
+
+  private constructor(policy: DiffusionPolicy, jointNames: readonly string[]) {
+    this.policy = policy;
+    this.jointNames = jointNames;
+    const j = policy.package.json;
+    const source = {
+      sampleChunk: async (h: number[][]) => {
+        const c = await policy.sampleChunk(h);
+        if (this.chunkMs.length < 100_000) this.chunkMs.push(c.inferenceMs);
+        return c;
+      },
+    };
+    this.#chunker = new ActionChunker(source, { history: j.observation.history, horizon: j.action.horizon, executeSteps: j.action.execute_steps });
+  }
+
+  /** Loads, verifies and checks the package in `dir` against the robot. */
+  static async create(dir: string, opts: PolicyActorOptions): Promise<PolicyActor> {
+    const policy = await DiffusionPolicy.create(dir, { providers: opts.providers, mode: opts.mode, threads: opts.threads });
+    try {
+      assertCompatible(policy.package, { observationNames: opts.observationNames, actionNames: opts.jointNames });
+    } catch (e) {
+      await policy.close();
+      throw e;
+    }
+    return new PolicyActor(policy, opts.jointNames);
+  }
+
+  /** The package's version string. */
+  get version(): string {
+    return this.policy.package.json.version;
+  }
+
+  reset(_seed: number): void {
+    this.#chunker.reset();
+  }
+
+  act(obs: { names: string[]; values: number[] }): Promise<number[]> {
+    return this.#chunker.next(obs.values);
+  }
+
+  /** Stops the inference worker. */
+  close(): Promise<void> {
+    return this.policy.close();
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * recorder: writes every recorded topic to one MCAP file per episode (ros2msg schemas, CDR), opened on
+ * the episode's "start" and closed on its end with the result, plus a session index (index.json).
+ * Writes are queued so subscription callbacks never wait on the disk.
+ */
+import { mkdirSync, writeFileSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import type { NodeHandle, Subscription } from "../runtime/Runtime.ts";
+import { McapEpisodeWriter } from "../recording/McapEpisodeWriter.ts";
+import { RECORDED, TOPICS } from "./topics.ts";
+import { timeNs, type EpisodeEventMsg } from "./msgs.ts";
+
+/** Options of the recorder. */
+export interface RecorderOptions {
+  outDir: string;
+  chunkBytes: number;
+  /** Written into every episode's metadata (robot, task, policy version, git revision...). */
+  metadata: Record<string, string>;
+  topics?: readonly { topic: string; type: string }[];
+}
+
+/** One row of the session index. */
+export interface IndexEntry {
+  episode: number;
+  file: string;
+  seed: number;
+  task: string;
+  outcome: string;
+  steps?: number;
+}
+
+/** The recorder node. */
+export class RecorderNode {
+  readonly node: NodeHandle;
+  #opts: RecorderOptions;
+  #subs: Subscription[] = [];
+  /** The open episode's writer (a promise: creating the file is async, writes queue behind it). */
+  #writer: Promise<McapEpisodeWriter> | null = null;
+  #queue: Promise<unknown> = Promise.resolve();
+  #current: IndexEntry | null = null;
+  /** Control ticks (observations) recorded in the open episode. */
+  #ticks = 0;
+  #failed: Error | null = null;
+  /** Episodes written so far. */
+  readonly index: IndexEntry[] = [];
+
+  constructor(node: NodeHandle, opts: RecorderOptions) {
+    this.node = node;
+    this.#opts = opts;
+  }
+
+  async configure(): Promise<void> {
+    mkdirSync(this.#opts.outDir, { recursive: true });
+    for (const { topic, type } of this.#opts.topics ?? RECORDED) {
+      this.#subs.push(
+        this.node.createSubscription<Record<string, unknown>>(type, topic, (msg) => {
+          if (topic === TOPICS.episodeEvent.topic) this.#onEvent(msg as unknown as EpisodeEventMsg);
+          else this.#write(topic, type, msg);
+        }),
+      );
+    }
+  }
+
+  async activate(): Promise<void> {}
+  async deactivate(): Promise<void> {
+    await this.flush();
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.#writer) this.#close({ outcome: "abort", detail: "recorder shut down" }, null);
+    await this.flush();
+    for (const s of this.#subs) s.unsubscribe();
+    this.#subs = [];
+  }
+
+  /** Resolves when every queued write has reached the file. Rejects with the first write error. */
+  async flush(): Promise<void> {
+    await this.#queue;
+    if (this.#failed) throw this.#failed;
+  }
+
+  #enqueue(fn: () => Promise<unknown>): void {
+    this.#queue = this.#queue.then(fn).catch((e: Error) => {
+      if (!this.#failed) this.node.logger.error(`recording failed: ${e.message}`);
+      this.#failed ??= e;
+    });
+  }
+
+  #onEvent(e: EpisodeEventMsg): void {
+    const type = TOPICS.episodeEvent.type;
+    if (e.event === "start") {
+      const name = `episode_${String(e.episode).padStart(6, "0")}.mcap`;
+      const file = join(this.#opts.outDir, name);
+      this.#ticks = 0;
+      this.#current = { episode: e.episode, file: name, seed: Number(e.seed), task: e.task, outcome: "running" };
+      const m = this.#opts.metadata;
+      const episode = { robot: "unknown", policy_version: "unknown", git_revision: "unknown", ...m, task: e.task, seed: Number(e.seed), episode: e.episode, started_at: new Date().toISOString() };
+      const pending = McapEpisodeWriter.create(file, { chunkSize: this.#opts.chunkBytes, episode });
+      pending.catch(() => undefined); // reported through the queue
+      this.#writer = pending;
+      this.#write(TOPICS.episodeEvent.topic, type, e as unknown as Record<string, unknown>);
+    } else if (e.event === "reset") {
+      return;
+    } else if (this.#current) {
+      this.#write(TOPICS.episodeEvent.topic, type, e as unknown as Record<string, unknown>);
+      this.#close({ outcome: e.event, detail: e.detail }, e);
+    }
+  }
+
+  #write(topic: string, type: string, msg: Record<string, unknown>): void {
+    const w = this.#writer;
+    if (!this.#current || !w) return;
+    const stamp = (msg.header as { stamp?: { sec: number; nanosec: number } } | undefined)?.stamp ?? this.node.clock.stamp();
+    const t = timeNs(stamp);
+    if (topic === TOPICS.observation.topic) this.#ticks++;
+    this.#enqueue(async () => (await w).write(topic, msg, t, { type }));
+  }
+
+  #close(result: { outcome: string; detail: string; steps?: number }, _e: EpisodeEventMsg | null): void {
+    const entry = this.#current;
+    if (!entry) return;
+    this.#current = null;
+    entry.outcome = result.outcome;
+    entry.steps = this.#ticks;
+    this.index.push(entry);
+    const w = this.#writer;
+    this.#writer = null;
+    this.#enqueue(async () => {
+      if (w) await (await w).close({ success: result.outcome === "success", length: entry.steps ?? 0, reason: result.detail || result.outcome, outcome: result.outcome });
+      this.#writeIndex();
+    });
+  }
+
+  #writeIndex(): void {
+    const path = join(this.#opts.outDir, "index.json");
+    const tmp = `${path}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ format: "rlft-session-index", version: 1, episodes: this.index }, null, 2));
+    renameSync(tmp, path);
+  }
+}

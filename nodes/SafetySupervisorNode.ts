@@ -1,0 +1,105 @@
+/**
+ * safety_supervisor: the only path from an actor to the driver. Applies the pure limits of
+ * hardware/safety.ts to every proposed command (NaN/Inf guard, joint limits, step clamp), runs a
+ * command watchdog (no fresh command → hold the measured position) and publishes every change it makes.
+ */
+import type { NodeHandle, Publisher, Subscription, Timer } from "../runtime/Runtime.ts";
+import { safeJointCommand, type JointLimits, type SafetyChange } from "../hardware/safety.ts";
+import { TOPICS } from "./topics.ts";
+import { header, jointState, fromTime, type JointStateMsg, type EpisodeEventMsg } from "./msgs.ts";
+
+/** Options of the safety supervisor. */
+export interface SafetySupervisorOptions {
+  limits: JointLimits;
+  /** No fresh proposed command for this long → hold. */
+  watchdogSec: number;
+}
+
+/** The safety supervisor node. */
+export class SafetySupervisorNode {
+  readonly node: NodeHandle;
+  #opts: SafetySupervisorOptions;
+  #subs: Subscription[] = [];
+  #timer?: Timer;
+  #pubCmd?: Publisher<unknown>;
+  #pubEvent?: Publisher<unknown>;
+  #measured: number[] | null = null;
+  #lastCommandAt = -Infinity;
+  #holding = false;
+  /** Counts of each kind of change, for status and tests. */
+  readonly counts: Record<string, number> = {};
+
+  constructor(node: NodeHandle, opts: SafetySupervisorOptions) {
+    this.node = node;
+    this.#opts = opts;
+  }
+
+  async configure(): Promise<void> {
+    this.#pubCmd = this.node.createPublisher(TOPICS.jointCommand.type, TOPICS.jointCommand.topic);
+    this.#pubEvent = this.node.createPublisher(TOPICS.safetyEvent.type, TOPICS.safetyEvent.topic);
+    this.#subs.push(
+      this.node.createSubscription<JointStateMsg>(TOPICS.jointStates.type, TOPICS.jointStates.topic, (m) => {
+        this.#measured = Array.from(m.position);
+      }),
+      this.node.createSubscription<JointStateMsg>(TOPICS.proposedCommand.type, TOPICS.proposedCommand.topic, (m) => this.#onProposed(m)),
+      this.node.createSubscription<EpisodeEventMsg>(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, (e) => {
+        if (e.event === "reset") {
+          this.#lastCommandAt = this.node.clock.now();
+          this.#holding = false;
+        }
+      }),
+    );
+  }
+
+  async activate(): Promise<void> {
+    this.#lastCommandAt = this.node.clock.now();
+    // Check the watchdog a few times per deadline.
+    this.#timer = this.node.createTimer(this.#opts.watchdogSec / 4, () => this.#watchdog());
+  }
+
+  async deactivate(): Promise<void> {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+  }
+
+  async shutdown(): Promise<void> {
+    await this.deactivate();
+    for (const s of this.#subs) s.unsubscribe();
+    this.#subs = [];
+  }
+
+  #onProposed(m: JointStateMsg): void {
+    const measured = this.#measured;
+    if (!measured) return; // no state yet: nothing safe to compare against, the driver holds.
+    const requested = Array.from(m.position);
+    const names = m.name.length ? m.name : this.#opts.limits.names;
+    const ordered = names.join() === this.#opts.limits.names.join() ? requested : [];
+    const r = safeJointCommand(ordered, measured, this.#opts.limits);
+    if (names.join() !== this.#opts.limits.names.join()) {
+      r.changes[0].detail = `joint names [${names.join(", ")}] do not match the robot's [${this.#opts.limits.names.join(", ")}]; holding`;
+    }
+    for (const c of r.changes) this.#report(c, requested, r.positions);
+    this.#lastCommandAt = this.node.clock.now();
+    this.#holding = false;
+    // Stamp with the proposal's time: the recorded action of tick t carries the observation's stamp.
+    this.#pubCmd?.publish(jointState(m.header.stamp, this.#opts.limits.names, r.positions));
+  }
+
+  #watchdog(): void {
+    const age = this.node.clock.now() - this.#lastCommandAt;
+    if (age <= this.#opts.watchdogSec || this.#holding || !this.#measured) return;
+    this.#holding = true;
+    this.#report({ kind: "watchdog" as SafetyChange["kind"], detail: `no command for ${age.toFixed(2)} s (limit ${this.#opts.watchdogSec} s); holding the measured position`, joints: [...this.#opts.limits.names] }, [], this.#measured);
+    this.#pubCmd?.publish(jointState(this.node.clock.stamp(), this.#opts.limits.names, this.#measured));
+  }
+
+  #report(c: { kind: string; detail: string; joints: string[] }, requested: number[], applied: number[]): void {
+    this.counts[c.kind] = (this.counts[c.kind] ?? 0) + 1;
+    if (c.kind !== "velocity_clamp") this.node.logger.warn(`${c.kind}: ${c.detail} (t=${fromTimeNow(this.node)})`);
+    this.#pubEvent?.publish({ header: header(this.node.clock.stamp()), kind: c.kind, detail: c.detail, joint_names: c.joints, requested, applied });
+  }
+}
+
+function fromTimeNow(node: NodeHandle): string {
+  return fromTime(node.clock.stamp()).toFixed(2);
+}

@@ -1,0 +1,208 @@
+/**
+ * A policy package on disk (`policy.json` + ONNX files), validated before anything loads.
+ * Format: docs/contracts.md § "Policy package". The learner writes it; the robot refuses what does not verify.
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { z } from "zod";
+import { PolicyPackageError } from "./PolicyPackageError.ts";
+
+export { PolicyPackageError } from "./PolicyPackageError.ts";
+
+/** A plain file name inside the package directory (no path separators, so a package cannot point outside itself). */
+const FileName = z.string().regex(/^[A-Za-z0-9_.-]+$/, "a plain file name inside the package directory").refine((s) => s !== "." && s !== "..", "a file name, not . or ..");
+const Hex64 = z.string().regex(/^[0-9a-f]{64}$/, "64 lowercase hex digits (sha256)");
+const Finite = z.number().refine(Number.isFinite, "a finite number");
+
+/** zod schema of `policy.json`; unknown keys are rejected at every level. */
+export const PolicyJsonSchema = z.strictObject({
+  format: z.literal("rlft-policy"),
+  format_version: z.literal(1),
+  kind: z.literal("diffusion"),
+  /** Unique per package; the robot logs it with every action it publishes. */
+  version: z.string().min(1),
+  created: z.string().min(1),
+  /** Where the weights came from (informational, never used for control). */
+  provenance: z.strictObject({
+    learner: z.string(),
+    torch: z.string(),
+    task: z.string(),
+    episodes: z.number().int().nonnegative(),
+    git: z.string(),
+  }),
+  observation: z.strictObject({
+    names: z.array(z.string().min(1)).min(1),
+    /** Observations per policy input, oldest first. */
+    history: z.number().int().min(1),
+    mean: z.array(Finite),
+    /** obs_norm = (x - mean) / std, so every std must be positive. */
+    std: z.array(Finite.refine((v) => v > 0, "std > 0")),
+  }),
+  action: z.strictObject({
+    names: z.array(z.string().min(1)).min(1),
+    /** H: actions predicted per chunk. */
+    horizon: z.number().int().min(1),
+    /** K: actions executed before re-planning (K ≤ H). */
+    execute_steps: z.number().int().min(1),
+    min: z.array(Finite),
+    max: z.array(Finite),
+  }),
+  sampler: z.strictObject({
+    type: z.literal("ddim"),
+    train_timesteps: z.number().int().min(1),
+    steps: z.number().int().min(1),
+    /** Only deterministic DDIM (eta 0) is implemented, in the graph and in policies/ddim.ts. */
+    eta: z.literal(0),
+    alphas_cumprod: z.array(Finite.refine((v) => v > 0 && v <= 1, "in (0, 1]")),
+    timesteps: z.array(z.number().int().nonnegative()),
+  }),
+  files: z.strictObject({ sampler: FileName, denoiser: FileName }),
+  sha256: z.record(FileName, Hex64),
+});
+
+/** The parsed `policy.json`. */
+export type PolicyJson = z.infer<typeof PolicyJsonSchema>;
+
+/** What the robot publishes; compared with the package by {@link assertCompatible}. */
+export interface RobotInterface {
+  observationNames: readonly string[];
+  actionNames: readonly string[];
+}
+
+/** A validated, hash-verified policy package. */
+export class PolicyPackage {
+  /** Absolute package directory. */
+  readonly dir: string;
+  /** The validated `policy.json`. */
+  readonly json: PolicyJson;
+
+  private constructor(dir: string, json: PolicyJson) {
+    this.dir = dir;
+    this.json = json;
+  }
+
+  /** Absolute path of the whole-sampler graph. */
+  get samplerPath(): string {
+    return join(this.dir, this.json.files.sampler);
+  }
+
+  /** Absolute path of the one-step denoiser graph. */
+  get denoiserPath(): string {
+    return join(this.dir, this.json.files.denoiser);
+  }
+
+  get obsDim(): number {
+    return this.json.observation.names.length;
+  }
+
+  get actionDim(): number {
+    return this.json.action.names.length;
+  }
+
+  /** Reads, validates and hash-checks the package in `dir`; throws {@link PolicyPackageError}. */
+  static async load(dir: string): Promise<PolicyPackage> {
+    const abs = resolve(dir);
+    const jsonPath = join(abs, "policy.json");
+    let text: string;
+    try {
+      text = await readFile(jsonPath, "utf8");
+    } catch (cause) {
+      throw new PolicyPackageError("missing_file", `Cannot read ${jsonPath}: ${(cause as Error).message} — is ${abs} a policy package written by the learner?`, { cause, path: jsonPath });
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (cause) {
+      throw new PolicyPackageError("invalid_json", `${jsonPath} is not valid JSON: ${(cause as Error).message}`, { cause, path: jsonPath });
+    }
+    const parsed = PolicyJsonSchema.safeParse(raw);
+    if (!parsed.success) {
+      const lines = parsed.error.issues.map((i) => `  - ${formatPath(i.path)}: ${i.message}`);
+      throw new PolicyPackageError("schema", `${jsonPath} does not match the rlft-policy v1 schema:\n${lines.join("\n")}`, { cause: parsed.error, path: jsonPath });
+    }
+    const json = parsed.data;
+    checkDims(json, jsonPath);
+    await verifyHashes(abs, json);
+    return new PolicyPackage(abs, json);
+  }
+}
+
+/** Throws a {@link PolicyPackageError} (`incompatible`) listing every name mismatch between package and robot. */
+export function assertCompatible(pkg: PolicyPackage, robot: RobotInterface): void {
+  const problems: string[] = [];
+  const { observation, action } = pkg.json;
+  if (!sameNames(observation.names, robot.observationNames)) {
+    problems.push(`policy expects observation [${observation.names.join(", ")}] but the robot publishes [${robot.observationNames.join(", ")}]${diffNote(observation.names, robot.observationNames)}`);
+  }
+  if (!sameNames(action.names, robot.actionNames)) {
+    problems.push(`policy outputs action [${action.names.join(", ")}] but the robot takes [${robot.actionNames.join(", ")}]${diffNote(action.names, robot.actionNames)}`);
+  }
+  if (problems.length > 0) {
+    throw new PolicyPackageError("incompatible", `Policy ${pkg.json.version} (${pkg.dir}) does not fit this robot:\n  - ${problems.join("\n  - ")}`, { path: pkg.dir });
+  }
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((n, i) => n === b[i]);
+}
+
+function diffNote(expected: readonly string[], found: readonly string[]): string {
+  const missing = expected.filter((n) => !found.includes(n));
+  const extra = found.filter((n) => !expected.includes(n));
+  const parts: string[] = [];
+  if (missing.length > 0) parts.push(`missing ${missing.join(", ")}`);
+  if (extra.length > 0) parts.push(`unexpected ${extra.join(", ")}`);
+  if (parts.length === 0) parts.push("same names in a different order");
+  return ` (${parts.join("; ")})`;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return "(root)";
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i === 0 ? "" : "."}${String(p)}`)).join("");
+}
+
+function checkDims(json: PolicyJson, jsonPath: string): void {
+  const problems: string[] = [];
+  const { observation: o, action: a, sampler: s } = json;
+  const n = o.names.length;
+  const m = a.names.length;
+  if (o.mean.length !== n) problems.push(`observation.mean: expected ${n} values (one per observation name), found ${o.mean.length}`);
+  if (o.std.length !== n) problems.push(`observation.std: expected ${n} values (one per observation name), found ${o.std.length}`);
+  if (a.min.length !== m) problems.push(`action.min: expected ${m} values (one per action name), found ${a.min.length}`);
+  if (a.max.length !== m) problems.push(`action.max: expected ${m} values (one per action name), found ${a.max.length}`);
+  a.min.forEach((lo, i) => {
+    if (i < a.max.length && !(a.max[i] >= lo)) problems.push(`action.max[${i}]: expected ≥ action.min[${i}] = ${lo}, found ${a.max[i]}`);
+  });
+  if (new Set(o.names).size !== n) problems.push("observation.names: names must be unique");
+  if (new Set(a.names).size !== m) problems.push("action.names: names must be unique");
+  if (a.execute_steps > a.horizon) problems.push(`action.execute_steps: expected ≤ horizon ${a.horizon}, found ${a.execute_steps}`);
+  if (s.alphas_cumprod.length !== s.train_timesteps) problems.push(`sampler.alphas_cumprod: expected ${s.train_timesteps} values (train_timesteps), found ${s.alphas_cumprod.length}`);
+  if (s.timesteps.length !== s.steps) problems.push(`sampler.timesteps: expected ${s.steps} values (steps), found ${s.timesteps.length}`);
+  s.timesteps.forEach((t, i) => {
+    if (t >= s.train_timesteps) problems.push(`sampler.timesteps[${i}]: expected < train_timesteps ${s.train_timesteps}, found ${t}`);
+    if (i > 0 && t >= s.timesteps[i - 1]) problems.push(`sampler.timesteps[${i}]: expected strictly descending, found ${s.timesteps[i - 1]} then ${t}`);
+  });
+  for (const f of Object.values(json.files)) {
+    if (!(f in json.sha256)) problems.push(`sha256: no hash for ${f} (every file must be hashed)`);
+  }
+  if (problems.length > 0) {
+    throw new PolicyPackageError("dims", `${jsonPath} is inconsistent:\n  - ${problems.join("\n  - ")}`, { path: jsonPath });
+  }
+}
+
+async function verifyHashes(dir: string, json: PolicyJson): Promise<void> {
+  for (const [name, expected] of Object.entries(json.sha256)) {
+    const path = join(dir, name);
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path);
+    } catch (cause) {
+      throw new PolicyPackageError("missing_file", `Cannot read ${path} (listed in policy.json sha256): ${(cause as Error).message}`, { cause, path });
+    }
+    const found = createHash("sha256").update(bytes).digest("hex");
+    if (found !== expected) {
+      throw new PolicyPackageError("sha256_mismatch", `sha256 mismatch for ${path}: policy.json expects ${expected}, the file hashes to ${found} — the package is corrupt or was modified; re-export it`, { path });
+    }
+  }
+}

@@ -1,0 +1,31 @@
+/** Messages between {@link InferenceClient} (main thread) and inferenceWorker.ts (worker thread). */
+
+/** A tensor as it crosses the thread boundary (buffers are transferred, not copied, where possible). */
+export interface WireTensor {
+  data: Float32Array | BigInt64Array;
+  dims: number[];
+}
+
+export type Feeds = Record<string, WireTensor>;
+
+/** Main → worker. */
+export type WorkerRequest =
+  | {
+      type: "load";
+      id: number;
+      /** model key → absolute .onnx path */
+      models: Record<string, string>;
+      /** Tried in order; CPU is the last resort. */
+      providers: string[];
+      intraOpThreads: number;
+      /** model key → feeds run once after loading, so the first real call is not the slow one. */
+      warmup: Record<string, Feeds>;
+    }
+  | { type: "run"; id: number; model: string; feeds: Feeds };
+
+/** Worker → main. */
+export type WorkerReply =
+  | { type: "loaded"; id: number; providers: Record<string, string> }
+  | { type: "result"; id: number; outputs: Feeds; ms: number }
+  | { type: "error"; id: number; code: string; message: string; file?: string }
+  | { type: "log"; level: "warn" | "info"; message: string };

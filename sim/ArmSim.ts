@@ -1,0 +1,286 @@
+/** The MuJoCo simulation of `rlft_arm5` behind the small API the driver nodes code against. */
+import type { MainModule, MjData, MjModel } from "mujoco-js";
+import { ARM_SPEC } from "./armSpec.ts";
+import { loadMujoco } from "./loadMujoco.ts";
+import { createRng } from "./rng.ts";
+import { sampleEpisode } from "./sampleEpisode.ts";
+import { sceneXml } from "./scene.ts";
+import { TASKS, type TaskName, type TaskSpec } from "./tasks.ts";
+
+/** Options of {@link ArmSim.create}. */
+export interface ArmSimOptions {
+  task: TaskName;
+  /** Physics step in seconds (default 0.002, the contract's value). */
+  physicsDt?: number;
+  /** Control ticks per second (default 10); one stepControl() advances 1/controlHz seconds. */
+  controlHz?: number;
+  /** Jitter cube/table friction and cube mass from the reset seed (domain randomisation); default false. */
+  randomizePhysics?: boolean;
+}
+
+/** Where the sim keeps each quantity inside MuJoCo's flat arrays, looked up by name once. */
+interface Layout {
+  armQpos: number[];
+  armDof: number[];
+  fingerQpos: [number, number];
+  fingerDof: [number, number];
+  eeSite: number;
+  targetMocap: number;
+  cubeQpos: number;
+  cubeBody: number;
+  frictionGeoms: number[];
+}
+
+let sceneCounter = 0;
+
+/** One simulated arm + task scene, stepped synchronously at the control rate. */
+export class ArmSim {
+  /** Task description, with controlHz as configured. */
+  readonly task: TaskSpec;
+  /** Command/state order: the 4 arm joints, then the gripper opening. */
+  readonly jointNames: readonly string[] = ARM_SPEC.jointNames;
+  /** Lower command limits (rad, gripper: m). */
+  readonly jointLower: readonly number[] = ARM_SPEC.jointLower;
+  /** Upper command limits (rad, gripper: m). */
+  readonly jointUpper: readonly number[] = ARM_SPEC.jointUpper;
+  /** Raw MuJoCo model (for RayCamera). */
+  readonly model: MjModel;
+  /** Raw MuJoCo data (for RayCamera). */
+  readonly data: MjData;
+  /** The MuJoCo module the handles belong to (RayCamera calls mj_multiRay through it). */
+  readonly mujoco: MainModule;
+  readonly #substeps: number;
+  readonly #randomize: boolean;
+  readonly #layout: Layout;
+  readonly #nominalFriction: number[];
+  readonly #nominalMass: number;
+  readonly #nominalInertia: number[];
+  #initialDistance = 1;
+  #closed = false;
+
+  /** Loads the MuJoCo module (once per process) and builds the scene; call reset() before stepping. */
+  static async create(opts: ArmSimOptions): Promise<ArmSim> {
+    if (!(opts.task in TASKS)) {
+      throw new Error(`ArmSim: unknown task "${String(opts.task)}"; expected one of ${Object.keys(TASKS).join(", ")}`);
+    }
+    const mj = await loadMujoco();
+    const physicsDt = opts.physicsDt ?? 0.002;
+    const path = `/working/rlft_arm5_${process.pid}_${sceneCounter++}.xml`;
+    mj.FS.writeFile(path, sceneXml({ task: opts.task, physicsDt }));
+    let model: MjModel;
+    try {
+      model = mj.MjModel.loadFromXML(path);
+    } finally {
+      mj.FS.unlink(path);
+    }
+    const sim = new ArmSim(mj, model, new mj.MjData(model), opts, physicsDt);
+    sim.reset(0);
+    return sim;
+  }
+
+  private constructor(mj: MainModule, model: MjModel, data: MjData, opts: ArmSimOptions, physicsDt: number) {
+    const controlHz = opts.controlHz ?? 10;
+    const substeps = Math.round(1 / controlHz / physicsDt);
+    if (!(substeps >= 1) || Math.abs(substeps * physicsDt * controlHz - 1) > 1e-6) {
+      throw new Error(`ArmSim: control period 1/${controlHz} s must be a whole number of physics steps of ${physicsDt} s`);
+    }
+    this.mujoco = mj;
+    this.model = model;
+    this.data = data;
+    this.task = { ...TASKS[opts.task], controlHz };
+    this.#substeps = substeps;
+    this.#randomize = opts.randomizePhysics ?? false;
+    this.#layout = this.#lookUp();
+    const fr = model.geom_friction as Float64Array;
+    this.#nominalFriction = this.#layout.frictionGeoms.map((g) => fr[3 * g]);
+    const cb = this.#layout.cubeBody;
+    this.#nominalMass = cb >= 0 ? (model.body_mass as Float64Array)[cb] : 0;
+    this.#nominalInertia = cb >= 0 ? Array.from((model.body_inertia as Float64Array).subarray(3 * cb, 3 * cb + 3)) : [];
+  }
+
+  #lookUp(): Layout {
+    const mj = this.mujoco;
+    const m = this.model;
+    const id = (type: number, name: string, required = true): number => {
+      const i = mj.mj_name2id(m, type, name);
+      if (i < 0 && required) throw new Error(`ArmSim: scene has no ${name}; sceneXml() and ArmSim are out of step`);
+      return i;
+    };
+    const JOINT = mj.mjtObj.mjOBJ_JOINT.value;
+    const qadr = m.jnt_qposadr as Int32Array;
+    const dadr = m.jnt_dofadr as Int32Array;
+    const joint = (n: string): number => id(JOINT, n);
+    const arm = ARM_SPEC.jointNames.slice(0, 4).map(joint);
+    const fingers = ["finger_left", "finger_right"].map(joint);
+    const cubeJoint = id(JOINT, "cube", false);
+    const targetBody = id(mj.mjtObj.mjOBJ_BODY.value, "target");
+    const GEOM = mj.mjtObj.mjOBJ_GEOM.value;
+    return {
+      armQpos: arm.map((j) => qadr[j]),
+      armDof: arm.map((j) => dadr[j]),
+      fingerQpos: [qadr[fingers[0]], qadr[fingers[1]]],
+      fingerDof: [dadr[fingers[0]], dadr[fingers[1]]],
+      eeSite: id(mj.mjtObj.mjOBJ_SITE.value, "ee"),
+      targetMocap: (m.body_mocapid as Int32Array)[targetBody],
+      cubeQpos: cubeJoint >= 0 ? qadr[cubeJoint] : -1,
+      cubeBody: id(mj.mjtObj.mjOBJ_BODY.value, "cube", false),
+      frictionGeoms: ["table", "cube"].map((n) => id(GEOM, n, false)).filter((g) => g >= 0),
+    };
+  }
+
+  /** Puts arm, cube and target in the random start state of `seed` (same seed → same state). */
+  reset(seed: number): void {
+    this.#assertOpen();
+    const mj = this.mujoco;
+    const L = this.#layout;
+    mj.mj_resetData(this.model, this.data);
+    this.#applyPhysicsJitter(seed);
+    const init = sampleEpisode(this.task.name, seed);
+    const qpos = this.data.qpos as Float64Array;
+    L.armQpos.forEach((a, i) => (qpos[a] = init.q[i]));
+    qpos[L.fingerQpos[0]] = qpos[L.fingerQpos[1]] = init.q[4] / 2;
+    if (init.cube && L.cubeQpos >= 0) {
+      const c = L.cubeQpos;
+      qpos.set([init.cube.x, init.cube.y, ARM_SPEC.cubeHalf, Math.cos(init.cube.yaw / 2), 0, 0, Math.sin(init.cube.yaw / 2)], c);
+    }
+    (this.data.mocap_pos as Float64Array).set(init.target, 3 * L.targetMocap);
+    (this.data.ctrl as Float64Array).set(init.q);
+    mj.mj_forward(this.model, this.data);
+    this.#initialDistance = Math.max(this.#taskDistance(), 1e-6);
+  }
+
+  #applyPhysicsJitter(seed: number): void {
+    const L = this.#layout;
+    const fr = this.model.geom_friction as Float64Array;
+    // A separate stream keeps the start state identical with and without randomisation.
+    const rng = createRng(seed ^ 0x5bd1e995);
+    const jitter = (lo: number, hi: number): number => (this.#randomize ? rng.uniform(lo, hi) : 1);
+    L.frictionGeoms.forEach((g, i) => (fr[3 * g] = this.#nominalFriction[i] * jitter(0.7, 1.3)));
+    if (L.cubeBody >= 0) {
+      const k = jitter(0.7, 1.5);
+      (this.model.body_mass as Float64Array)[L.cubeBody] = this.#nominalMass * k;
+      (this.model.body_inertia as Float64Array).set(this.#nominalInertia.map((v) => v * k), 3 * L.cubeBody);
+    }
+  }
+
+  /**
+   * Sets absolute joint targets (jointNames order), clamped to the joint limits.
+   * Returns the targets actually applied, so callers can log what the clamp changed.
+   */
+  setCommand(positions: ArrayLike<number>): number[] {
+    this.#assertOpen();
+    const n = this.jointNames.length;
+    if (positions == null || positions.length !== n) {
+      throw new Error(`ArmSim.setCommand: expected ${n} positions (${this.jointNames.join(", ")}), got ${positions?.length ?? positions}`);
+    }
+    const out = new Array<number>(n);
+    for (let i = 0; i < n; i++) {
+      const v = positions[i];
+      if (typeof v !== "number" || !Number.isFinite(v)) {
+        throw new Error(`ArmSim.setCommand: position of ${this.jointNames[i]} (index ${i}) is ${v}; expected a finite number`);
+      }
+      out[i] = Math.min(this.jointUpper[i], Math.max(this.jointLower[i], v));
+    }
+    (this.data.ctrl as Float64Array).set(out);
+    return out;
+  }
+
+  /** Advances physics by one control period (physicsDt × substeps). */
+  stepControl(): void {
+    this.#assertOpen();
+    for (let i = 0; i < this.#substeps; i++) this.mujoco.mj_step(this.model, this.data);
+  }
+
+  /** Simulated seconds since the last reset. */
+  get time(): number {
+    return this.data.time;
+  }
+
+  /** Joint positions, velocities and actuator efforts in jointNames order (gripper: opening, m). */
+  jointState(): { position: number[]; velocity: number[]; effort: number[] } {
+    this.#assertOpen();
+    const L = this.#layout;
+    const qpos = this.data.qpos as Float64Array;
+    const qvel = this.data.qvel as Float64Array;
+    const force = this.data.actuator_force as Float64Array;
+    return {
+      position: [...L.armQpos.map((a) => qpos[a]), qpos[L.fingerQpos[0]] + qpos[L.fingerQpos[1]]],
+      velocity: [...L.armDof.map((a) => qvel[a]), qvel[L.fingerDof[0]] + qvel[L.fingerDof[1]]],
+      effort: Array.from(force.subarray(0, 5)),
+    };
+  }
+
+  /** World position of the `ee` site (between the finger tips). */
+  eePosition(): [number, number, number] {
+    this.#assertOpen();
+    const x = this.data.site_xpos as Float64Array;
+    const i = 3 * this.#layout.eeSite;
+    return [x[i], x[i + 1], x[i + 2]];
+  }
+
+  /** Target centre (the disc centre on the table for push_cube). */
+  targetPosition(): [number, number, number] {
+    const p = this.data.mocap_pos as Float64Array;
+    const i = 3 * this.#layout.targetMocap;
+    return [p[i], p[i + 1], p[i + 2]];
+  }
+
+  /** Cube centre (push_cube only; NaN for reach). */
+  cubePosition(): [number, number, number] {
+    const c = this.#layout.cubeQpos;
+    if (c < 0) return [NaN, NaN, NaN];
+    const q = this.data.qpos as Float64Array;
+    return [q[c], q[c + 1], q[c + 2]];
+  }
+
+  /** The observation vector, names exactly as in docs/contracts.md for the task. */
+  observation(): { names: string[]; values: number[] } {
+    this.#assertOpen();
+    const q = this.jointState().position;
+    const ee = this.eePosition();
+    const t = this.targetPosition();
+    const values =
+      this.task.name === "push_cube"
+        ? [...q, ...ee, this.cubePosition()[0], this.cubePosition()[1], t[0], t[1]]
+        : [...q, ...ee, ...t];
+    return { names: [...this.task.observationNames], values };
+  }
+
+  /** Success detector, failure detector and a shaped progress in [0, 1] (1 − distance / initial distance). */
+  status(): { success: boolean; failed: boolean; progress: number } {
+    this.#assertOpen();
+    const d = this.#taskDistance();
+    let failed = !Number.isFinite(d);
+    if (this.task.name === "push_cube") {
+      const [x, y, z] = this.cubePosition();
+      const t = ARM_SPEC.table;
+      // Off the table (or sunk through it after a blow-up): the episode cannot be won any more.
+      failed ||= z < 0 || x < t.xMin || x > t.xMax || Math.abs(y) > t.yHalf;
+    }
+    const success = !failed && d < this.task.successRadius;
+    const progress = success ? 1 : failed ? 0 : Math.min(1, Math.max(0, 1 - d / this.#initialDistance));
+    return { success, failed, progress };
+  }
+
+  /** Frees the MuJoCo model and data; the instance is unusable afterwards. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.data.delete();
+    this.model.delete();
+  }
+
+  #taskDistance(): number {
+    const t = this.targetPosition();
+    if (this.task.name === "push_cube") {
+      const c = this.cubePosition();
+      return Math.hypot(c[0] - t[0], c[1] - t[1]);
+    }
+    const e = this.eePosition();
+    return Math.hypot(e[0] - t[0], e[1] - t[1], e[2] - t[2]);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error("ArmSim: used after close(); create a new ArmSim");
+  }
+}
