@@ -87,8 +87,9 @@ function printTable(r: { collect: EpisodeSummary; evaluation: EpisodeSummary; bc
     ["total time", `${(r.total / 60).toFixed(1)} min`],
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
-  const line = "─".repeat(w + 2) + "┼" + "─".repeat(Math.max(...rows.map(([, v]) => v.length)) + 2);
-  console.log("\n" + line);
-  for (const [k, v] of rows) console.log(` ${k.padEnd(w)} │ ${v}`);
-  console.log(line);
+  const a = "─".repeat(w + 2);
+  const b = "─".repeat(Math.max(...rows.map(([, v]) => v.length)) + 2);
+  console.log(`\n┌${a}┬${b}┐`);
+  for (const [k, v] of rows) console.log(`│ ${k.padEnd(w)} │ ${v.padEnd(b.length - 2)} │`);
+  console.log(`└${a}┴${b}┘`);
 }

@@ -1,0 +1,100 @@
+/**
+ * `npm run bench`: speeds measured side by side in one run, printed as ratios and written to
+ * bench/results/<timestamp>.json.
+ *  1. One whole action chunk (all DDIM steps): onnxruntime-node with the loop in one graph, vs the TS
+ *     scheduler calling the one-step denoiser, vs PyTorch eager (the learner's own sampler) — 1 thread each.
+ *  2. Simulation speed (simulated seconds per wall second) of the full stack, with and without the camera.
+ * Usage: npm run bench [-- --package DIR] [-- --iters N]
+ */
+import { existsSync, mkdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { DiffusionPolicy } from "../policies/DiffusionPolicy.ts";
+import { findPython, learnerEnv } from "../cli/python.ts";
+import { percentile } from "../cli/stats.ts";
+import { loadLaunch } from "../launch/LaunchConfig.ts";
+import { runEpisodes } from "../cli/runEpisodes.ts";
+
+const argv = process.argv.slice(2);
+const arg = (name: string, dflt: string) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : dflt;
+};
+const iters = Number(arg("--iters", "300"));
+const py = findPython();
+
+function packageForBench(): { dir: string; cleanup: () => void; source: string } {
+  const given = arg("--package", "");
+  if (given) return { dir: given, cleanup: () => undefined, source: given };
+  if (existsSync("runs/demo/package/policy.json")) return { dir: "runs/demo/package", cleanup: () => undefined, source: "runs/demo/package (npm run demo)" };
+  // Same network size as train-bc's defaults, briefly trained on synthetic data.
+  const root = mkdtempSync(join(tmpdir(), "rlft-bench-"));
+  const dir = join(root, "pkg");
+  const r = spawnSync(py, ["-m", "rlft_learner", "make-fixture", "--out", dir, "--hidden", "256", "--steps", "50"], { env: learnerEnv(), stdio: ["ignore", "ignore", "inherit"] });
+  if (r.status !== 0) throw new Error("make-fixture failed");
+  return { dir, cleanup: () => rmSync(root, { recursive: true, force: true }), source: "make-fixture --hidden 256" };
+}
+
+async function onnxChunk(dir: string, mode: "graph" | "ts"): Promise<{ p50: number; p99: number }> {
+  const p = await DiffusionPolicy.create(dir, { mode, threads: 1 });
+  const j = p.package.json;
+  const hist = Array.from({ length: j.observation.history }, () => j.observation.mean.map((m) => m + 0.1));
+  for (let i = 0; i < 20; i++) await p.sampleChunk(hist);
+  const ms: number[] = [];
+  for (let i = 0; i < iters; i++) ms.push((await p.sampleChunk(hist)).inferenceMs);
+  await p.close();
+  return { p50: percentile(ms, 50), p99: percentile(ms, 99) };
+}
+
+function torchChunk(dir: string): { p50: number; p99: number } {
+  const r = spawnSync(py, ["-m", "rlft_learner", "bench-sampler", "--package", dir, "--threads", "1", "--iters", String(iters)], { env: learnerEnv(), encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`bench-sampler failed:\n${r.stderr}`);
+  const line = r.stdout.trim().split("\n").filter((l) => l.startsWith("{")).pop()!;
+  const j = JSON.parse(line) as { p50_ms: number; p99_ms: number };
+  return { p50: j.p50_ms, p99: j.p99_ms };
+}
+
+async function simSpeed(camera: boolean): Promise<number> {
+  const cfg = loadLaunch("launch/sim_push.yaml");
+  cfg.actor = { ...cfg.actor, kind: "expert", expert_quality: 1 };
+  cfg.camera.enabled = camera;
+  cfg.camera.rate_hz = cfg.control_hz; // a frame every control tick: the worst case
+  cfg.recorder.enabled = false;
+  const { summary } = await runEpisodes(cfg, { count: 10, seed: 500, label: camera ? "sim+cam" : "sim" });
+  return summary.simSeconds / summary.wallSeconds;
+}
+
+const pkg = packageForBench();
+try {
+  console.log(`policy: ${pkg.source}; ${iters} chunks each, batch 1, 1 intra-op thread`);
+  const graph = await onnxChunk(pkg.dir, "graph");
+  const ts = await onnxChunk(pkg.dir, "ts");
+  const torch = torchChunk(pkg.dir);
+  const simNoCam = await simSpeed(false);
+  const simCam = await simSpeed(true);
+  const f = (x: number) => x.toFixed(3).padStart(8);
+  console.log("\nwhole action chunk (all DDIM steps)      p50 ms    p99 ms   p50 vs PyTorch");
+  console.log(`  onnxruntime-node, loop in one graph  ${f(graph.p50)}  ${f(graph.p99)}   ${(graph.p50 / torch.p50).toFixed(2)}×`);
+  console.log(`  onnxruntime-node, TS scheduler       ${f(ts.p50)}  ${f(ts.p99)}   ${(ts.p50 / torch.p50).toFixed(2)}×`);
+  console.log(`  PyTorch eager (the learner's sampler)${f(torch.p50)}  ${f(torch.p99)}   1.00×`);
+  console.log("\nsimulation speed (sim seconds per wall second, full stack, expert actor, 10 Hz control)");
+  console.log(`  without camera                       ${simNoCam.toFixed(1)}×`);
+  console.log(`  with 64×64 ray-cast camera at 10 Hz  ${simCam.toFixed(1)}×   (camera costs ${(100 * (1 - simCam / simNoCam)).toFixed(0)}% of the speed)`);
+  const result = {
+    date: new Date().toISOString(),
+    policy: pkg.source,
+    iters,
+    chunk_ms: { onnx_graph: graph, onnx_ts_scheduler: ts, torch_eager: torch },
+    ratio_onnx_graph_vs_torch_p50: graph.p50 / torch.p50,
+    ratio_onnx_ts_vs_torch_p50: ts.p50 / torch.p50,
+    sim_realtime_factor: { without_camera: simNoCam, with_camera: simCam },
+  };
+  mkdirSync("bench/results", { recursive: true });
+  const out = join("bench/results", `${result.date.replace(/[:.]/g, "-")}.json`);
+  writeFileSync(out, JSON.stringify(result, null, 2));
+  writeFileSync("bench/results/latest.json", JSON.stringify(result, null, 2));
+  console.log(`\nwritten to ${out}`);
+} finally {
+  pkg.cleanup();
+}
