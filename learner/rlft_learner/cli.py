@@ -1,0 +1,29 @@
+"""Turn a config dataclass into argparse options (`field_name` -> `--field-name`), CleanRL/tyro style."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def add_dataclass_args(parser: argparse.ArgumentParser, cls: type) -> None:
+    """One option per field, default from the dataclass, help from the field's `help` metadata."""
+    hints = {f.name: f for f in dataclasses.fields(cls)}
+    defaults = cls()
+    for name, f in hints.items():
+        default = getattr(defaults, name)
+        flag = "--" + name.replace("_", "-")
+        help_text = f.metadata.get("help", "")
+        if isinstance(default, bool):
+            parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
+        else:
+            parser.add_argument(flag, dest=name, type=type(default), default=default,
+                                help=f"{help_text} (default: {default})".strip())
+
+
+def dataclass_from_args(cls: type[T], args: argparse.Namespace) -> T:
+    values: dict[str, Any] = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
+    return cls(**values)

@@ -1,0 +1,108 @@
+"""Dataset plumbing shared by the training scripts: windows, normalisation, .npz files, synthetic demos."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .server import Dataset, Episode
+
+
+def make_windows(episodes: list[Episode], history: int, horizon: int) -> tuple[np.ndarray, np.ndarray]:
+    """One training sample per step t: obs[t-history+1..t] and action[t..t+horizon-1].
+
+    As in Diffusion Policy's SequenceSampler, the observation history is padded at the episode start by repeating the
+    first observation and the action chunk is padded at the end by repeating the last action.
+    Returns obs (N, history, obs_dim) and actions (N, horizon, action_dim), float32.
+    """
+    obs_out, act_out = [], []
+    for ep in episodes:
+        T = len(ep.obs)
+        t = np.arange(T)[:, None]  # (T, 1)
+        obs_idx = np.clip(t + np.arange(-history + 1, 1)[None, :], 0, T - 1)  # (T, history)
+        act_idx = np.clip(t + np.arange(horizon)[None, :], 0, T - 1)  # (T, horizon)
+        obs_out.append(ep.obs[obs_idx])  # (T, history, obs_dim)
+        act_out.append(ep.action[act_idx])  # (T, horizon, action_dim)
+    return np.concatenate(obs_out).astype(np.float32), np.concatenate(act_out).astype(np.float32)
+
+
+@dataclass
+class Normalizer:
+    """obs_norm = (obs - mean) / std; a_norm = 2 (a - min) / (max - min) - 1 (docs/contracts.md, policy package)."""
+
+    obs_mean: np.ndarray
+    obs_std: np.ndarray
+    act_min: np.ndarray
+    act_max: np.ndarray
+
+    @staticmethod
+    def fit(episodes: list[Episode], std_floor: float = 1e-2, range_floor: float = 1e-3) -> "Normalizer":
+        """Stats over every step; std and action range get floors so constant dimensions do not divide by zero."""
+        obs = np.concatenate([ep.obs for ep in episodes]).astype(np.float64)  # (N, obs_dim)
+        act = np.concatenate([ep.action for ep in episodes]).astype(np.float64)  # (N, action_dim)
+        lo, hi = act.min(0), act.max(0)
+        pad = np.maximum(range_floor - (hi - lo), 0.0) / 2  # widen degenerate ranges symmetrically
+        return Normalizer(obs_mean=obs.mean(0).astype(np.float32), obs_std=np.maximum(obs.std(0), std_floor).astype(np.float32),
+                          act_min=(lo - pad).astype(np.float32), act_max=(hi + pad).astype(np.float32))
+
+    def obs(self, obs: np.ndarray) -> np.ndarray:
+        return ((obs - self.obs_mean) / self.obs_std).astype(np.float32)
+
+    def action(self, act: np.ndarray) -> np.ndarray:
+        return (2 * (act - self.act_min) / (self.act_max - self.act_min) - 1).astype(np.float32)
+
+    def unaction(self, a_norm: np.ndarray) -> np.ndarray:
+        return (self.act_min + (a_norm + 1) / 2 * (self.act_max - self.act_min)).astype(np.float32)
+
+
+def save_npz(path: str, data: Dataset) -> None:
+    """Episodes concatenated along time, with `episode_lengths` to split them again."""
+    eps = data.episodes
+    np.savez_compressed(
+        path, obs=np.concatenate([e.obs for e in eps]), action=np.concatenate([e.action for e in eps]),
+        reward=np.concatenate([e.reward for e in eps]), episode_lengths=np.array([len(e.obs) for e in eps], dtype=np.int64),
+        success=np.array([e.success for e in eps]), obs_names=np.array(data.obs_names), action_names=np.array(data.action_names),
+        task=np.array(data.task))
+
+
+def load_npz(path: str) -> Dataset:
+    """Read a dataset written by `save_npz` (keys obs, action, episode_lengths; reward, success, names, task optional)."""
+    with np.load(path, allow_pickle=False) as f:
+        for key in ("obs", "action", "episode_lengths"):
+            if key not in f:
+                raise ValueError(f"{path}: missing array {key!r}; expected obs (N, obs_dim), action (N, action_dim), episode_lengths (E,)")
+        obs, act, lengths = f["obs"].astype(np.float32), f["action"].astype(np.float32), f["episode_lengths"].astype(np.int64)
+        if len(obs) != len(act) or lengths.sum() != len(obs):
+            raise ValueError(f"{path}: obs has {len(obs)} rows, action {len(act)}, episode_lengths sum to {lengths.sum()}; they must agree")
+        reward = f["reward"].astype(np.float32) if "reward" in f else np.zeros(len(obs), np.float32)
+        success = f["success"].astype(bool) if "success" in f else np.zeros(len(lengths), bool)
+        obs_names = [str(n) for n in f["obs_names"]] if "obs_names" in f else [f"obs{i}" for i in range(obs.shape[1])]
+        action_names = [str(n) for n in f["action_names"]] if "action_names" in f else [f"act{i}" for i in range(act.shape[1])]
+        task = str(f["task"]) if "task" in f else "unknown"
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    episodes = [Episode(obs=obs[a:b], action=act[a:b], reward=reward[a:b], success=bool(s), episode_id=str(i), task=task)
+                for i, (a, b, s) in enumerate(zip(bounds[:-1], bounds[1:], success))]
+    return Dataset(episodes=episodes, obs_names=obs_names, action_names=action_names, task=task)
+
+
+def synthetic_dataset(episodes: int = 50, steps: int = 150, obs_dim: int = 12, action_dim: int = 5, seed: int = 0) -> Dataset:
+    """Smooth, learnable fake demos: the state drifts towards a per-episode goal and the action is a fixed
+    nonlinear function of the state, plus a little noise. For tests, fixtures and benchmarks only."""
+    rng = np.random.default_rng(seed)
+    W = rng.normal(size=(obs_dim, action_dim)) / np.sqrt(obs_dim)  # (obs_dim, action_dim)
+    out = []
+    for i in range(episodes):
+        goal = rng.normal(size=obs_dim)
+        x = rng.normal(size=obs_dim)
+        obs, act = [], []
+        for _ in range(steps):
+            obs.append(x.copy())
+            act.append(np.tanh(x @ W) + 0.02 * rng.normal(size=action_dim))
+            x = x + 0.1 * (goal - x) + 0.02 * rng.normal(size=obs_dim)
+        reward = np.zeros(steps, np.float32)
+        reward[-1] = 1.0
+        out.append(Episode(obs=np.array(obs, np.float32), action=np.array(act, np.float32), reward=reward,
+                           success=True, episode_id=f"syn-{i}", seed=seed * 100_000 + i, task="synthetic"))
+    return Dataset(episodes=out, obs_names=[f"obs{i}" for i in range(obs_dim)],
+                   action_names=[f"act{i}" for i in range(action_dim)], task="synthetic")

@@ -1,0 +1,105 @@
+"""Write a policy package (docs/contracts.md): sampler.onnx, denoiser.onnx, policy.json, test_vectors.json, model.pt."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import inspect
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+import torch
+
+from . import __version__
+from .data import Normalizer
+from .diffusion import DDIMSampler, ModelConfig, NoisePredictionNet
+
+OPSET = 17  # supported by torch 1.13 and 2.x exporters and by onnxruntime-node
+
+
+@dataclass
+class PackageMeta:
+    """What policy.json says about where the policy came from and what it controls."""
+
+    task: str
+    obs_names: list[str]
+    action_names: list[str]
+    episodes: int
+    execute_steps: int = 8
+    steps: int = 10  # DDIM steps
+    train_timesteps: int = 100
+
+
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=os.path.dirname(os.path.abspath(__file__)))
+        return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _export(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], output: str) -> None:
+    axes = {name: {0: "batch"} for name in inputs + [output]}
+    # Classic tracing exporter (dynamo=False on torch 2.x, where the default may change).
+    kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    torch.onnx.export(module, args, path, input_names=inputs, output_names=[output], dynamic_axes=axes,
+                      opset_version=OPSET, do_constant_folding=True, **kwargs)
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+
+
+def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timesteps: list[int], norm: Normalizer,
+                   meta: PackageMeta, out_dir: str, vectors: int = 3, seed: int = 0) -> str:
+    """Export `net` (eval mode, on CPU) and its sampler into `out_dir`; returns the path of policy.json."""
+    cfg: ModelConfig = net.cfg
+    os.makedirs(out_dir, exist_ok=True)
+    net = net.to("cpu").eval()
+    sampler = DDIMSampler(net, alphas_cumprod, timesteps).eval()
+    obs_width = cfg.history * cfg.obs_dim
+    gen = torch.Generator().manual_seed(seed)
+    obs = torch.randn(vectors, obs_width, generator=gen)  # (V, history*obs_dim), normalised obs are ~N(0, 1)
+    noise = torch.randn(vectors, cfg.horizon, cfg.action_dim, generator=gen)  # (V, H, A)
+    t = torch.tensor([timesteps[0]] * vectors, dtype=torch.int64)  # (V,)
+    with torch.no_grad():
+        _export(sampler, (obs, noise), os.path.join(out_dir, "sampler.onnx"), ["obs", "noise"], "action")
+        _export(net, (obs, noise, t), os.path.join(out_dir, "denoiser.onnx"), ["obs", "x", "t"], "eps")
+        action = sampler(obs, noise)  # (V, H, A), eager PyTorch reference for the TS equivalence test
+    with open(os.path.join(out_dir, "test_vectors.json"), "w") as f:
+        json.dump({"obs": obs.tolist(), "noise": noise.tolist(), "action": action.tolist()}, f)
+    # Tensors, ints and strings only: torch 1.13's weights_only unpickler rejects Python floats.
+    torch.save({"state_dict": net.state_dict(), "config": cfg.to_dict(), "alphas_cumprod": torch.from_numpy(np.asarray(alphas_cumprod, np.float32)),
+                "timesteps": list(timesteps)}, os.path.join(out_dir, "model.pt"))
+
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    files = ["sampler.onnx", "denoiser.onnx", "test_vectors.json", "model.pt"]
+    policy = {
+        "format": "rlft-policy", "format_version": 1, "kind": "diffusion",
+        "version": f"bc-{meta.task}-{now.strftime('%Y%m%dT%H%M%SZ')}-{os.urandom(3).hex()}",  # suffix: unique within a second
+        "created": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "provenance": {"learner": f"rlft_learner {__version__}", "torch": torch.__version__, "task": meta.task,
+                       "episodes": meta.episodes, "git": _git_commit()},
+        "observation": {"names": list(meta.obs_names), "history": cfg.history,
+                        "mean": [float(x) for x in norm.obs_mean], "std": [float(x) for x in norm.obs_std]},
+        "action": {"names": list(meta.action_names), "horizon": cfg.horizon, "execute_steps": meta.execute_steps,
+                   "min": [float(x) for x in norm.act_min], "max": [float(x) for x in norm.act_max]},
+        "sampler": {"type": "ddim", "train_timesteps": meta.train_timesteps, "steps": len(timesteps), "eta": 0,
+                    "alphas_cumprod": [float(a) for a in alphas_cumprod], "timesteps": [int(t) for t in timesteps]},
+        "files": {"sampler": "sampler.onnx", "denoiser": "denoiser.onnx"},
+        "sha256": {name: sha256_file(os.path.join(out_dir, name)) for name in files},
+    }
+    path = os.path.join(out_dir, "policy.json")
+    with open(path, "w") as f:
+        json.dump(policy, f, indent=2)
+    return path

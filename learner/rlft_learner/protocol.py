@@ -1,0 +1,157 @@
+"""The `rlft-exp/1` wire format (docs/contracts.md): a msgpack header frame followed by raw float32 tensor frames.
+
+One definition, shared with the TypeScript side through the golden frames in test/golden/rlft-exp-1/.
+Decoding is strict: anything off is a `ProtocolError` whose message says what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import msgpack
+import numpy as np
+
+PROTOCOL = "rlft-exp/1"
+DTYPE = "float32"
+MAX_HEADER_BYTES = 1 << 20  # a header is a small map; anything bigger is not ours
+
+# Required header fields per message type, besides `type`, `protocol` and `seq` (docs/contracts.md).
+REQUIRED_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "hello": {"robot_id": (str,), "config_hash": (str,), "obs_names": (list,), "action_names": (list,), "task": (str,)},
+    "episode": {"episode_id": (str, int), "seed": (int,), "task": (str,), "length": (int,), "success": (bool,)},
+    "end": {"episodes": (int,)},
+    "welcome": {"learner": (str,)},
+    "ack": {},
+    "error": {"reason": (str,)},
+}
+# Tensors an episode must carry, as (name, rank); shapes are checked against `length` in `_check_episode`.
+EPISODE_TENSORS = (("obs", 2), ("action", 2), ("reward", 1))
+
+
+class ProtocolError(ValueError):
+    """A message that does not follow rlft-exp/1. `seq` is the offending message's seq when it could be read."""
+
+    def __init__(self, message: str, seq: int | None = None):
+        super().__init__(message)
+        self.seq = seq
+
+
+def encode(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray] | None = None) -> list[bytes]:
+    """Encode a message: `protocol` is filled in, `tensors` specs are written from the arrays (in dict order)."""
+    tensors = tensors or {}
+    head = dict(header)
+    head.setdefault("protocol", PROTOCOL)
+    frames: list[bytes] = []
+    specs = []
+    for name, value in tensors.items():
+        arr = np.ascontiguousarray(value, dtype="<f4")
+        specs.append({"name": name, "shape": [int(d) for d in arr.shape], "dtype": DTYPE})
+        frames.append(arr.tobytes())
+    if specs or "tensors" in head:
+        head["tensors"] = specs
+    return [msgpack.packb(head, use_bin_type=True)] + frames
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _decode_header(frame: bytes) -> dict[str, Any]:
+    if len(frame) > MAX_HEADER_BYTES:
+        raise ProtocolError(f"header frame is {len(frame)} bytes; expected at most {MAX_HEADER_BYTES}")
+    try:
+        header = msgpack.unpackb(frame, raw=False, strict_map_key=True)
+    except Exception as exc:  # msgpack raises several unrelated types (ExtraData, ValueError, UnpackValueError, ...)
+        raise ProtocolError(f"header frame is not valid msgpack ({type(exc).__name__}: {exc})") from None
+    if not isinstance(header, dict):
+        raise ProtocolError(f"header must be a msgpack map; found {type(header).__name__}")
+    if not all(isinstance(k, str) for k in header):
+        raise ProtocolError("header keys must be strings")
+    return header
+
+
+def _check_fields(header: dict[str, Any], seq: int) -> str:
+    msg_type = header.get("type")
+    if msg_type not in REQUIRED_FIELDS:
+        raise ProtocolError(f"unknown message type {msg_type!r}; expected one of {sorted(REQUIRED_FIELDS)}", seq)
+    for field, types in REQUIRED_FIELDS[msg_type].items():
+        if field not in header:
+            raise ProtocolError(f"{msg_type} header lacks required field {field!r}", seq)
+        value = header[field]
+        ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+        if not ok:
+            want = " or ".join(t.__name__ for t in types)
+            raise ProtocolError(f"{msg_type}.{field} must be {want}; found {type(value).__name__}", seq)
+    if msg_type == "hello":
+        for field in ("obs_names", "action_names"):
+            names = header[field]
+            if not names or not all(isinstance(n, str) for n in names):
+                raise ProtocolError(f"hello.{field} must be a non-empty list of strings", seq)
+    return msg_type
+
+
+def _check_specs(header: dict[str, Any], n_frames: int, seq: int) -> list[tuple[str, tuple[int, ...]]]:
+    specs = header.get("tensors", [])
+    if not isinstance(specs, list):
+        raise ProtocolError(f"header.tensors must be a list; found {type(specs).__name__}", seq)
+    if len(specs) != n_frames:
+        raise ProtocolError(f"header lists {len(specs)} tensors but the message has {n_frames} tensor frames", seq)
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            raise ProtocolError(f"tensors[{i}] must be a map with a string name", seq)
+        name = spec["name"]
+        if spec.get("dtype") != DTYPE:
+            raise ProtocolError(f"tensor {name!r}: dtype must be {DTYPE!r}; found {spec.get('dtype')!r}", seq)
+        shape = spec.get("shape")
+        if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
+            raise ProtocolError(f"tensor {name!r}: shape must be a list of non-negative ints; found {shape!r}", seq)
+        if any(name == seen for seen, _ in out):
+            raise ProtocolError(f"tensor name {name!r} appears twice", seq)
+        out.append((name, tuple(shape)))
+    return out
+
+
+def _check_episode(header: dict[str, Any], tensors: dict[str, np.ndarray], seq: int) -> None:
+    length = header["length"]
+    if length < 1:
+        raise ProtocolError(f"episode.length must be >= 1; found {length}", seq)
+    for name, rank in EPISODE_TENSORS:
+        if name not in tensors:
+            raise ProtocolError(f"episode lacks tensor {name!r}; expected {[n for n, _ in EPISODE_TENSORS]}", seq)
+        shape = tensors[name].shape
+        if len(shape) != rank or shape[0] != length or (rank == 2 and shape[1] < 1):
+            want = f"[{length}, >=1]" if rank == 2 else f"[{length}]"
+            raise ProtocolError(f"episode tensor {name!r}: shape must be {want}; found {list(shape)}", seq)
+
+
+def decode(frames: Sequence[bytes]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Decode and validate one multipart message; raises `ProtocolError` on anything malformed."""
+    if len(frames) == 0:
+        raise ProtocolError("empty message; expected [header, ...tensor frames]")
+    header = _decode_header(bytes(frames[0]))
+    seq = header.get("seq")
+    seq = seq if _is_int(seq) else None
+    if header.get("protocol") != PROTOCOL:
+        raise ProtocolError(f"protocol must be {PROTOCOL!r}; found {header.get('protocol')!r}", seq)
+    # An error reply to a message whose header could not be read carries seq -1 (server.py).
+    if seq is None or seq < (-1 if header.get("type") == "error" else 0):
+        raise ProtocolError(f"seq must be a non-negative integer; found {header.get('seq')!r}")
+    msg_type = _check_fields(header, seq)
+    tensors: dict[str, np.ndarray] = {}
+    for (name, shape), frame in zip(_check_specs(header, len(frames) - 1, seq), frames[1:]):
+        data = bytes(frame)
+        expected = 4 * math.prod(shape)
+        if len(data) != expected:
+            raise ProtocolError(
+                f"tensor {name!r} with shape {list(shape)} needs {expected} bytes of float32; frame has {len(data)}", seq
+            )
+        arr = np.frombuffer(data, dtype="<f4").reshape(shape).astype(np.float32)
+        if not np.isfinite(arr).all():
+            bad = int(np.size(arr) - np.isfinite(arr).sum())
+            raise ProtocolError(f"tensor {name!r} has {bad} non-finite values (NaN/Inf)", seq)
+        tensors[name] = arr
+    if msg_type == "episode":
+        _check_episode(header, tensors, seq)
+    return header, tensors

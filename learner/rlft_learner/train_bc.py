@@ -1,0 +1,191 @@
+"""Behaviour cloning of a Diffusion Policy (Chi et al. 2023, arXiv 2303.04137) from demonstrations.
+
+Receives the dataset over `rlft-exp/1` (or reads an .npz), trains the noise-prediction MLP with the epsilon
+objective of DDPM (Ho et al. 2020), and exports a policy package the robot runs with onnxruntime.
+
+    python3 -m rlft_learner train-bc --bind tcp://127.0.0.1:5555 --out runs/bc --json-progress
+    python3 -m rlft_learner train-bc --dataset demos.npz --steps 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .cli import add_dataclass_args, dataclass_from_args
+from .data import Normalizer, load_npz, make_windows
+from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
+from .export import PackageMeta, export_package
+from .server import Dataset, ExperienceServer
+
+log = logging.getLogger("rlft_learner.train_bc")
+
+
+def _h(text: str) -> dict:
+    return {"help": text}
+
+
+@dataclass
+class Config:
+    bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address the robot side uploads demos to"))
+    dataset: str = field(default="", metadata=_h("read demos from this .npz instead of the server"))
+    timeout: float = field(default=300.0, metadata=_h("seconds to wait for the next message before giving up"))
+    out: str = field(default="runs/bc", metadata=_h("run directory; the package goes to OUT/package"))
+    steps: int = field(default=4000, metadata=_h("gradient steps; the default takes about 2 min on 2 CPU cores"))
+    batch_size: int = field(default=256, metadata=_h("windows per gradient step"))
+    lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate (short CPU budget, so higher than the paper's 1e-4)"))
+    weight_decay: float = field(default=1e-6, metadata=_h("AdamW weight decay (Diffusion Policy)"))
+    warmup_steps: int = field(default=200, metadata=_h("linear LR warm-up before the cosine decay"))
+    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights"))
+    horizon: int = field(default=16, metadata=_h("predicted action chunk length (Diffusion Policy: 16)"))
+    execute_steps: int = field(default=8, metadata=_h("actions executed per chunk on the robot (Diffusion Policy: 8)"))
+    history: int = field(default=2, metadata=_h("observation history length (Diffusion Policy: 2)"))
+    hidden: int = field(default=256, metadata=_h("MLP width"))
+    blocks: int = field(default=3, metadata=_h("residual blocks"))
+    train_timesteps: int = field(default=100, metadata=_h("DDPM training timesteps"))
+    ddim_steps: int = field(default=10, metadata=_h("DDIM sampling steps in the exported sampler"))
+    obs_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension obs std"))
+    seed: int = field(default=1, metadata=_h("random seed"))
+    device: str = field(default="auto", metadata=_h("auto = cuda if available, else cpu"))
+    threads: int = field(default=2, metadata=_h("torch CPU threads"))
+    log_every: int = field(default=100, metadata=_h("steps between progress lines"))
+    json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+def cosine_lr(step: int, total: int, warmup: int) -> float:
+    """LR multiplier: linear warm-up, then cosine decay to 0 (Loshchilov & Hutter 2017)."""
+    if step < warmup:
+        return (step + 1) / warmup
+    return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
+
+
+def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: None) -> tuple[NoisePredictionNet, Normalizer, list[float]]:
+    """Train on `data`; returns the EMA network (eval mode), the normaliser and the loss of every step."""
+    torch.manual_seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    device = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else ("cpu" if cfg.device == "auto" else cfg.device))
+
+    norm = Normalizer.fit(data.episodes, std_floor=cfg.obs_std_floor)
+    obs_w, act_w = make_windows(data.episodes, cfg.history, cfg.horizon)  # (N, history, obs_dim), (N, H, A)
+    obs_all = torch.from_numpy(norm.obs(obs_w).reshape(len(obs_w), -1)).to(device)  # (N, history*obs_dim)
+    act_all = torch.from_numpy(norm.action(act_w)).to(device)  # (N, H, A) in [-1, 1]
+    n = len(obs_all)
+
+    mcfg = ModelConfig(obs_dim=obs_w.shape[2], action_dim=act_w.shape[2], history=cfg.history, horizon=cfg.horizon,
+                       hidden=cfg.hidden, blocks=cfg.blocks)
+    net = NoisePredictionNet(mcfg).to(device)
+    ema = NoisePredictionNet(mcfg).to(device)
+    ema.load_state_dict(net.state_dict())
+    ema.requires_grad_(False)
+    alphas_cumprod = torch.from_numpy(squared_cosine_alphas_cumprod(cfg.train_timesteps)).to(device)  # (T_train,)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
+    gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    log.info("training on %d windows from %d episodes (obs %d x %d, action %d x %d) on %s, %d params", n,
+             len(data.episodes), cfg.history, mcfg.obs_dim, cfg.horizon, mcfg.action_dim, device,
+             sum(p.numel() for p in net.parameters()))
+
+    losses: list[float] = []
+    t0 = time.perf_counter()
+    for step in range(cfg.steps):
+        idx = torch.randint(0, n, (cfg.batch_size,), device=device, generator=gen)  # (B,)
+        obs, x0 = obs_all[idx], act_all[idx]  # (B, history*obs_dim), (B, H, A)
+        noise = torch.randn(x0.shape, device=device, generator=gen)  # (B, H, A)
+        t = torch.randint(0, cfg.train_timesteps, (cfg.batch_size,), device=device, generator=gen)  # (B,)
+        loss = F.mse_loss(net(obs, add_noise(x0, noise, t, alphas_cumprod), t), noise)  # epsilon objective (DDPM)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        # EMA of the weights, warming up as in Diffusion Policy's EMAModel so early steps are not frozen in.
+        decay = min(cfg.ema_decay, (1 + step) / (10 + step))
+        with torch.no_grad():
+            for pe, p in zip(ema.parameters(), net.parameters()):
+                pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
+        losses.append(loss.item())
+        if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
+            window = losses[-cfg.log_every:]
+            emit({"step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(window)),
+                  "charts/SPS": (step + 1) / (time.perf_counter() - t0), "charts/learning_rate": sched.get_last_lr()[0]})
+    return ema.eval(), norm, losses
+
+
+def run(cfg: Config) -> dict:
+    """Collect or load the dataset, train, export; returns the `done` event."""
+    started = time.perf_counter()
+    out = sys.stdout
+
+    def say(event: dict) -> None:
+        if cfg.json_progress:
+            out.write(json.dumps(event) + "\n")
+            out.flush()
+
+    if cfg.dataset:
+        data = load_npz(cfg.dataset)
+    else:
+        with ExperienceServer(cfg.bind, timeout_s=cfg.timeout) as server:
+            log.info("waiting for demos on %s (timeout %g s)", server.endpoint, cfg.timeout)
+            data = server.collect()
+            if server.stats.malformed:
+                log.warning("%d malformed messages were rejected", server.stats.malformed)
+    if not data.episodes:
+        raise ValueError("the dataset has no episodes; record demos first")
+    os.makedirs(cfg.out, exist_ok=True)
+    metrics = open(os.path.join(cfg.out, "metrics.jsonl"), "w")
+
+    def emit(m: dict) -> None:
+        metrics.write(json.dumps(m) + "\n")
+        metrics.flush()
+        if cfg.json_progress:
+            say({"event": "progress", "step": m["step"], "total": m["total"], "loss": m["losses/diffusion"]})
+        else:
+            print(f"step {m['step']:>6}/{m['total']}  losses/diffusion {m['losses/diffusion']:.4f}  "
+                  f"charts/SPS {m['charts/SPS']:.0f}", file=out, flush=True)
+
+    with metrics:
+        net, norm, losses = train(cfg, data, emit)
+    package = os.path.join(cfg.out, "package")
+    meta = PackageMeta(task=data.task, obs_names=data.obs_names, action_names=data.action_names,
+                       episodes=len(data.episodes), execute_steps=cfg.execute_steps, steps=cfg.ddim_steps,
+                       train_timesteps=cfg.train_timesteps)
+    export_package(net, squared_cosine_alphas_cumprod(cfg.train_timesteps), ddim_timesteps(cfg.train_timesteps, cfg.ddim_steps),
+                   norm, meta, package, seed=cfg.seed)
+    with open(os.path.join(cfg.out, "config.json"), "w") as f:
+        json.dump(asdict(cfg), f, indent=2)
+    final = float(np.mean(losses[-cfg.log_every:]))
+    done = {"event": "done", "package": os.path.abspath(package), "final_loss": final, "steps": cfg.steps,
+            "episodes": len(data.episodes), "seconds": round(time.perf_counter() - started, 2)}
+    if cfg.json_progress:
+        say(done)
+    else:
+        print(f"done: package {done['package']}  final loss {final:.4f}  ({done['seconds']} s)", file=out, flush=True)
+    return done
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_dataclass_args(parser, Config)
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = dataclass_from_args(Config, args)
+    try:
+        run(cfg)
+    except (TimeoutError, ValueError, RuntimeError, OSError) as exc:
+        if cfg.json_progress:
+            print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
+        print(f"train-bc: {exc}", file=sys.stderr)
+        return 1
+    return 0
