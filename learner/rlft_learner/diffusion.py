@@ -30,7 +30,8 @@ class ModelConfig:
     time_dim: int = 64
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        # Plain ints only: model.pt must load with torch.load(weights_only=True), which rejects numpy scalars.
+        return {k: int(v) for k, v in asdict(self).items()}
 
 
 def squared_cosine_alphas_cumprod(train_timesteps: int = 100, max_beta: float = 0.999) -> np.ndarray:

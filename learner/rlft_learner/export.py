@@ -80,7 +80,7 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
         json.dump({"obs": obs.tolist(), "noise": noise.tolist(), "action": action.tolist()}, f)
     # Tensors, ints and strings only: torch 1.13's weights_only unpickler rejects Python floats.
     torch.save({"state_dict": net.state_dict(), "config": cfg.to_dict(), "alphas_cumprod": torch.from_numpy(np.asarray(alphas_cumprod, np.float32)),
-                "timesteps": list(timesteps)}, os.path.join(out_dir, "model.pt"))
+                "timesteps": [int(t) for t in timesteps]}, os.path.join(out_dir, "model.pt"))
 
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     files = ["sampler.onnx", "denoiser.onnx", "test_vectors.json", "model.pt"]
