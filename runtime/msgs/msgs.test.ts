@@ -16,6 +16,7 @@ const samples: Record<string, Record<string, unknown>> = {
   "rlft_interfaces/EpisodeEvent": { header, episode: 3, event: "success", seed: -42n, task: "push_cube", detail: "" },
   "rlft_interfaces/PolicyStatus": { header, policy_version: "v1", kind: "diffusion", state: "running", latency_p50_ms: 1.5, latency_p99_ms: 4, chunks: 99n },
   "rlft_interfaces/SafetyEvent": { header, kind: "joint_limit", detail: "x", joint_names: ["a"], requested: [3], applied: [2.6] },
+  "rlft_interfaces/PolicyAction": { header, policy_version: "res-1", base_action: [0.1, -0.2], residual_action: [0.01, 0], action: [0.11, -0.2] },
   "sensor_msgs/JointState": { header, name: ["a"], position: [1], velocity: [2], effort: [3] },
   "sensor_msgs/Image": { header, height: 1, width: 2, encoding: "rgb8", is_bigendian: 0, step: 6, data: new Uint8Array([1, 2, 3, 4, 5, 6]) },
   "std_msgs/Float64MultiArray": { layout: { dim: [{ label: "x", size: 2, stride: 2 }], data_offset: 0 }, data: [1.5, 2.5] },

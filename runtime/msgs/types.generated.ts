@@ -109,6 +109,15 @@ export interface Observation {
   values: number[];
 }
 
+/** rlft_interfaces/PolicyAction */
+export interface PolicyAction {
+  header: Header;
+  policy_version: string;
+  base_action: number[];
+  residual_action: number[];
+  action: number[];
+}
+
 /** rlft_interfaces/PolicyStatus */
 export interface PolicyStatus {
   header: Header;
@@ -206,6 +215,7 @@ export interface MessageTypes {
   "rlft_interfaces/EpisodeEvent": EpisodeEvent;
   "rlft_interfaces/Intervention": Intervention;
   "rlft_interfaces/Observation": Observation;
+  "rlft_interfaces/PolicyAction": PolicyAction;
   "rlft_interfaces/PolicyStatus": PolicyStatus;
   "rlft_interfaces/Reward": Reward;
   "rlft_interfaces/SafetyEvent": SafetyEvent;
