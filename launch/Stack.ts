@@ -17,6 +17,8 @@ import { PolicyActor } from "../nodes/PolicyNode.ts";
 import { SafetySupervisorNode } from "../nodes/SafetySupervisorNode.ts";
 import { EpisodeManagerNode, type EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 import { RecorderNode } from "../nodes/RecorderNode.ts";
+import { ExperienceNode, type TransitionSink } from "../nodes/ExperienceNode.ts";
+import { normaliseAction } from "../nodes/PolicyNode.ts";
 
 /** Lifecycle surface every node class here has. */
 interface ManagedNode {
@@ -33,6 +35,8 @@ export interface StackOptions {
   metadata?: Record<string, string>;
   /** Log level of the nodes. */
   quiet?: boolean;
+  /** Online learning: transitions of every tick go here (needs a policy actor). */
+  experience?: TransitionSink;
 }
 
 /** The running stack. */
@@ -80,6 +84,7 @@ export class Stack {
 
     let actor: Actor;
     let policyVersion = "none";
+    let policyActor: PolicyActor | null = null;
     if (config.actor.kind === "expert") {
       actor = new ExpertActor({ task: config.task, quality: config.actor.expert_quality, jointNames: names });
       policyVersion = `scripted_expert@${config.actor.expert_quality}`;
@@ -93,6 +98,7 @@ export class Stack {
         threads: config.actor.threads,
       });
       actor = p;
+      policyActor = p;
       policyVersion = p.version;
     }
 
@@ -117,6 +123,13 @@ export class Stack {
     });
     if (recorder) nodes.push(recorder);
     nodes.push(armNode, actorNode, safety, manager);
+    let experience: ExperienceNode | null = null;
+    if (opts.experience) {
+      if (!policyActor) throw new Error("online experience needs actor.kind: policy (transitions carry the base policy's actions)");
+      const spec = policyActor.policy.package.json.action;
+      experience = new ExperienceNode(runtime.createNode("experience_bridge"), opts.experience, { normaliseAction: (raw) => normaliseAction(spec, raw) });
+      nodes.push(experience);
+    }
     if (config.camera.enabled) {
       const cam = new RayCamera(driver.sim, { width: config.camera.width, height: config.camera.height });
       nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: config.camera.rate_hz }));

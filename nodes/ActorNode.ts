@@ -14,6 +14,16 @@ export interface Actor {
   reset(seed: number): void;
   /** The joint targets for this observation. */
   act(obs: { names: string[]; values: number[] }): number[] | Promise<number[]>;
+  /** For learned policies: what the last `act` was made of, in normalised action space (published on /policy/action). */
+  lastAction?(): ActionInfo | null;
+}
+
+/** Base, residual and combined action of one tick, normalised to [-1, 1]. */
+export interface ActionInfo {
+  version: string;
+  base: number[];
+  residual: number[];
+  action: number[];
 }
 
 /** Options of an actor node. */
@@ -29,6 +39,7 @@ export class ActorNode {
   #subs: Subscription[] = [];
   #timer?: Timer;
   #pub?: Publisher<unknown>;
+  #pubInfo?: Publisher<unknown>;
   #obs: ObservationMsg | null = null;
   #lastActed: ObservationMsg | null = null;
   #errors = 0;
@@ -43,6 +54,7 @@ export class ActorNode {
 
   async configure(): Promise<void> {
     this.#pub = this.node.createPublisher(TOPICS.proposedCommand.type, TOPICS.proposedCommand.topic);
+    if (this.actor.lastAction) this.#pubInfo = this.node.createPublisher(TOPICS.policyAction.type, TOPICS.policyAction.topic);
     this.#subs.push(
       this.node.createSubscription<ObservationMsg>(TOPICS.observation.type, TOPICS.observation.topic, (m) => {
         this.#obs = m;
@@ -84,6 +96,8 @@ export class ActorNode {
     this.#lastActed = obs;
     try {
       const action = await this.actor.act({ names: obs.names, values: Array.from(obs.values) });
+      const info = this.actor.lastAction?.();
+      if (info) this.#pubInfo?.publish({ header: { stamp: obs.header.stamp, frame_id: "" }, policy_version: info.version, base_action: info.base, residual_action: info.residual, action: info.action });
       this.#pub?.publish(jointState(obs.header.stamp, this.actor.jointNames, action));
     } catch (e) {
       this.#errors++;

@@ -6,7 +6,7 @@
 import { DiffusionPolicy } from "../policies/DiffusionPolicy.ts";
 import { assertCompatible } from "../policies/PolicyPackage.ts";
 import { ActionChunker } from "../policies/ActionChunker.ts";
-import type { Actor } from "./ActorNode.ts";
+import type { Actor, ActionInfo } from "./ActorNode.ts";
 
 /** Options of the policy actor. */
 export interface PolicyActorOptions {
@@ -24,6 +24,7 @@ export class PolicyActor implements Actor {
   #chunker: ActionChunker;
   /** Latency of each chunk (ms), for status and bench. */
   readonly chunkMs: number[] = [];
+  #last: ActionInfo | null = null;
 
   private constructor(policy: DiffusionPolicy, jointNames: readonly string[]) {
     this.policy = policy;
@@ -60,12 +61,27 @@ export class PolicyActor implements Actor {
     this.#chunker.reset();
   }
 
-  act(obs: { names: string[]; values: number[] }): Promise<number[]> {
-    return this.#chunker.next(obs.values);
+  async act(obs: { names: string[]; values: number[] }): Promise<number[]> {
+    const action = await this.#chunker.next(obs.values);
+    const base = normaliseAction(this.policy.package.json.action, action);
+    this.#last = { version: this.version, base, residual: base.map(() => 0), action: base };
+    return action;
+  }
+
+  lastAction(): ActionInfo | null {
+    return this.#last;
   }
 
   /** Stops the inference worker. */
   close(): Promise<void> {
     return this.policy.close();
   }
+}
+
+/** Raw joint targets → [-1, 1] with the package's action min/max (the inverse of the sampler's unnormalisation). */
+export function normaliseAction(spec: { min: readonly number[]; max: readonly number[] }, raw: readonly number[]): number[] {
+  return raw.map((a, i) => {
+    const span = spec.max[i] - spec.min[i];
+    return span > 0 ? (2 * (a - spec.min[i])) / span - 1 : 0;
+  });
 }

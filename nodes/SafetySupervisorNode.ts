@@ -13,6 +13,8 @@ export interface SafetySupervisorOptions {
   limits: JointLimits;
   /** No fresh proposed command for this long → hold. */
   watchdogSec: number;
+  /** Where proposed commands come from: the arbiter's output when the stack has one (default: the actor's). */
+  inputTopic?: string;
 }
 
 /** The safety supervisor node. */
@@ -41,7 +43,7 @@ export class SafetySupervisorNode {
       this.node.createSubscription<JointStateMsg>(TOPICS.jointStates.type, TOPICS.jointStates.topic, (m) => {
         this.#measured = Array.from(m.position);
       }),
-      this.node.createSubscription<JointStateMsg>(TOPICS.proposedCommand.type, TOPICS.proposedCommand.topic, (m) => this.#onProposed(m)),
+      this.node.createSubscription<JointStateMsg>(TOPICS.proposedCommand.type, this.#opts.inputTopic ?? TOPICS.proposedCommand.topic, (m) => this.#onProposed(m)),
       this.node.createSubscription<EpisodeEventMsg>(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, (e) => {
         if (e.event === "reset") {
           this.#lastCommandAt = this.node.clock.now();

@@ -6,6 +6,14 @@ export const TOPICS = {
   /** What the actor (policy or expert) proposes, before safety. */
   proposedCommand: { topic: "/policy/joint_command", type: "sensor_msgs/msg/JointState" },
   observation: { topic: "/observation", type: "rlft_interfaces/msg/Observation" },
+  /** Per tick: base, residual and combined action in normalised space (what transitions are built from). */
+  policyAction: { topic: "/policy/action", type: "rlft_interfaces/msg/PolicyAction" },
+  /** The (scripted or human) operator's takeover state and action. */
+  operatorIntervention: { topic: "/operator/intervention", type: "rlft_interfaces/msg/Intervention" },
+  /** The arbiter's output: the operator's or the policy's command, on to safety. */
+  arbiterCommand: { topic: "/arbiter/joint_command", type: "sensor_msgs/msg/JointState" },
+  /** Who acted this tick. */
+  arbiterIntervention: { topic: "/arbiter/intervention", type: "rlft_interfaces/msg/Intervention" },
   actionChunk: { topic: "/policy/action_chunk", type: "rlft_interfaces/msg/ActionChunk" },
   policyStatus: { topic: "/policy/status", type: "rlft_interfaces/msg/PolicyStatus" },
   reward: { topic: "/reward", type: "rlft_interfaces/msg/Reward" },

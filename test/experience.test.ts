@@ -1,0 +1,44 @@
+/** Transitions assembled from a real stack run (MuJoCo + ONNX policy from the learner) are complete and consistent. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { parseLaunch } from "../launch/LaunchConfig.ts";
+import { runEpisodes } from "../cli/runEpisodes.ts";
+import { makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
+import type { Transition } from "../bridge/Transition.ts";
+import { ArmSim } from "../sim/ArmSim.ts";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+test("every executed tick becomes one transition; the last one of an episode is truncated at timeout", async (t) => {
+  const fx = await makeLearnerFixture({ obsDim: 12, actionDim: 5 });
+  t.after(() => fx.cleanup());
+  // Give the fixture the robot's names so the policy node accepts it.
+  const sim = await ArmSim.create({ task: "push_cube" });
+  const pj = JSON.parse(readFileSync(join(fx.dir, "policy.json"), "utf8"));
+  pj.observation.names = sim.observation().names;
+  pj.action.names = [...sim.jointNames];
+  sim.close();
+  writeFileSync(join(fx.dir, "policy.json"), JSON.stringify(pj));
+  const got: Transition[] = [];
+  const cfg = parseLaunch(`task: push_cube\nactor: {kind: policy, package: ${JSON.stringify(fx.dir)}}\ncamera: {enabled: false}\nrecorder: {enabled: false}\nepisodes: {max_steps: 20}\n`, "t.yaml");
+  const { results } = await runEpisodes(cfg, { count: 2, seed: 7, label: "t", experience: { push: (x) => got.push(x) } });
+  for (const ep of [0, 1]) {
+    const mine = got.filter((x) => x.episode === ep);
+    const r = results[ep];
+    assert.equal(r.outcome, "timeout");
+    assert.equal(mine.length, r.steps - 1, "ticks minus the one whose action never ran");
+    mine.forEach((x, i) => assert.equal(x.step, i));
+    for (let i = 0; i + 1 < mine.length; i++) {
+      assert.deepEqual(mine[i].nextObs, mine[i + 1].obs);
+      assert.deepEqual(mine[i].nextBaseAction, mine[i + 1].baseAction);
+    }
+    assert.equal(mine.at(-1)!.truncated, true);
+    assert.equal(mine.slice(0, -1).some((x) => x.truncated || x.terminated), false);
+    for (const x of mine) {
+      assert.equal(x.obs.length, 12);
+      assert.equal(x.action.length, 5);
+      assert.ok(x.baseAction.every((v) => v >= -1.0001 && v <= 1.0001));
+      assert.equal(x.intervention, false);
+    }
+  }
+});
