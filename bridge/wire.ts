@@ -10,8 +10,8 @@ const DTYPE = "float32";
 /** A header is a small map; anything bigger is not ours. */
 export const MAX_HEADER_BYTES = 1 << 20;
 
-type FieldType = "string" | "int" | "bool" | "list";
-/** Required header fields per message type, besides `type`, `protocol` and `seq`. */
+type FieldType = "string" | "int" | "bool" | "list" | "nil" | "number" | "map";
+/** Required header fields per message type, besides `type`, `protocol` and `seq` (docs/contracts.md, docs/protocol.md). */
 const REQUIRED_FIELDS: Record<string, Record<string, FieldType[]>> = {
   hello: { robot_id: ["string"], config_hash: ["string"], obs_names: ["list"], action_names: ["list"], task: ["string"] },
   episode: { episode_id: ["string", "int"], seed: ["int"], task: ["string"], length: ["int"], success: ["bool"] },
@@ -19,11 +19,33 @@ const REQUIRED_FIELDS: Record<string, Record<string, FieldType[]>> = {
   welcome: { learner: ["string"] },
   ack: {},
   error: { reason: ["string"] },
+  transitions: {
+    robot_id: ["string"], first_seq: ["int"], count: ["int"],
+    episode: ["list"], step: ["list"], policy_version: ["list"], intervention_source: ["list"],
+  },
+  // Request `{robot_id}` or reply `{acked_seq, ...}`: checked in checkOnline.
+  heartbeat: {},
+  get_policy: {},
+  policy: { version: ["string"], kind: ["string"], files: ["list"] },
+};
+/** Optional fields of the online protocol (docs/protocol.md), checked when present; dataset messages omit them. */
+const OPTIONAL_FIELDS: Record<string, Record<string, FieldType[]>> = {
+  hello: { mode: ["string"], base_policy_version: ["string", "nil"] },
+  welcome: { acked_seq: ["int"], latest_policy: ["map", "nil"], heartbeat_sec: ["number"] },
+  ack: { acked_seq: ["int"] },
+  get_policy: { version: ["string", "nil"] },
+  policy: { base_version: ["string", "nil"] },
 };
 /** Tensors an episode must carry, with their rank. */
 const EPISODE_TENSORS: [string, number][] = [["obs", 2], ["action", 2], ["reward", 1]];
+/** Tensors a transitions batch must carry: name, rank, and the group whose rank-2 tensors share one width. */
+const TRANSITION_TENSORS: [string, number, "obs" | "action" | undefined][] = [
+  ["obs", 2, "obs"], ["next_obs", 2, "obs"],
+  ["base_action", 2, "action"], ["residual_action", 2, "action"], ["action", 2, "action"], ["next_base_action", 2, "action"],
+  ["reward", 1, undefined], ["terminated", 1, undefined], ["truncated", 1, undefined], ["intervention", 1, undefined],
+];
 
-export type MessageType = "hello" | "episode" | "end" | "welcome" | "ack" | "error";
+export type MessageType = "hello" | "episode" | "end" | "welcome" | "ack" | "error" | "transitions" | "heartbeat" | "get_policy" | "policy";
 
 /** A decoded header; other fields stay as msgpack decoded them. */
 export interface Header {
@@ -39,10 +61,11 @@ export interface Tensor {
   data: Float32Array;
 }
 
-/** One decoded message; `tensors` keeps frame order. */
+/** One decoded message; `tensors` keeps frame order. A `policy` message has no tensors but raw `files` (header order). */
 export interface Message {
   header: Header;
   tensors: Map<string, Tensor>;
+  files?: Buffer[];
 }
 
 /** A message that does not follow rlft-exp/1; `seq` is the offending message's seq when it could be read. */
@@ -86,6 +109,9 @@ export function decodeMessage(frames: readonly Uint8Array[]): Message {
   const seqOk = seq !== undefined && (seq >= 0 || (seq === -1 && header.type === "error"));
   if (!seqOk) throw new WireError(`seq must be a non-negative integer; found ${repr(rawSeq)}`);
   const type = checkFields(header, seq);
+  checkOnline(type, header, seq);
+  // A policy message carries one raw frame per file (docs/protocol.md), not float32 tensors.
+  if (type === "policy") return { header: header as Header, tensors: new Map(), files: checkPolicyFiles(header, frames.slice(1), seq) };
   const specs = checkSpecs(header, frames.length - 1, seq);
   const tensors = new Map<string, Tensor>();
   specs.forEach(([name, shape], i) => {
@@ -101,6 +127,7 @@ export function decodeMessage(frames: readonly Uint8Array[]): Message {
     tensors.set(name, { shape, data });
   });
   if (type === "episode") checkEpisode(header, tensors, seq);
+  if (type === "transitions") checkTransitions(header, tensors, seq);
   return { header: header as Header, tensors };
 }
 
@@ -165,6 +192,85 @@ function checkFields(header: Record<string, unknown>, seq: number): MessageType 
   return type as MessageType;
 }
 
+/** Checks of the online protocol (docs/protocol.md) that go beyond a required field's type. */
+function checkOnline(type: MessageType, header: Record<string, unknown>, seq: number): void {
+  for (const [field, types] of Object.entries(OPTIONAL_FIELDS[type] ?? {})) {
+    if (!(field in header)) continue;
+    const v = header[field];
+    if (!types.some((t) => hasType(v, t))) throw new WireError(`${type}.${field} must be ${types.join(" or ")}; found ${typeName(v)}`, { seq });
+  }
+  const ackedSeq = header.acked_seq;
+  if (ackedSeq !== undefined && isInt(ackedSeq) && ackedSeq < -1) throw new WireError(`${type}.acked_seq must be >= -1; found ${ackedSeq}`, { seq });
+  if (type === "welcome") {
+    const latest = header.latest_policy;
+    if (latest !== undefined && latest !== null) {
+      const { version, kind } = latest as Record<string, unknown>;
+      if (typeof version !== "string" || typeof kind !== "string") throw new WireError(`welcome.latest_policy must be nil or {version: string, kind: string}; found ${repr(latest)}`, { seq });
+    }
+    const hb = header.heartbeat_sec;
+    if (hb !== undefined && !((hb as number) > 0)) throw new WireError(`welcome.heartbeat_sec must be > 0; found ${repr(hb)}`, { seq });
+  }
+  if (type === "heartbeat") {
+    if ("robot_id" in header) {
+      if (typeof header.robot_id !== "string") throw new WireError(`heartbeat.robot_id must be string; found ${typeName(header.robot_id)}`, { seq });
+      return;
+    }
+    // The reply: what the learner has stored and learned so far.
+    const want: [string, FieldType[]][] = [["acked_seq", ["int"]], ["policy_version", ["string", "nil"]], ["updates", ["int"]], ["online_transitions", ["int"]], ["offline_transitions", ["int"]]];
+    for (const [field, types] of want) {
+      if (!(field in header)) throw new WireError(`heartbeat header lacks required field ${repr(field)} (a request carries robot_id, a reply acked_seq, policy_version, updates, online_transitions, offline_transitions)`, { seq });
+      if (!types.some((t) => hasType(header[field], t))) throw new WireError(`heartbeat.${field} must be ${types.join(" or ")}; found ${typeName(header[field])}`, { seq });
+    }
+    if ((header.acked_seq as number) < -1) throw new WireError(`heartbeat.acked_seq must be >= -1; found ${String(header.acked_seq)}`, { seq });
+  }
+}
+
+/** A policy message's file list against its raw frames: names, sha256 hex, byte counts. */
+function checkPolicyFiles(header: Record<string, unknown>, frames: readonly Uint8Array[], seq: number): Buffer[] {
+  if ("tensors" in header && !(Array.isArray(header.tensors) && header.tensors.length === 0)) throw new WireError("policy carries files, not tensors; header.tensors must be absent or empty", { seq });
+  const files = header.files as unknown[];
+  if (files.length !== frames.length) throw new WireError(`policy header lists ${files.length} files but the message has ${frames.length} file frames`, { seq });
+  const seen = new Set<string>();
+  return files.map((f, i) => {
+    if (f === null || typeof f !== "object" || Array.isArray(f)) throw new WireError(`policy.files[${i}] must be a map {name, sha256, bytes}; found ${typeName(f)}`, { seq });
+    const { name, sha256, bytes } = f as Record<string, unknown>;
+    if (typeof name !== "string" || !/^[A-Za-z0-9_.-]+$/.test(name) || name === "." || name === "..") throw new WireError(`policy.files[${i}].name must be a plain file name; found ${repr(name)}`, { seq });
+    if (seen.has(name)) throw new WireError(`policy file ${repr(name)} appears twice`, { seq });
+    seen.add(name);
+    if (typeof sha256 !== "string" || !/^[0-9a-f]{64}$/.test(sha256)) throw new WireError(`policy.files[${i}].sha256 must be 64 lowercase hex digits; found ${repr(sha256)}`, { seq });
+    if (!isInt(bytes) || bytes < 0) throw new WireError(`policy.files[${i}].bytes must be a non-negative int; found ${repr(bytes)}`, { seq });
+    const frame = frames[i];
+    if (frame.byteLength !== bytes) throw new WireError(`policy file ${repr(name)} should be ${bytes} bytes; its frame has ${frame.byteLength}`, { seq });
+    return Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
+  });
+}
+
+/** Per-transition fields and tensors against `count` (docs/protocol.md § transitions). */
+function checkTransitions(header: Record<string, unknown>, tensors: Map<string, Tensor>, seq: number): void {
+  const n = header.count as number;
+  if (n < 1) throw new WireError(`transitions.count must be >= 1; found ${n}`, { seq });
+  if ((header.first_seq as number) < 0) throw new WireError(`transitions.first_seq must be >= 0; found ${String(header.first_seq)}`, { seq });
+  const lists: [string, FieldType][] = [["episode", "int"], ["step", "int"], ["policy_version", "string"], ["intervention_source", "string"]];
+  for (const [field, t] of lists) {
+    const v = header[field] as unknown[];
+    if (v.length !== n || !v.every((x) => hasType(x, t))) throw new WireError(`transitions.${field} must be a list of ${n} ${t}s (count); found ${repr(v).slice(0, 200)}`, { seq });
+  }
+  const dims: Record<string, number | undefined> = {};
+  for (const [name, rank, group] of TRANSITION_TENSORS) {
+    const t = tensors.get(name);
+    if (t === undefined) throw new WireError(`transitions lacks tensor ${repr(name)}; expected ${TRANSITION_TENSORS.map(([x]) => x).join(", ")}`, { seq });
+    const s = t.shape;
+    const width = group === undefined ? undefined : (dims[group] ??= s[1]);
+    if (s.length !== rank || s[0] !== n || (rank === 2 && (s[1] < 1 || s[1] !== width))) {
+      const want = rank === 2 ? `[${n}, ${width !== undefined && width >= 1 ? width : ">=1"}]` : `[${n}]`;
+      throw new WireError(`transitions tensor ${repr(name)}: shape must be ${want}; found [${s.join(", ")}]`, { seq });
+    }
+    if (group === undefined && name !== "reward") {
+      for (const v of t.data) if (v !== 0 && v !== 1) throw new WireError(`transitions tensor ${repr(name)} must hold 0 or 1; found ${v}`, { seq });
+    }
+  }
+}
+
 function checkSpecs(header: Record<string, unknown>, nFrames: number, seq: number): [string, number[]][] {
   const specs = header.tensors ?? [];
   if (!Array.isArray(specs)) throw new WireError(`header.tensors must be a list; found ${typeName(specs)}`, { seq });
@@ -211,6 +317,12 @@ function hasType(v: unknown, t: FieldType): boolean {
       return typeof v === "boolean";
     case "list":
       return Array.isArray(v);
+    case "nil":
+      return v === null;
+    case "number":
+      return typeof v === "number" && Number.isFinite(v);
+    case "map":
+      return v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Uint8Array);
   }
 }
 

@@ -15,8 +15,8 @@ const FileName = z.string().regex(/^[A-Za-z0-9_.-]+$/, "a plain file name inside
 const Hex64 = z.string().regex(/^[0-9a-f]{64}$/, "64 lowercase hex digits (sha256)");
 const Finite = z.number().refine(Number.isFinite, "a finite number");
 
-/** zod schema of `policy.json`; unknown keys are rejected at every level. */
-export const PolicyJsonSchema = z.strictObject({
+/** zod schema of a diffusion `policy.json` (docs/contracts.md); unknown keys are rejected at every level. */
+export const DiffusionPolicyJsonSchema = z.strictObject({
   format: z.literal("rlft-policy"),
   format_version: z.literal(1),
   kind: z.literal("diffusion"),
@@ -61,7 +61,42 @@ export const PolicyJsonSchema = z.strictObject({
   sha256: z.record(FileName, Hex64),
 });
 
-/** The parsed `policy.json`. */
+/** zod schema of a residual `policy.json` (docs/protocol.md § Residual policy package). */
+export const ResidualPolicyJsonSchema = z.strictObject({
+  format: z.literal("rlft-policy"),
+  format_version: z.literal(1),
+  kind: z.literal("residual"),
+  version: z.string().min(1),
+  created: z.string().min(1),
+  /** Informational (learner, torch, task, updates, git, ...); never used for control. */
+  provenance: z.record(z.string(), z.unknown()),
+  /** The base package this residual was trained on; the robot refuses it on any other base. */
+  base: z.strictObject({ version: z.string().min(1), policy_json_sha256: Hex64 }),
+  /** Same stats as the base package. */
+  observation: z.strictObject({
+    names: z.array(z.string().min(1)).min(1),
+    mean: z.array(Finite),
+    std: z.array(Finite.refine((v) => v > 0, "std > 0")),
+  }),
+  action: z.strictObject({ names: z.array(z.string().min(1)).min(1), min: z.array(Finite), max: z.array(Finite) }),
+  residual: z.strictObject({
+    /** residual = tanh(MLP) · scale, so |residual| ≤ scale in normalised units. */
+    scale: Finite.refine((v) => v > 0, "scale > 0"),
+    /** Std of the Gaussian exploration noise added in training mode only. */
+    exploration_std: Finite.refine((v) => v >= 0, "exploration_std >= 0"),
+  }),
+  files: z.strictObject({ actor: FileName }),
+  sha256: z.record(FileName, Hex64),
+});
+
+/** zod schema of any `policy.json`, discriminated by `kind`. */
+export const PolicyJsonSchema = z.discriminatedUnion("kind", [DiffusionPolicyJsonSchema, ResidualPolicyJsonSchema]);
+
+/** A parsed diffusion `policy.json`. */
+export type DiffusionPolicyJson = z.infer<typeof DiffusionPolicyJsonSchema>;
+/** A parsed residual `policy.json`. */
+export type ResidualPolicyJson = z.infer<typeof ResidualPolicyJsonSchema>;
+/** Any parsed `policy.json`. */
 export type PolicyJson = z.infer<typeof PolicyJsonSchema>;
 
 /** What the robot publishes; compared with the package by {@link assertCompatible}. */
@@ -75,9 +110,9 @@ export class PolicyPackage {
   /** Absolute package directory. */
   readonly dir: string;
   /** The validated `policy.json`. */
-  readonly json: PolicyJson;
+  readonly json: DiffusionPolicyJson;
 
-  private constructor(dir: string, json: PolicyJson) {
+  private constructor(dir: string, json: DiffusionPolicyJson) {
     this.dir = dir;
     this.json = json;
   }
@@ -100,32 +135,42 @@ export class PolicyPackage {
     return this.json.action.names.length;
   }
 
-  /** Reads, validates and hash-checks the package in `dir`; throws {@link PolicyPackageError}. */
+  /** Reads, validates and hash-checks the diffusion package in `dir`; throws {@link PolicyPackageError}. */
   static async load(dir: string): Promise<PolicyPackage> {
-    const abs = resolve(dir);
-    const jsonPath = join(abs, "policy.json");
-    let text: string;
-    try {
-      text = await readFile(jsonPath, "utf8");
-    } catch (cause) {
-      throw new PolicyPackageError("missing_file", `Cannot read ${jsonPath}: ${(cause as Error).message} — is ${abs} a policy package written by the learner?`, { cause, path: jsonPath });
+    const { dir: abs, jsonPath, json } = await readPolicyJson(dir);
+    if (json.kind !== "diffusion") {
+      throw new PolicyPackageError("kind", `${jsonPath} is a ${json.kind} package (base ${json.base.version}), not a diffusion policy — load it with ResidualPolicy.create(dir, { base })`, { path: jsonPath });
     }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (cause) {
-      throw new PolicyPackageError("invalid_json", `${jsonPath} is not valid JSON: ${(cause as Error).message}`, { cause, path: jsonPath });
-    }
-    const parsed = PolicyJsonSchema.safeParse(raw);
-    if (!parsed.success) {
-      const lines = parsed.error.issues.map((i) => `  - ${formatPath(i.path)}: ${i.message}`);
-      throw new PolicyPackageError("schema", `${jsonPath} does not match the rlft-policy v1 schema:\n${lines.join("\n")}`, { cause: parsed.error, path: jsonPath });
-    }
-    const json = parsed.data;
     checkDims(json, jsonPath);
     await verifyHashes(abs, json);
     return new PolicyPackage(abs, json);
   }
+}
+
+/** Reads and schema-checks `<dir>/policy.json` (any kind); `bytes` are the file as read, for hashing. */
+export async function readPolicyJson(dir: string): Promise<{ dir: string; jsonPath: string; json: PolicyJson; bytes: Buffer }> {
+  const abs = resolve(dir);
+  const jsonPath = join(abs, "policy.json");
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(jsonPath);
+  } catch (cause) {
+    throw new PolicyPackageError("missing_file", `Cannot read ${jsonPath}: ${(cause as Error).message} — is ${abs} a policy package written by the learner?`, { cause, path: jsonPath });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(bytes.toString("utf8"));
+  } catch (cause) {
+    throw new PolicyPackageError("invalid_json", `${jsonPath} is not valid JSON: ${(cause as Error).message}`, { cause, path: jsonPath });
+  }
+  // Anything not marked residual is checked as a diffusion package, so its errors list every bad field (kind included).
+  const isResidual = raw !== null && typeof raw === "object" && (raw as { kind?: unknown }).kind === "residual";
+  const parsed = (isResidual ? ResidualPolicyJsonSchema : DiffusionPolicyJsonSchema).safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  - ${formatPath(i.path)}: ${i.message}`);
+    throw new PolicyPackageError("schema", `${jsonPath} does not match the rlft-policy v1 schema:\n${lines.join("\n")}`, { cause: parsed.error, path: jsonPath });
+  }
+  return { dir: abs, jsonPath, json: parsed.data, bytes };
 }
 
 /** Throws a {@link PolicyPackageError} (`incompatible`) listing every name mismatch between package and robot. */
@@ -162,7 +207,7 @@ function formatPath(path: readonly PropertyKey[]): string {
   return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i === 0 ? "" : "."}${String(p)}`)).join("");
 }
 
-function checkDims(json: PolicyJson, jsonPath: string): void {
+function checkDims(json: DiffusionPolicyJson, jsonPath: string): void {
   const problems: string[] = [];
   const { observation: o, action: a, sampler: s } = json;
   const n = o.names.length;
@@ -191,7 +236,8 @@ function checkDims(json: PolicyJson, jsonPath: string): void {
   }
 }
 
-async function verifyHashes(dir: string, json: PolicyJson): Promise<void> {
+/** Checks every file listed in `json.sha256` against its hash; throws {@link PolicyPackageError} `sha256_mismatch`. */
+export async function verifyHashes(dir: string, json: PolicyJson): Promise<void> {
   for (const [name, expected] of Object.entries(json.sha256)) {
     const path = join(dir, name);
     let bytes: Buffer;

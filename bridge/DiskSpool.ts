@@ -1,0 +1,367 @@
+/**
+ * The robot's disk spool of encoded transition batches (docs/protocol.md § Disk spool), in `<dir>/`:
+ * append-only segment files `seg-<first seq>.spool` of CRC-checked records, plus an `acked` pointer file.
+ * Nothing is deleted before the learner has acked it; sequence numbers continue across restarts.
+ *
+ * Record layout (little-endian): u32 magic "RLSP", u32 body length, u32 crc32(body), body =
+ * f64 first_seq, u32 count, u32 frame count, u32 frame length × frame count, frame bytes.
+ * Every mutation runs on one FIFO queue and a record is written with one `write` on an O_APPEND handle, so two
+ * records never interleave; a crash mid-write leaves a short or CRC-failing tail that the next open skips.
+ */
+import { mkdir, open, readdir, readFile, rename, rm, truncate, writeFile, type FileHandle } from "node:fs/promises";
+import { join } from "node:path";
+import { crc32 } from "node:zlib";
+
+const MAGIC = 0x50534c52; // "RLSP" read as little-endian u32
+const HEAD = 12;
+const SEG_RE = /^seg-(\d{16})\.spool$/;
+const READY_RE = /^renumber-(\d{16})\.ready$/;
+
+/** One spooled batch. */
+export interface SpoolRecord {
+  firstSeq: number;
+  count: number;
+  frames: Buffer[];
+}
+
+/** Options of {@link DiskSpool.open}. */
+export interface DiskSpoolOptions {
+  /** A segment is closed for appends once it reaches this size. Default 4 MiB. */
+  segmentBytes?: number;
+  /** fsync every record and pointer write (power loss, not only a crashed process). Default true. */
+  durable?: boolean;
+  logger?: { warn(msg: string): void; info?(msg: string): void };
+}
+
+type ResolvedOptions = Required<Omit<DiskSpoolOptions, "logger">> & { logger: NonNullable<DiskSpoolOptions["logger"]> };
+
+interface RecordIndex {
+  offset: number;
+  length: number;
+  firstSeq: number;
+  count: number;
+}
+
+interface Segment {
+  path: string;
+  firstSeq: number;
+  size: number;
+  records: RecordIndex[];
+}
+
+/** An open spool directory; one instance per directory at a time. */
+export class DiskSpool {
+  readonly dir: string;
+  #acked: number;
+  #nextSeq: number;
+  #segments: Segment[];
+  #writer: { seg: Segment; fh: FileHandle } | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  #opts: ResolvedOptions;
+  #closed = false;
+  #appendListeners = new Set<() => void>();
+
+  private constructor(dir: string, acked: number, segments: Segment[], opts: ResolvedOptions) {
+    this.dir = dir;
+    this.#acked = acked;
+    this.#segments = segments;
+    this.#opts = opts;
+    const last = segments.at(-1)?.records.at(-1);
+    this.#nextSeq = Math.max(acked + 1, last === undefined ? 0 : last.firstSeq + last.count);
+  }
+
+  /** Opens (or creates) the spool in `dir`, recovering from a crash: corrupt tails are skipped with a warning. */
+  static async open(dir: string, options: DiskSpoolOptions = {}): Promise<DiskSpool> {
+    const opts = { segmentBytes: 4 << 20, durable: true, logger: console, ...options };
+    await mkdir(dir, { recursive: true });
+    let acked = await readAcked(dir, opts.logger);
+    let names = await readdir(dir);
+    // A renumbering that got as far as `.ready` is complete: it replaces every older segment (see renumber()).
+    const ready = names.find((n) => READY_RE.test(n));
+    if (ready !== undefined) {
+      const first = Number(READY_RE.exec(ready)![1]);
+      for (const n of names) if (SEG_RE.test(n)) await rm(join(dir, n));
+      await rename(join(dir, ready), join(dir, segName(first)));
+      acked = first - 1;
+      await writeAcked(dir, acked, opts.durable);
+      names = await readdir(dir);
+    }
+    for (const n of names) if (n.endsWith(".tmp")) await rm(join(dir, n), { force: true });
+    const segments: Segment[] = [];
+    for (const name of names.filter((n) => SEG_RE.test(n)).sort()) {
+      const seg = await scanSegment(join(dir, name), Number(SEG_RE.exec(name)![1]), opts.logger);
+      seg.records = seg.records.filter((r) => r.firstSeq + r.count - 1 > acked);
+      if (seg.records.length === 0) await rm(seg.path, { force: true });
+      else segments.push(seg);
+    }
+    return new DiskSpool(dir, acked, segments, opts);
+  }
+
+  /** Highest seq the learner has acknowledged (-1: none). */
+  get ackedSeq(): number {
+    return this.#acked;
+  }
+
+  /** Seq the next appended transition gets. */
+  get nextSeq(): number {
+    return this.#nextSeq;
+  }
+
+  /** Records on disk not fully acked. */
+  get pendingRecords(): number {
+    return this.#segments.reduce((a, s) => a + s.records.length, 0);
+  }
+
+  /** Seq of the last spooled transition (-1 when none ever was). */
+  get lastSeq(): number {
+    return this.#nextSeq - 1;
+  }
+
+  /** Calls `cb` after every append; returns the unsubscribe function. */
+  onAppend(cb: () => void): () => void {
+    this.#appendListeners.add(cb);
+    return () => this.#appendListeners.delete(cb);
+  }
+
+  /**
+   * Appends a batch of `count` transitions; `frames` are stored as given. Seqs are assigned in call order when the
+   * write runs; resolves with the batch's first seq once the record is on disk.
+   */
+  append(frames: readonly Uint8Array[], count: number): Promise<number> {
+    return this.#enqueue(async () => {
+      const firstSeq = this.#nextSeq;
+      const rec = encodeRecord(firstSeq, count, frames);
+      const w = await this.#writerFor(firstSeq);
+      await writeAll(w.fh, rec);
+      if (this.#opts.durable) await w.fh.datasync();
+      w.seg.records.push({ offset: w.seg.size, length: rec.byteLength, firstSeq, count });
+      w.seg.size += rec.byteLength;
+      this.#nextSeq = firstSeq + count;
+      for (const cb of this.#appendListeners) cb();
+      return firstSeq;
+    });
+  }
+
+  /** The first record holding a seq > `afterSeq`, read from disk; undefined when there is none yet. */
+  async next(afterSeq: number): Promise<SpoolRecord | undefined> {
+    for (const seg of this.#segments) {
+      for (const r of seg.records) {
+        if (r.firstSeq + r.count - 1 <= afterSeq) continue;
+        const fh = await open(seg.path, "r");
+        try {
+          const buf = Buffer.alloc(r.length);
+          await fh.read(buf, 0, r.length, r.offset);
+          return { firstSeq: r.firstSeq, count: r.count, frames: decodeRecord(buf)!.frames };
+        } finally {
+          await fh.close();
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** Records that the learner holds every seq ≤ `ackedSeq`: persists the pointer, deletes fully acked segments. */
+  ack(ackedSeq: number): Promise<void> {
+    return this.#enqueue(async () => {
+      if (ackedSeq <= this.#acked) return;
+      this.#acked = ackedSeq;
+      await writeAcked(this.dir, ackedSeq, this.#opts.durable);
+      const keep: Segment[] = [];
+      for (const seg of this.#segments) {
+        seg.records = seg.records.filter((r) => r.firstSeq + r.count - 1 > ackedSeq);
+        if (seg.records.length > 0) {
+          keep.push(seg);
+          continue;
+        }
+        if (this.#writer?.seg === seg) {
+          await this.#writer.fh.close();
+          this.#writer = undefined;
+        }
+        await rm(seg.path, { force: true });
+      }
+      this.#segments = keep;
+    });
+  }
+
+  /**
+   * Renumbers every unacked record so the first starts at `newFirst`, and sets the pointer to `newFirst - 1`.
+   * For a learner whose `acked_seq` does not fit this spool (it lost data, or this spool was wiped): seqs must stay
+   * contiguous after its acked_seq or it stores nothing. Crash-safe: the rewritten segment becomes `.ready` before
+   * the old ones are removed, and open() finishes a renumbering that got that far.
+   */
+  renumber(newFirst: number): Promise<void> {
+    return this.#enqueue(async () => {
+      const recs: SpoolRecord[] = [];
+      for (const seg of this.#segments) for (const r of seg.records) {
+        const buf = await readSlice(seg.path, r.offset, r.length);
+        recs.push({ firstSeq: r.firstSeq, count: r.count, frames: decodeRecord(buf)!.frames });
+      }
+      if (this.#writer !== undefined) {
+        await this.#writer.fh.close();
+        this.#writer = undefined;
+      }
+      const seg: Segment = { path: join(this.dir, segName(newFirst)), firstSeq: newFirst, size: 0, records: [] };
+      const parts: Buffer[] = [];
+      let seq = newFirst;
+      for (const r of recs) {
+        const rec = encodeRecord(seq, r.count, r.frames);
+        seg.records.push({ offset: seg.size, length: rec.byteLength, firstSeq: seq, count: r.count });
+        seg.size += rec.byteLength;
+        parts.push(rec);
+        seq += r.count;
+      }
+      const tmp = join(this.dir, `renumber-${pad(newFirst)}.tmp`);
+      const ready = join(this.dir, `renumber-${pad(newFirst)}.ready`);
+      await writeFile(tmp, Buffer.concat(parts), { flush: this.#opts.durable });
+      await rename(tmp, ready);
+      for (const s of this.#segments) await rm(s.path, { force: true });
+      await rm(seg.path, { force: true });
+      await rename(ready, seg.path);
+      this.#acked = newFirst - 1;
+      await writeAcked(this.dir, this.#acked, this.#opts.durable);
+      this.#segments = recs.length > 0 ? [seg] : [];
+      if (recs.length === 0) await rm(seg.path, { force: true });
+      this.#nextSeq = seq;
+    });
+  }
+
+  /** Closes the append handle; the spool stays on disk. */
+  close(): Promise<void> {
+    const done = this.#enqueue(async () => {
+      this.#closed = true;
+      await this.#writer?.fh.close();
+      this.#writer = undefined;
+    });
+    return done;
+  }
+
+  async #writerFor(firstSeq: number): Promise<{ seg: Segment; fh: FileHandle }> {
+    if (this.#writer !== undefined && this.#writer.seg.size < this.#opts.segmentBytes) return this.#writer;
+    await this.#writer?.fh.close();
+    const seg: Segment = { path: join(this.dir, segName(firstSeq)), firstSeq, size: 0, records: [] };
+    const fh = await open(seg.path, "a");
+    this.#segments.push(seg);
+    this.#writer = { seg, fh };
+    return this.#writer;
+  }
+
+  #enqueue<T>(op: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error(`DiskSpool ${this.dir} is closed`));
+    const run = this.#queue.then(op);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+function pad(n: number): string {
+  return String(n).padStart(16, "0");
+}
+
+function segName(firstSeq: number): string {
+  return `seg-${pad(firstSeq)}.spool`;
+}
+
+function encodeRecord(firstSeq: number, count: number, frames: readonly Uint8Array[]): Buffer {
+  const bodyLen = 16 + 4 * frames.length + frames.reduce((a, f) => a + f.byteLength, 0);
+  const buf = Buffer.alloc(HEAD + bodyLen);
+  buf.writeUInt32LE(MAGIC, 0);
+  buf.writeUInt32LE(bodyLen, 4);
+  buf.writeDoubleLE(firstSeq, HEAD);
+  buf.writeUInt32LE(count, HEAD + 8);
+  buf.writeUInt32LE(frames.length, HEAD + 12);
+  let off = HEAD + 16;
+  for (const f of frames) {
+    buf.writeUInt32LE(f.byteLength, off);
+    off += 4;
+  }
+  for (const f of frames) {
+    buf.set(f, off);
+    off += f.byteLength;
+  }
+  buf.writeUInt32LE(crc32(buf.subarray(HEAD)), 8);
+  return buf;
+}
+
+/** The record at the start of `buf`, or undefined when it is short or fails its checks. */
+function decodeRecord(buf: Buffer): (SpoolRecord & { length: number }) | undefined {
+  if (buf.byteLength < HEAD + 16 || buf.readUInt32LE(0) !== MAGIC) return undefined;
+  const bodyLen = buf.readUInt32LE(4);
+  if (buf.byteLength < HEAD + bodyLen || bodyLen < 16) return undefined;
+  const body = buf.subarray(HEAD, HEAD + bodyLen);
+  if (crc32(body) !== buf.readUInt32LE(8)) return undefined;
+  const firstSeq = body.readDoubleLE(0);
+  const count = body.readUInt32LE(8);
+  const n = body.readUInt32LE(12);
+  let off = 16 + 4 * n;
+  if (off > bodyLen) return undefined;
+  const frames: Buffer[] = [];
+  for (let i = 0; i < n; i++) {
+    const len = body.readUInt32LE(16 + 4 * i);
+    if (off + len > bodyLen) return undefined;
+    frames.push(Buffer.from(body.subarray(off, off + len)));
+    off += len;
+  }
+  return { firstSeq, count, frames, length: HEAD + bodyLen };
+}
+
+async function scanSegment(path: string, firstSeq: number, logger: NonNullable<DiskSpoolOptions["logger"]>): Promise<Segment> {
+  const buf = await readFile(path);
+  const seg: Segment = { path, firstSeq, size: 0, records: [] };
+  let off = 0;
+  while (off < buf.byteLength) {
+    const rec = decodeRecord(buf.subarray(off));
+    if (rec === undefined) {
+      logger.warn(`DiskSpool: ${path} has a corrupt or incomplete record at byte ${off} (a crash mid-write?); skipping the last ${buf.byteLength - off} bytes`);
+      await truncate(path, off);
+      break;
+    }
+    seg.records.push({ offset: off, length: rec.length, firstSeq: rec.firstSeq, count: rec.count });
+    off += rec.length;
+  }
+  seg.size = off;
+  return seg;
+}
+
+async function readSlice(path: string, offset: number, length: number): Promise<Buffer> {
+  const fh = await open(path, "r");
+  try {
+    const buf = Buffer.alloc(length);
+    await fh.read(buf, 0, length, offset);
+    return buf;
+  } finally {
+    await fh.close();
+  }
+}
+
+async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
+  // One write call for the whole record; loop only for the (rare) short write.
+  let off = 0;
+  while (off < buf.byteLength) {
+    const { bytesWritten } = await fh.write(buf, off, buf.byteLength - off);
+    off += bytesWritten;
+  }
+}
+
+async function readAcked(dir: string, logger: NonNullable<DiskSpoolOptions["logger"]>): Promise<number> {
+  const path = join(dir, "acked");
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return -1;
+  }
+  try {
+    const v = (JSON.parse(text) as { acked_seq?: unknown }).acked_seq;
+    if (typeof v === "number" && Number.isInteger(v) && v >= -1) return v;
+  } catch {
+    // fall through: the learner's welcome tells us what it has, and it drops duplicates.
+  }
+  logger.warn(`DiskSpool: ${path} is unreadable (${JSON.stringify(text.slice(0, 80))}); assuming nothing was acked — the learner drops what it already has`);
+  return -1;
+}
+
+async function writeAcked(dir: string, acked: number, durable: boolean): Promise<void> {
+  const tmp = join(dir, "acked.tmp");
+  await writeFile(tmp, JSON.stringify({ acked_seq: acked }) + "\n", { flush: durable });
+  await rename(tmp, join(dir, "acked"));
+}

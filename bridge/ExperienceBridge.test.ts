@@ -1,0 +1,207 @@
+// The experience uplink against a TS learner stub on loopback: no transition lost or duplicated across partial acks,
+// learner restarts, dropped links, crashes and malformed replies. Assertions are on counts, never on timing.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ExperienceBridge, type ExperienceBridgeOptions } from "./ExperienceBridge.ts";
+import { LearnerStub } from "./testing/LearnerStub.ts";
+import { makeTransition, recordingLogger, waitFor } from "./testing/helpers.ts";
+
+const ROBOT = "r1";
+
+async function setup(options: Partial<ExperienceBridgeOptions> & { heartbeatSec?: number } = {}) {
+  const stub = await LearnerStub.start({ heartbeatSec: options.heartbeatSec });
+  const spoolDir = await mkdtemp(join(tmpdir(), "rlft-bridge-"));
+  const logger = recordingLogger();
+  const open = (extra: Partial<ExperienceBridgeOptions> = {}) =>
+    ExperienceBridge.open({
+      endpoint: stub.endpoint, spoolDir, robotId: ROBOT, configHash: "cfg", obsNames: ["a", "b", "c"], actionNames: ["x", "y"], task: "t",
+      basePolicyVersion: "bc-1", batchSize: 16, flushIntervalMs: 20, deadlineMs: 300, reconnectDelayMs: 30, heartbeatSec: 0.1, logger, ...options, ...extra,
+    });
+  const cleanup = async () => {
+    stub.close();
+    await rm(spoolDir, { recursive: true, force: true });
+  };
+  return { stub, spoolDir, logger, open, cleanup };
+}
+
+/** Every stored transition is the one pushed for its seq (steps 0..n-1 of `episode`, in order), nothing more. */
+function assertStoredExactly(stub: LearnerStub, n: number, episode = 1, robot = ROBOT): void {
+  const store = stub.stored.get(robot) ?? new Map();
+  assert.equal(store.size, n, `stored ${store.size} transitions, expected ${n}`);
+  const steps = [...store.keys()].sort((a, b) => a - b).map((seq) => store.get(seq)!.step);
+  assert.deepEqual(steps, Array.from({ length: n }, (_, i) => i), "steps by seq");
+  for (const t of store.values()) {
+    assert.equal(t.episode, episode);
+    assert.deepEqual(t, { ...makeTransition(episode, t.step), residualAction: t.residualAction, action: t.action, nextBaseAction: t.nextBaseAction, baseAction: t.baseAction });
+    assert.ok(Math.abs(t.action[0] - 0.51) < 1e-6);
+  }
+}
+
+test("200 transitions arrive once each, in seq order, with their values", async () => {
+  const s = await setup();
+  try {
+    const bridge = await s.open();
+    for (let i = 0; i < 200; i++) assert.equal(bridge.push(makeTransition(1, i)), true);
+    assert.equal(await bridge.flush(), true);
+    assertStoredExactly(s.stub, 200);
+    const st = bridge.stats();
+    assert.deepEqual([st.pushed, st.spooled, st.acked, st.ackedSeq, st.lastSeq, st.inFlight, st.linkUp], [200, 200, 200, 199, 199, 0, true]);
+    await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("push refuses malformed transitions without throwing", async () => {
+  const s = await setup();
+  try {
+    const bridge = await s.open();
+    assert.equal(bridge.push({ ...makeTransition(1, 0), obs: [1, 2] }), false);
+    assert.equal(bridge.push({ ...makeTransition(1, 0), action: [NaN, 0] }), false);
+    assert.equal(bridge.stats().rejected, 2);
+    await bridge.close();
+    assert.equal(bridge.push(makeTransition(1, 0)), false);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("partial acks, then a learner restart: everything after its acked_seq is resent, nothing stored twice", async () => {
+  const s = await setup();
+  try {
+    s.stub.behaviour.partialAck = 5;
+    const bridge = await s.open();
+    for (let i = 0; i < 64; i++) bridge.push(makeTransition(1, i));
+    await waitFor(() => s.stub.batches >= 3, "three partially acked batches");
+    await s.stub.restart();
+    s.stub.behaviour = {};
+    assert.equal(await bridge.flush({ timeoutMs: 15_000 }), true);
+    assertStoredExactly(s.stub, 64);
+    assert.equal(bridge.stats().ackedSeq, 63);
+    await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("a link that drops mid-stream is detected, re-greeted, and resent: none lost, none duplicated", async () => {
+  const s = await setup();
+  try {
+    s.stub.behaviour.silentAfterBatches = 2;
+    const bridge = await s.open();
+    for (let i = 0; i < 100; i++) bridge.push(makeTransition(1, i));
+    await waitFor(() => s.stub.batches === 2 && !bridge.stats().linkUp, "the link to go down after 2 batches");
+    assert.ok(bridge.stats().spooled <= 100);
+    s.stub.behaviour = {};
+    assert.equal(await bridge.flush({ timeoutMs: 15_000 }), true);
+    assertStoredExactly(s.stub, 100);
+    assert.ok(bridge.stats().reconnects >= 1);
+    assert.ok(s.stub.hellos >= 2);
+    await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("idle heartbeats; three unanswered mark the link down; it comes back with hello", async () => {
+  const s = await setup({ heartbeatSec: 0.05 });
+  try {
+    const bridge = await s.open();
+    await waitFor(() => s.stub.heartbeats >= 3, "three heartbeats");
+    assert.equal(bridge.stats().linkUp, true);
+    s.stub.behaviour.silent = true;
+    await waitFor(() => !bridge.stats().linkUp, "link down");
+    assert.match(bridge.stats().lastError ?? "", /3 heartbeats/);
+    s.stub.behaviour.silent = false;
+    await waitFor(() => bridge.stats().linkUp, "link up again");
+    assert.equal(bridge.stats().reconnects, 1);
+    await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("malformed and stray replies are counted and ignored", async () => {
+  const s = await setup();
+  try {
+    const bridge = await s.open();
+    s.stub.behaviour.malformedReplies = 3;
+    for (let i = 0; i < 40; i++) bridge.push(makeTransition(1, i));
+    assert.equal(await bridge.flush(), true);
+    assertStoredExactly(s.stub, 40);
+    assert.equal(bridge.stats().droppedReplies, 6);
+    assert.ok(s.logger.warnings.some((w) => /malformed reply/.test(w)));
+    await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("a learner that lost its store gets the unacked batches renumbered after its acked_seq", async () => {
+  const s = await setup();
+  try {
+    let bridge = await s.open();
+    for (let i = 0; i < 32; i++) bridge.push(makeTransition(1, i));
+    assert.equal(await bridge.flush(), true);
+    await bridge.close();
+    // Learner restarts empty; robot restarts and records episode 2 while the learner is away.
+    s.stub.behaviour.silent = true;
+    await s.stub.restart({ wipe: true });
+    bridge = await s.open();
+    for (let i = 0; i < 20; i++) bridge.push(makeTransition(2, i));
+    await waitFor(() => bridge.stats().spooled === 20, "spooled");
+    assert.equal(bridge.stats().lastSeq, 51, "seqs continue across robot restarts");
+    s.stub.behaviour = {};
+    assert.equal(await bridge.flush({ timeoutMs: 15_000 }), true);
+    assertStoredExactly(s.stub, 20, 2);
+    assert.ok(s.logger.warnings.some((w) => /renumbering/.test(w)));
+    await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("a refused hello keeps spooling and says why", async () => {
+  const s = await setup();
+  try {
+    s.stub.behaviour.refuseHello = "config_hash mismatch: learner abc, robot cfg";
+    const bridge = await s.open();
+    bridge.push(makeTransition(1, 0));
+    await waitFor(() => /config_hash mismatch/.test(bridge.stats().lastError ?? ""), "the refusal");
+    await waitFor(() => bridge.stats().spooled === 1, "spooled");
+    assert.equal(bridge.stats().linkUp, false);
+    s.stub.behaviour = {};
+    assert.equal(await bridge.flush({ timeoutMs: 15_000 }), true);
+    assertStoredExactly(s.stub, 1);
+    await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("a robot killed mid-episode (SIGKILL) sends its spool after restart; seqs continue", async () => {
+  const s = await setup();
+  try {
+    s.stub.behaviour.silent = true; // learner unreachable while the first run records
+    const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "testing", "crashingRobot.ts"), s.spoolDir, s.stub.endpoint, "37"], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    await waitFor(() => /spooled 36/.test(out), "the child to spool 37 transitions", 30_000);
+    child.kill("SIGKILL");
+    await new Promise((r) => child.once("exit", r));
+    s.stub.behaviour = {};
+    const bridge = await s.open({ robotId: "crashy" });
+    assert.equal(bridge.stats().lastSeq, 36);
+    for (let i = 37; i < 50; i++) bridge.push(makeTransition(1, i));
+    assert.equal(await bridge.flush({ timeoutMs: 15_000 }), true);
+    assertStoredExactly(s.stub, 50, 1, "crashy");
+    assert.equal(bridge.stats().ackedSeq, 49);
+    await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});

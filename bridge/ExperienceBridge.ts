@@ -1,0 +1,442 @@
+/**
+ * The robot's experience uplink (docs/protocol.md, ARCHITECTURE.md §5): `push()` takes a transition on the control
+ * tick without blocking; batches go to a disk spool; one background sender sends spooled batches in order, at most one
+ * in flight, over a DEALER with a deadline on every exchange, and advances the spool's `acked` pointer from the
+ * learner's acks. A lost link (deadline, or three missed heartbeats) is re-greeted with `hello`, and everything after
+ * the learner's `acked_seq` is resent. Nothing leaves the spool before the learner has acknowledged it.
+ */
+import { join } from "node:path";
+import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
+import { Dealer } from "zeromq";
+import { decodeMessage, WireError, type Message } from "./wire.ts";
+import { DiskSpool, type SpoolRecord } from "./DiskSpool.ts";
+import { encodeGetPolicy, encodeHeartbeat, encodeHello, encodeTransitions, toAck, toHeartbeatReply, toPolicy, toWelcome, type HeartbeatReply, type PolicyMessage, type Welcome } from "./messages.ts";
+import type { Transition } from "./Transition.ts";
+
+/** Options of {@link ExperienceBridge.open}. */
+export interface ExperienceBridgeOptions {
+  /** The learner's experience ROUTER, e.g. `tcp://learner:5555`. */
+  endpoint: string;
+  /** The spool lives in `<spoolDir>/<robotId>/`. */
+  spoolDir: string;
+  robotId: string;
+  /** Must equal the learner's, or it refuses the hello. */
+  configHash: string;
+  obsNames: readonly string[];
+  actionNames: readonly string[];
+  task: string;
+  /** Version of the base package the robot runs; the learner refuses a robot on another base. */
+  basePolicyVersion: string | null;
+  /** Transitions per spooled batch. Default 32. */
+  batchSize?: number;
+  /** A partial batch is spooled at least this often, so an episode is sent while it runs. Default 500 ms. */
+  flushIntervalMs?: number;
+  /** Deadline of every exchange; a miss marks the link down. Default 5000 ms. */
+  deadlineMs?: number;
+  /** Heartbeat period when idle, until the learner's welcome says otherwise. Default 2 s. */
+  heartbeatSec?: number;
+  /** Wait between failed hellos. Default 1000 ms. */
+  reconnectDelayMs?: number;
+  /** fsync spool writes. Default true. */
+  durable?: boolean;
+  logger?: { warn(msg: string): void; info(msg: string): void };
+}
+
+/** Counters of {@link ExperienceBridge.stats}. */
+export interface ExperienceStats {
+  /** Transitions accepted by push() in this process. */
+  pushed: number;
+  /** Transitions refused by push() (wrong width, non-finite values, closed bridge). */
+  rejected: number;
+  /** Transitions written to the spool in this process. */
+  spooled: number;
+  /** Transitions the learner acknowledged in this process. */
+  acked: number;
+  /** Highest seq the learner acknowledged (persisted in the spool). */
+  ackedSeq: number;
+  /** Seq of the last spooled transition. */
+  lastSeq: number;
+  /** Transitions in the batch awaiting its ack (0 or one batch). */
+  inFlight: number;
+  linkUp: boolean;
+  /** Replies that did not decode or matched no waiting request. */
+  droppedReplies: number;
+  /** Successful re-greetings after a lost link. */
+  reconnects: number;
+  /** Why the link last went down or a hello failed. */
+  lastError: string | null;
+}
+
+type Logger = NonNullable<ExperienceBridgeOptions["logger"]>;
+type Resolved = Required<Omit<ExperienceBridgeOptions, "logger" | "basePolicyVersion">> & { basePolicyVersion: string | null; logger: Logger };
+
+interface Pending {
+  what: string;
+  expect: string;
+  resolve(m: Message): void;
+  reject(e: Error): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/** Why a learner exchange failed. */
+export class LinkError extends Error {
+  readonly code: "timeout" | "rejected" | "link_down" | "closed";
+
+  constructor(code: LinkError["code"], message: string) {
+    super(message);
+    this.name = "LinkError";
+    this.code = code;
+  }
+}
+
+/** A robot's experience uplink with its disk spool. */
+export class ExperienceBridge {
+  readonly spool: DiskSpool;
+  #o: Resolved;
+  #batch: Transition[] = [];
+  #socket: Dealer | undefined;
+  #sendChain: Promise<unknown> = Promise.resolve();
+  #pending = new Map<number, Pending>();
+  #reqSeq = 0;
+  #cursor = -1;
+  #heartbeatMs: number;
+  #missed = 0;
+  #everUp = false;
+  #closed = false;
+  #wake: (() => void) | undefined;
+  #loop: Promise<void> = Promise.resolve();
+  #flushTimer: ReturnType<typeof setInterval> | undefined;
+  #spoolWrites = new Set<Promise<unknown>>();
+  #welcomeListeners = new Set<(w: Welcome) => void>();
+  #heartbeatListeners = new Set<(h: HeartbeatReply) => void>();
+  #ackListeners = new Set<() => void>();
+  #stats: Omit<ExperienceStats, "ackedSeq" | "lastSeq"> = { pushed: 0, rejected: 0, spooled: 0, acked: 0, inFlight: 0, linkUp: false, droppedReplies: 0, reconnects: 0, lastError: null };
+
+  private constructor(spool: DiskSpool, o: Resolved) {
+    this.spool = spool;
+    this.#o = o;
+    this.#heartbeatMs = o.heartbeatSec * 1000;
+  }
+
+  /** Opens the spool (replaying what a previous run left unacked) and starts the sender; does not wait for the learner. */
+  static async open(options: ExperienceBridgeOptions): Promise<ExperienceBridge> {
+    const o: Resolved = { batchSize: 32, flushIntervalMs: 500, deadlineMs: 5000, heartbeatSec: 2, reconnectDelayMs: 1000, durable: true, logger: console, ...options };
+    if (!/^[A-Za-z0-9_.-]+$/.test(o.robotId)) throw new Error(`robotId ${JSON.stringify(o.robotId)} must be a plain name (letters, digits, _ . -): it names the spool directory`);
+    const spool = await DiskSpool.open(join(o.spoolDir, o.robotId), { durable: o.durable, logger: o.logger });
+    if (spool.pendingRecords > 0) o.logger.info(`ExperienceBridge: spool ${spool.dir} holds ${spool.pendingRecords} unacked batches (seq ${spool.ackedSeq + 1}..${spool.lastSeq}); they are sent first`);
+    const bridge = new ExperienceBridge(spool, o);
+    spool.onAppend(() => bridge.#wakeUp());
+    bridge.#flushTimer = setInterval(() => bridge.#spoolBatch(), o.flushIntervalMs);
+    bridge.#loop = bridge.#run();
+    return bridge;
+  }
+
+  /** Records one transition; synchronous, never throws. Returns false (and counts it) when the transition is refused. */
+  push(t: Transition): boolean {
+    const problem = this.#closed ? "the bridge is closed" : checkTransition(t, this.#o.obsNames.length, this.#o.actionNames.length);
+    if (problem !== undefined) {
+      if (this.#stats.rejected++ < 10) this.#o.logger.warn(`ExperienceBridge: dropped transition (episode ${t?.episode} step ${t?.step}): ${problem}`);
+      return false;
+    }
+    this.#batch.push(t);
+    this.#stats.pushed++;
+    if (this.#batch.length >= this.#o.batchSize) this.#spoolBatch();
+    return true;
+  }
+
+  /** Counters for logs and dashboards. */
+  stats(): ExperienceStats {
+    return { ...this.#stats, ackedSeq: this.spool.ackedSeq, lastSeq: this.spool.lastSeq };
+  }
+
+  /** Calls `cb` on every welcome (first connection and each reconnect); returns the unsubscribe function. */
+  onWelcome(cb: (w: Welcome) => void): () => void {
+    this.#welcomeListeners.add(cb);
+    return () => this.#welcomeListeners.delete(cb);
+  }
+
+  /** Calls `cb` on every heartbeat reply; returns the unsubscribe function. */
+  onHeartbeat(cb: (h: HeartbeatReply) => void): () => void {
+    this.#heartbeatListeners.add(cb);
+    return () => this.#heartbeatListeners.delete(cb);
+  }
+
+  /** Asks the learner for a policy package (its latest without `version`); rejects when the link is down. */
+  async getPolicy(version?: string): Promise<PolicyMessage> {
+    if (!this.#stats.linkUp) throw new LinkError("link_down", `no link to the learner at ${this.#o.endpoint}; cannot ask for policy ${version ?? "(latest)"}`);
+    const seq = ++this.#reqSeq;
+    return toPolicy(await this.#request(seq, encodeGetPolicy(seq, version), `get_policy ${version ?? "(latest)"}`, "policy"));
+  }
+
+  /** Spools the current batch and waits until the learner has acked everything spooled; false on timeout. */
+  async flush(options: { timeoutMs?: number } = {}): Promise<boolean> {
+    const deadline = Date.now() + (options.timeoutMs ?? 4 * this.#o.deadlineMs);
+    this.#spoolBatch();
+    await Promise.allSettled([...this.#spoolWrites]);
+    while (this.spool.ackedSeq < this.spool.lastSeq) {
+      const left = deadline - Date.now();
+      if (left <= 0 || this.#closed) return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, left);
+        const off = this.#onAck(done);
+        function done() {
+          clearTimeout(timer);
+          off();
+          resolve();
+        }
+      });
+    }
+    return true;
+  }
+
+  /** Spools the current batch, stops the sender and closes the socket; unacked batches stay in the spool for the next run. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#spoolBatch();
+    await Promise.allSettled([...this.#spoolWrites]);
+    this.#closed = true;
+    clearInterval(this.#flushTimer);
+    this.#linkDown("closed", false);
+    this.#wakeUp();
+    await this.#loop;
+    await this.spool.close();
+  }
+
+  #onAck(cb: () => void): () => void {
+    this.#ackListeners.add(cb);
+    return () => this.#ackListeners.delete(cb);
+  }
+
+  #spoolBatch(): void {
+    if (this.#batch.length === 0 || this.#closed) return;
+    const batch = this.#batch;
+    this.#batch = [];
+    let frames: Buffer[];
+    try {
+      // seq and first_seq are stamped when the record is sent (renumbering may change first_seq).
+      frames = encodeTransitions(0, this.#o.robotId, 0, batch);
+    } catch (e) {
+      this.#stats.rejected += batch.length;
+      this.#o.logger.warn(`ExperienceBridge: dropped a batch of ${batch.length} transitions that does not encode: ${(e as Error).message}`);
+      return;
+    }
+    const write = this.spool.append(frames, batch.length).then(
+      () => void (this.#stats.spooled += batch.length),
+      (e: Error) => this.#o.logger.warn(`ExperienceBridge: cannot spool ${batch.length} transitions to ${this.spool.dir}: ${e.message}`),
+    );
+    this.#spoolWrites.add(write);
+    void write.finally(() => this.#spoolWrites.delete(write));
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#closed) {
+      try {
+        if (!this.#stats.linkUp) {
+          await this.#connect();
+          continue;
+        }
+        const rec = await this.spool.next(Math.max(this.#cursor, this.spool.ackedSeq));
+        if (rec === undefined) await this.#idle();
+        else await this.#send(rec);
+      } catch (e) {
+        if (this.#closed) break;
+        this.#linkDown(e instanceof LinkError || e instanceof WireError ? e.message : `unexpected: ${(e as Error).stack ?? String(e)}`);
+        await this.#sleep(this.#o.reconnectDelayMs);
+      }
+    }
+  }
+
+  async #connect(): Promise<void> {
+    this.#socket?.close();
+    const socket = new Dealer({ linger: 0, sendHighWaterMark: 100 });
+    socket.connect(this.#o.endpoint);
+    this.#socket = socket;
+    void this.#receive(socket);
+    const seq = ++this.#reqSeq;
+    const o = this.#o;
+    let welcome: Welcome;
+    try {
+      const frames = encodeHello(seq, { robotId: o.robotId, configHash: o.configHash, obsNames: o.obsNames, actionNames: o.actionNames, task: o.task, basePolicyVersion: o.basePolicyVersion });
+      welcome = toWelcome(await this.#request(seq, frames, "hello", "welcome"));
+    } catch (e) {
+      if (this.#closed) return;
+      this.#linkDown((e as Error).message);
+      await this.#sleep(o.reconnectDelayMs);
+      return;
+    }
+    if (welcome.heartbeatSec !== undefined) this.#heartbeatMs = welcome.heartbeatSec * 1000;
+    await this.#reconcile(welcome.ackedSeq);
+    this.#missed = 0;
+    this.#stats.linkUp = true;
+    this.#stats.lastError = null;
+    if (this.#everUp) this.#stats.reconnects++;
+    this.#everUp = true;
+    o.logger.info(`ExperienceBridge: linked to ${welcome.learner} at ${o.endpoint}; learner holds seq ≤ ${welcome.ackedSeq}, spool holds ≤ ${this.spool.lastSeq}`);
+    for (const cb of this.#welcomeListeners) cb(welcome);
+  }
+
+  /** Aligns the spool with what the learner says it stores (docs/protocol.md § hello). */
+  async #reconcile(learnerAcked: number): Promise<void> {
+    const spool = this.spool;
+    if (learnerAcked < spool.ackedSeq || learnerAcked >= spool.nextSeq) {
+      // The learner lost seqs it had acked (restart without its store), or knows seqs this spool never made (the spool
+      // was wiped): a gap would make it store nothing, so the unacked records continue right after its acked_seq.
+      const why = learnerAcked < spool.ackedSeq ? `the learner lost seq ${learnerAcked + 1}..${spool.ackedSeq} it had acked` : `the learner already holds seq ≤ ${learnerAcked}, beyond this spool's ${spool.lastSeq} (was the spool wiped?)`;
+      this.#o.logger.warn(`ExperienceBridge: ${why}; renumbering the ${spool.pendingRecords} unacked batches to start at seq ${learnerAcked + 1}`);
+      await spool.renumber(learnerAcked + 1);
+    } else if (learnerAcked > spool.ackedSeq) {
+      await this.#ack(learnerAcked);
+    }
+    this.#cursor = learnerAcked;
+  }
+
+  async #ack(ackedSeq: number): Promise<void> {
+    const before = this.spool.ackedSeq;
+    const upTo = Math.min(ackedSeq, this.spool.lastSeq);
+    if (upTo <= before) return;
+    await this.spool.ack(upTo);
+    this.#stats.acked += upTo - before;
+    for (const cb of this.#ackListeners) cb();
+  }
+
+  async #send(rec: SpoolRecord): Promise<void> {
+    const seq = ++this.#reqSeq;
+    const head = msgpackDecode(rec.frames[0]) as Record<string, unknown>;
+    const frames = [Buffer.from(msgpackEncode({ ...head, seq, first_seq: rec.firstSeq })), ...rec.frames.slice(1)];
+    this.#stats.inFlight = rec.count;
+    let acked: number;
+    try {
+      acked = toAck(await this.#request(seq, frames, `transitions ${rec.firstSeq}..${rec.firstSeq + rec.count - 1}`, "ack")).ackedSeq;
+    } finally {
+      this.#stats.inFlight = 0;
+    }
+    if (acked < this.spool.ackedSeq || acked >= this.spool.nextSeq) await this.#reconcile(acked);
+    else {
+      await this.#ack(acked);
+      // A gap (acked < first_seq - 1) moves the cursor back: the next record sent holds acked + 1.
+      this.#cursor = acked;
+    }
+  }
+
+  /** Waits for a new record; after a quiet heartbeat period, sends a heartbeat. */
+  async #idle(): Promise<void> {
+    const appended = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#wake = undefined;
+        resolve(false);
+      }, this.#heartbeatMs);
+      this.#wake = () => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        resolve(true);
+      };
+    });
+    if (appended || this.#closed) return;
+    const seq = ++this.#reqSeq;
+    try {
+      const reply = toHeartbeatReply(await this.#request(seq, encodeHeartbeat(seq, this.#o.robotId), "heartbeat", "heartbeat", Math.min(this.#o.deadlineMs, this.#heartbeatMs)));
+      this.#missed = 0;
+      if (reply.ackedSeq < this.spool.ackedSeq || reply.ackedSeq >= this.spool.nextSeq) await this.#reconcile(reply.ackedSeq);
+      else await this.#ack(reply.ackedSeq);
+      for (const cb of this.#heartbeatListeners) cb(reply);
+    } catch (e) {
+      if (!(e instanceof LinkError) || e.code !== "timeout") throw e;
+      this.#missed++;
+      this.#o.logger.warn(`ExperienceBridge: heartbeat ${this.#missed}/3 to ${this.#o.endpoint} unanswered`);
+      if (this.#missed >= 3) throw new LinkError("link_down", `3 heartbeats to ${this.#o.endpoint} unanswered`);
+    }
+  }
+
+  #wakeUp(): void {
+    this.#wake?.();
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#wake = undefined;
+        resolve();
+      }, ms);
+      this.#wake = () => {
+        if (!this.#closed) return; // only close() cuts a reconnect delay short
+        clearTimeout(timer);
+        this.#wake = undefined;
+        resolve();
+      };
+    });
+  }
+
+  #linkDown(reason: string, log = true): void {
+    const wasUp = this.#stats.linkUp;
+    this.#stats.linkUp = false;
+    this.#stats.lastError = reason;
+    if (log) this.#o.logger.warn(`ExperienceBridge: ${wasUp ? "link down" : "no link"} to ${this.#o.endpoint}: ${reason}; spooling and reconnecting`);
+    this.#socket?.close();
+    this.#socket = undefined;
+    this.#sendChain = Promise.resolve();
+    for (const p of this.#pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(new LinkError(this.#closed ? "closed" : "link_down", `link down while waiting for the reply to ${p.what}`));
+    }
+    this.#pending.clear();
+  }
+
+  #request(seq: number, frames: Buffer[], what: string, expect: string, timeoutMs = this.#o.deadlineMs): Promise<Message> {
+    const socket = this.#socket;
+    if (this.#closed || socket === undefined) return Promise.reject(new LinkError(this.#closed ? "closed" : "link_down", `cannot send ${what}: ${this.#closed ? "bridge closed" : "no socket"}`));
+    return new Promise<Message>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        // Forgotten: a late reply with this seq matches nothing and is dropped.
+        this.#pending.delete(seq);
+        reject(new LinkError("timeout", `learner at ${this.#o.endpoint} did not answer ${what} (seq ${seq}) within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.#pending.set(seq, { what, expect, resolve, reject, timer });
+      // zeromq allows one send at a time per socket; with no peer a DEALER send waits (the deadline covers it).
+      const send = this.#sendChain.then(() => socket.send(frames));
+      this.#sendChain = send.catch(() => undefined);
+      send.catch(() => undefined);
+    });
+  }
+
+  async #receive(socket: Dealer): Promise<void> {
+    try {
+      for await (const frames of socket) this.#onReply(frames);
+    } catch {
+      // socket closed
+    }
+  }
+
+  #onReply(frames: Buffer[]): void {
+    let m: Message;
+    try {
+      m = decodeMessage(frames);
+    } catch (e) {
+      this.#stats.droppedReplies++;
+      this.#o.logger.warn(`ExperienceBridge: dropped a malformed reply from ${this.#o.endpoint}: ${(e as Error).message}`);
+      return;
+    }
+    const p = this.#pending.get(m.header.seq);
+    if (p === undefined || (m.header.type !== p.expect && m.header.type !== "error")) {
+      this.#stats.droppedReplies++;
+      this.#o.logger.warn(`ExperienceBridge: dropped a ${m.header.type} reply with seq ${m.header.seq} that matches no waiting request`);
+      return;
+    }
+    this.#pending.delete(m.header.seq);
+    clearTimeout(p.timer);
+    if (m.header.type === "error") p.reject(new LinkError("rejected", `learner at ${this.#o.endpoint} refused ${p.what}: ${String(m.header.reason)}`));
+    else p.resolve(m);
+  }
+}
+
+/** Why `t` cannot be sent, or undefined when it is fine. */
+function checkTransition(t: Transition, obsDim: number, aDim: number): string | undefined {
+  if (t === null || typeof t !== "object") return "not a transition object";
+  for (const [name, v, n] of [["obs", t.obs, obsDim], ["nextObs", t.nextObs, obsDim], ["baseAction", t.baseAction, aDim], ["residualAction", t.residualAction, aDim], ["action", t.action, aDim], ["nextBaseAction", t.nextBaseAction, aDim]] as const) {
+    if (!Array.isArray(v) || v.length !== n) return `${name} must have ${n} values; found ${Array.isArray(v) ? v.length : typeof v}`;
+    for (const x of v) if (!Number.isFinite(x)) return `${name} holds ${x}; values must be finite`;
+  }
+  if (!Number.isFinite(t.reward)) return `reward is ${t.reward}`;
+  if (!Number.isInteger(t.episode) || !Number.isInteger(t.step)) return `episode/step must be integers; found ${t.episode}/${t.step}`;
+  if (typeof t.policyVersion !== "string" || typeof t.interventionSource !== "string") return "policyVersion and interventionSource must be strings";
+  return undefined;
+}

@@ -1,0 +1,221 @@
+/**
+ * Typed encoders and decoders for the online messages of `rlft-exp/1` (docs/protocol.md): hello/welcome,
+ * transitions/ack, heartbeat, get_policy/policy. Generic validation lives in wire.ts; these map headers to types.
+ */
+import { decodeMessage, encodeMessage, WireError, type Message, type Tensor } from "./wire.ts";
+import type { Transition } from "./Transition.ts";
+
+/** `hello` of an online robot. */
+export interface HelloFields {
+  robotId: string;
+  configHash: string;
+  obsNames: readonly string[];
+  actionNames: readonly string[];
+  task: string;
+  basePolicyVersion: string | null;
+}
+
+/** The learner's `welcome` to an online robot. */
+export interface Welcome {
+  seq: number;
+  learner: string;
+  /** Highest transition seq of this robot the learner has stored; -1 if none. */
+  ackedSeq: number;
+  latestPolicy: { version: string; kind: string } | null;
+  heartbeatSec: number | undefined;
+}
+
+/** The learner's `heartbeat` reply. */
+export interface HeartbeatReply {
+  seq: number;
+  ackedSeq: number;
+  policyVersion: string | null;
+  updates: number;
+  onlineTransitions: number;
+  offlineTransitions: number;
+}
+
+/** One file of a policy message. */
+export interface PolicyFile {
+  name: string;
+  sha256: string;
+  bytes: number;
+  data: Buffer;
+}
+
+/** A `policy` message: a package as header + raw files. */
+export interface PolicyMessage {
+  seq: number;
+  version: string;
+  kind: string;
+  baseVersion: string | null;
+  files: PolicyFile[];
+}
+
+/** A decoded `transitions` batch. */
+export interface TransitionBatch {
+  seq: number;
+  robotId: string;
+  firstSeq: number;
+  transitions: Transition[];
+}
+
+/** The PUB topic frame of policy publications. */
+export const POLICY_TOPIC = "policy";
+
+/** Encodes an online `hello`. */
+export function encodeHello(seq: number, h: HelloFields): Buffer[] {
+  return encodeMessage({
+    type: "hello", seq, robot_id: h.robotId, config_hash: h.configHash, obs_names: [...h.obsNames], action_names: [...h.actionNames],
+    task: h.task, mode: "online", base_policy_version: h.basePolicyVersion,
+  });
+}
+
+/** A `welcome` that must carry the online fields (acked_seq). */
+export function toWelcome(m: Message): Welcome {
+  const h = expectType(m, "welcome");
+  if (h.acked_seq === undefined) throw new WireError("welcome lacks acked_seq; is the learner serving rlft-exp/1 online mode (`python3 -m rlft_learner serve`)?", { seq: h.seq });
+  return {
+    seq: h.seq,
+    learner: h.learner as string,
+    ackedSeq: h.acked_seq as number,
+    latestPolicy: (h.latest_policy as Welcome["latestPolicy"] | undefined) ?? null,
+    heartbeatSec: h.heartbeat_sec as number | undefined,
+  };
+}
+
+/** `ack {acked_seq}` of a transitions batch. */
+export function toAck(m: Message): { seq: number; ackedSeq: number } {
+  const h = expectType(m, "ack");
+  if (h.acked_seq === undefined) throw new WireError("ack of a transitions batch lacks acked_seq", { seq: h.seq });
+  return { seq: h.seq, ackedSeq: h.acked_seq as number };
+}
+
+/** Encodes a `heartbeat` request. */
+export function encodeHeartbeat(seq: number, robotId: string): Buffer[] {
+  return encodeMessage({ type: "heartbeat", seq, robot_id: robotId });
+}
+
+/** The learner's `heartbeat` reply (not a request). */
+export function toHeartbeatReply(m: Message): HeartbeatReply {
+  const h = expectType(m, "heartbeat");
+  if (h.acked_seq === undefined) throw new WireError("expected a heartbeat reply (acked_seq, ...); found a heartbeat request", { seq: h.seq });
+  return {
+    seq: h.seq,
+    ackedSeq: h.acked_seq as number,
+    policyVersion: h.policy_version as string | null,
+    updates: h.updates as number,
+    onlineTransitions: h.online_transitions as number,
+    offlineTransitions: h.offline_transitions as number,
+  };
+}
+
+/** Encodes a `get_policy` request; without `version` the learner sends its latest. */
+export function encodeGetPolicy(seq: number, version?: string): Buffer[] {
+  return encodeMessage(version === undefined ? { type: "get_policy", seq } : { type: "get_policy", seq, version });
+}
+
+/** Encodes a `policy` message (header + one raw frame per file); `topic` prefixes the PUB topic frame. */
+export function encodePolicy(seq: number, p: { version: string; kind: string; baseVersion: string | null; files: readonly { name: string; data: Uint8Array; sha256: string }[] }, options: { topic?: boolean } = {}): Buffer[] {
+  const frames = encodeMessage({
+    type: "policy", seq, version: p.version, kind: p.kind, base_version: p.baseVersion,
+    files: p.files.map((f) => ({ name: f.name, sha256: f.sha256, bytes: f.data.byteLength })),
+  });
+  frames.push(...p.files.map((f) => Buffer.from(f.data.buffer, f.data.byteOffset, f.data.byteLength)));
+  return options.topic ? [Buffer.from(POLICY_TOPIC), ...frames] : frames;
+}
+
+/** A decoded `policy` message. */
+export function toPolicy(m: Message): PolicyMessage {
+  const h = expectType(m, "policy");
+  const files = (h.files as { name: string; sha256: string; bytes: number }[]).map((f, i) => ({ name: f.name, sha256: f.sha256, bytes: f.bytes, data: m.files![i] }));
+  return { seq: h.seq, version: h.version as string, kind: h.kind as string, baseVersion: (h.base_version as string | null | undefined) ?? null, files };
+}
+
+/** Decodes a PUB publication `[topic, header, ...files]`. */
+export function decodePolicyPublication(frames: readonly Uint8Array[]): PolicyMessage {
+  if (frames.length < 2 || Buffer.from(frames[0]).toString() !== POLICY_TOPIC) throw new WireError(`a policy publication is [${JSON.stringify(POLICY_TOPIC)}, header, ...files]; found ${frames.length} frames starting with ${JSON.stringify(frames.length > 0 ? Buffer.from(frames[0]).subarray(0, 32).toString() : "")}`);
+  return toPolicy(decodeMessage(frames.slice(1)));
+}
+
+/** Encodes a `transitions` batch; dims are taken from the first transition and every other must match. */
+export function encodeTransitions(seq: number, robotId: string, firstSeq: number, ts: readonly Transition[]): Buffer[] {
+  const n = ts.length;
+  if (n < 1) throw new WireError("a transitions batch needs at least one transition");
+  const obsDim = ts[0].obs.length;
+  const aDim = ts[0].baseAction.length;
+  const rows = (name: string, width: number, get: (t: Transition) => readonly number[]): [string, Tensor] => {
+    const data = new Float32Array(n * width);
+    ts.forEach((t, i) => {
+      const v = get(t);
+      if (v.length !== width) throw new WireError(`transition ${i} (episode ${t.episode} step ${t.step}): ${name} has ${v.length} values; expected ${width}`);
+      for (let j = 0; j < width; j++) {
+        if (!Number.isFinite(v[j])) throw new WireError(`transition ${i} (episode ${t.episode} step ${t.step}): ${name}[${j}] is ${v[j]}; tensors must be finite`);
+        data[i * width + j] = v[j];
+      }
+    });
+    return [name, { shape: [n, width], data }];
+  };
+  const column = (name: string, get: (t: Transition) => number): [string, Tensor] => {
+    const data = Float32Array.from(ts, get);
+    for (let i = 0; i < n; i++) if (!Number.isFinite(data[i])) throw new WireError(`transition ${i}: ${name} is ${data[i]}; tensors must be finite`);
+    return [name, { shape: [n], data }];
+  };
+  const tensors: [string, Tensor][] = [
+    rows("obs", obsDim, (t) => t.obs),
+    rows("next_obs", obsDim, (t) => t.nextObs),
+    rows("base_action", aDim, (t) => t.baseAction),
+    rows("residual_action", aDim, (t) => t.residualAction),
+    rows("action", aDim, (t) => t.action),
+    rows("next_base_action", aDim, (t) => t.nextBaseAction),
+    column("reward", (t) => t.reward),
+    column("terminated", (t) => (t.terminated ? 1 : 0)),
+    column("truncated", (t) => (t.truncated ? 1 : 0)),
+    column("intervention", (t) => (t.intervention ? 1 : 0)),
+  ];
+  for (const t of ts) {
+    if (!Number.isInteger(t.episode) || !Number.isInteger(t.step)) throw new WireError(`transition episode/step must be integers; found ${t.episode}/${t.step}`);
+  }
+  return encodeMessage(
+    {
+      type: "transitions", seq, robot_id: robotId, first_seq: firstSeq, count: n,
+      episode: ts.map((t) => t.episode), step: ts.map((t) => t.step),
+      policy_version: ts.map((t) => t.policyVersion), intervention_source: ts.map((t) => t.interventionSource),
+    },
+    tensors,
+  );
+}
+
+/** A decoded `transitions` batch, one {@link Transition} per row. */
+export function toTransitions(m: Message): TransitionBatch {
+  const h = expectType(m, "transitions");
+  const n = h.count as number;
+  const row = (name: string, i: number): number[] => {
+    const t = m.tensors.get(name)!;
+    const d = t.shape[1];
+    return Array.from(t.data.subarray(i * d, (i + 1) * d));
+  };
+  const col = (name: string, i: number): number => m.tensors.get(name)!.data[i];
+  const transitions: Transition[] = Array.from({ length: n }, (_, i) => ({
+    episode: (h.episode as number[])[i],
+    step: (h.step as number[])[i],
+    obs: row("obs", i),
+    nextObs: row("next_obs", i),
+    baseAction: row("base_action", i),
+    residualAction: row("residual_action", i),
+    action: row("action", i),
+    nextBaseAction: row("next_base_action", i),
+    reward: col("reward", i),
+    terminated: col("terminated", i) === 1,
+    truncated: col("truncated", i) === 1,
+    intervention: col("intervention", i) === 1,
+    interventionSource: (h.intervention_source as string[])[i],
+    policyVersion: (h.policy_version as string[])[i],
+  }));
+  return { seq: h.seq, robotId: h.robot_id as string, firstSeq: h.first_seq as number, transitions };
+}
+
+function expectType(m: Message, type: string): Message["header"] {
+  if (m.header.type !== type) throw new WireError(`expected a ${type} message; found ${m.header.type}`, { seq: m.header.seq });
+  return m.header;
+}

@@ -1,0 +1,126 @@
+// The residual policy on a package written by the learner's exporter: equivalence with its PyTorch test vectors,
+// base mismatch refusal, exploration noise only in training, and hot swap keeping the old policy on a corrupt package.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { cp, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { PolicyPackage, PolicyPackageError } from "./PolicyPackage.ts";
+import { ResidualPolicy } from "./ResidualPolicy.ts";
+import { PolicySlot } from "./PolicySlot.ts";
+import { makeResidualFixture, type ResidualFixture } from "./testing/residualFixture.ts";
+
+interface Vectors {
+  obs: number[][];
+  base_action: number[][];
+  residual: number[][];
+}
+
+let fx: ResidualFixture;
+let base: PolicyPackage;
+const quiet = { warn: () => {}, info: () => {} };
+
+before(async () => {
+  fx = await makeResidualFixture();
+  base = await PolicyPackage.load(fx.baseDir);
+});
+after(async () => {
+  await fx?.cleanup();
+});
+
+test("residual.onnx matches the learner's PyTorch actor within 1e-5", async () => {
+  const v = JSON.parse(await readFile(join(fx.residualDir, "test_vectors.json"), "utf8")) as Vectors;
+  const policy = await ResidualPolicy.create(fx.residualDir, { base, training: false, logger: quiet });
+  try {
+    assert.ok(v.obs.length > 0);
+    let nonzero = 0;
+    for (let i = 0; i < v.obs.length; i++) {
+      const r = await policy.residual(Float32Array.from(v.obs[i]), Float32Array.from(v.base_action[i]));
+      r.forEach((x, j) => {
+        assert.ok(Math.abs(x - v.residual[i][j]) <= 1e-5, `vector ${i}[${j}]: ${x} vs ${v.residual[i][j]}`);
+        if (Math.abs(x) > 1e-4) nonzero++;
+      });
+    }
+    assert.ok(nonzero > 0, "the fixture's residual is not all zeros");
+  } finally {
+    await policy.close();
+  }
+});
+
+test("step normalises with the base stats, adds the residual, clips, unnormalises; noise only in training", async () => {
+  const v = JSON.parse(await readFile(join(fx.residualDir, "test_vectors.json"), "utf8")) as Vectors;
+  const { observation, action } = base.json;
+  const obsRaw = v.obs[0].map((x, i) => x * observation.std[i] + observation.mean[i]);
+  const baseRaw = v.base_action[0].map((a, j) => action.min[j] + ((a + 1) / 2) * (action.max[j] - action.min[j]));
+  const evalPolicy = await ResidualPolicy.create(fx.residualDir, { base, training: false, logger: quiet });
+  const trainPolicy = await ResidualPolicy.create(fx.residualDir, { base, training: true, seed: 1, logger: quiet });
+  try {
+    const s = await evalPolicy.step(obsRaw, baseRaw);
+    const again = await evalPolicy.step(obsRaw, baseRaw);
+    assert.deepEqual(again, s, "deterministic without training");
+    s.actionNorm.forEach((a, j) => {
+      const want = Math.min(1, Math.max(-1, v.base_action[0][j] + v.residual[0][j]));
+      assert.ok(Math.abs(a - want) < 1e-4, `actionNorm[${j}] ${a} vs ${want}`);
+      assert.ok(Math.abs(s.baseNorm[j] + s.residualNorm[j] - a) < 1e-9);
+      const raw = action.min[j] + ((want + 1) / 2) * (action.max[j] - action.min[j]);
+      assert.ok(Math.abs(s.action[j] - raw) < 1e-4 * Math.max(1, action.max[j] - action.min[j]));
+    });
+    const t = await trainPolicy.step(obsRaw, baseRaw);
+    assert.notDeepEqual(t.actionNorm, s.actionNorm, "exploration noise in training mode");
+    t.actionNorm.forEach((a) => assert.ok(a >= -1 && a <= 1));
+  } finally {
+    await evalPolicy.close();
+    await trainPolicy.close();
+  }
+});
+
+test("a residual trained on another base is refused, naming both versions", async () => {
+  const dir = join(fx.residualDir, "..", "other-base");
+  await cp(fx.baseDir, dir, { recursive: true });
+  const pj = JSON.parse(await readFile(join(dir, "policy.json"), "utf8")) as { version: string };
+  pj.version = "bc-other-20260101T000000Z-abcdef";
+  await writeFile(join(dir, "policy.json"), JSON.stringify(pj));
+  const other = await PolicyPackage.load(dir);
+  const residualJson = JSON.parse(await readFile(join(fx.residualDir, "policy.json"), "utf8")) as { base: { version: string } };
+  await assert.rejects(ResidualPolicy.create(fx.residualDir, { base: other, training: false, logger: quiet }), (e: unknown) => {
+    assert.ok(e instanceof PolicyPackageError);
+    assert.equal(e.code, "base_mismatch");
+    assert.match(e.message, new RegExp(residualJson.base.version));
+    assert.match(e.message, /bc-other-20260101T000000Z-abcdef/);
+    return true;
+  });
+});
+
+test("PolicyPackage.load refuses a residual package with a pointer to ResidualPolicy", async () => {
+  await assert.rejects(PolicyPackage.load(fx.residualDir), (e: unknown) => e instanceof PolicyPackageError && e.code === "kind" && /ResidualPolicy/.test(e.message));
+});
+
+test("hot swap: a corrupt package is rejected and the old policy keeps running; a good one swaps at the swap point", async () => {
+  const load = (dir: string) => ResidualPolicy.create(dir, { base, training: false, logger: quiet });
+  const slot = new PolicySlot({ load, initial: await load(fx.residualDir), logger: quiet });
+  try {
+    const oldVersion = slot.current!.version;
+    const corrupt = join(fx.residualDir, "..", "corrupt");
+    await cp(fx.residualDir, corrupt, { recursive: true });
+    const onnx = await readFile(join(corrupt, "residual.onnx"));
+    onnx[onnx.length - 10] ^= 0xff;
+    await writeFile(join(corrupt, "residual.onnx"), onnx);
+    const r = await slot.offer(corrupt);
+    assert.equal(r.ok, false);
+    assert.match(!r.ok ? r.reason : "", /sha256 mismatch/);
+    assert.equal(slot.swapPoint(), false);
+    assert.equal(slot.current!.version, oldVersion);
+    const s = await slot.current!.step(base.json.observation.mean, base.json.action.min);
+    assert.equal(s.action.length, base.actionDim);
+
+    const good = await slot.offer(fx.residualDir);
+    assert.equal(good.ok, true);
+    const before = slot.current!;
+    assert.equal(slot.current, before, "nothing changes before the swap point");
+    assert.equal(slot.swapPoint(), true);
+    assert.notEqual(slot.current, before);
+    assert.equal((await slot.current!.step(base.json.observation.mean, base.json.action.min)).action.length, base.actionDim);
+    await assert.rejects(before.step(base.json.observation.mean, base.json.action.min), /closed/, "the replaced session is closed");
+  } finally {
+    await slot.close();
+  }
+});

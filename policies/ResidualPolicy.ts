@@ -1,0 +1,142 @@
+/**
+ * A residual policy on top of a base package (docs/protocol.md § Residual policy package; ResFiT, arXiv 2509.19301):
+ * executed action (normalised) = clip(base + residual.onnx(obs, base) [+ N(0, exploration_std²) in training], -1, 1).
+ * Normalisation uses the base package's stats; residual.onnx runs in the inference worker, off the event loop.
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { PolicyPackage, PolicyPackageError, readPolicyJson, verifyHashes, type ResidualPolicyJson } from "./PolicyPackage.ts";
+import { InferenceClient, type InferenceClientOptions } from "./InferenceClient.ts";
+import { PolicyInputError } from "./DiffusionPolicy.ts";
+import { gaussian } from "./gaussian.ts";
+
+/** Options of {@link ResidualPolicy.create}. */
+export interface ResidualPolicyOptions {
+  /** The base package the robot runs; the residual must have been trained on exactly this one. */
+  base: PolicyPackage;
+  providers?: readonly string[];
+  threads?: number;
+  /** Add exploration noise (online RL); false for evaluation and deployment. */
+  training: boolean;
+  /** Seed of the exploration noise. Default 0. */
+  seed?: number;
+  logger?: InferenceClientOptions["logger"];
+}
+
+/** One residual step; all `*Norm` arrays are in the base package's normalised action space. */
+export interface ResidualStep {
+  /** Executed action in robot units. */
+  action: number[];
+  baseNorm: number[];
+  /** The residual actually applied: actionNorm − baseNorm (network output + noise, after clipping). */
+  residualNorm: number[];
+  actionNorm: number[];
+}
+
+/** A verified residual package with its ONNX session. */
+export class ResidualPolicy {
+  readonly dir: string;
+  readonly json: ResidualPolicyJson;
+  readonly base: PolicyPackage;
+  readonly training: boolean;
+  #client: InferenceClient;
+  #normal: () => number;
+
+  private constructor(dir: string, json: ResidualPolicyJson, base: PolicyPackage, client: InferenceClient, training: boolean, seed: number) {
+    this.dir = dir;
+    this.json = json;
+    this.base = base;
+    this.#client = client;
+    this.training = training;
+    this.#normal = gaussian(seed);
+  }
+
+  /** Package version (logged with every action). */
+  get version(): string {
+    return this.json.version;
+  }
+
+  /** Loads and verifies the residual package in `dir` against `options.base`, starts and warms up its session. */
+  static async create(dir: string, options: ResidualPolicyOptions): Promise<ResidualPolicy> {
+    const { dir: abs, jsonPath, json } = await readPolicyJson(dir);
+    if (json.kind !== "residual") throw new PolicyPackageError("kind", `${jsonPath} is a ${json.kind} package, not a residual policy`, { path: jsonPath });
+    const base = options.base;
+    const baseJsonPath = join(base.dir, "policy.json");
+    const baseSha = createHash("sha256").update(await readFile(baseJsonPath)).digest("hex");
+    if (json.base.version !== base.json.version || json.base.policy_json_sha256 !== baseSha) {
+      const what = json.base.version !== base.json.version ? `base.version ${json.base.version}, but the robot runs base ${base.json.version}` : `base.policy_json_sha256 ${json.base.policy_json_sha256}, but ${baseJsonPath} hashes to ${baseSha}`;
+      throw new PolicyPackageError("base_mismatch", `Residual ${json.version} (${abs}) was trained on another base: it names ${what} — deploy the base it was trained on, or train a residual for this base`, { path: jsonPath });
+    }
+    checkResidualDims(json, base, jsonPath);
+    if (!(json.files.actor in json.sha256)) throw new PolicyPackageError("dims", `${jsonPath}: sha256 has no hash for ${json.files.actor} (every file must be hashed)`, { path: jsonPath });
+    await verifyHashes(abs, json);
+    const zeros = (n: number) => ({ data: new Float32Array(n), dims: [1, n] });
+    const client = await InferenceClient.create(
+      { actor: join(abs, json.files.actor) },
+      { providers: options.providers, threads: options.threads, logger: options.logger, warmup: { actor: { obs: zeros(base.obsDim), base_action: zeros(base.actionDim) } } },
+    );
+    return new ResidualPolicy(abs, json, base, client, options.training, options.seed ?? 0);
+  }
+
+  /** Execution provider the actor runs on. */
+  get providers(): Readonly<Record<string, string>> {
+    return this.#client.providers;
+  }
+
+  /** One step: raw observation and raw base action (robot units) → executed action and its normalised parts. */
+  async step(obsRaw: readonly number[], baseActionRaw: readonly number[]): Promise<ResidualStep> {
+    const { observation, action } = this.base.json;
+    const d = observation.names.length;
+    const m = action.names.length;
+    if (obsRaw.length !== d) throw new PolicyInputError("bad_shape", `observation: expected ${d} values (${observation.names.join(", ")}), found ${obsRaw.length}`);
+    if (baseActionRaw.length !== m) throw new PolicyInputError("bad_shape", `base action: expected ${m} values (${action.names.join(", ")}), found ${baseActionRaw.length}`);
+    const obs = new Float32Array(d);
+    for (let i = 0; i < d; i++) {
+      if (!Number.isFinite(obsRaw[i])) throw new PolicyInputError("non_finite_observation", `observation ${observation.names[i]} is ${obsRaw[i]} — refusing to run the policy; hold the robot and check the sensor`);
+      obs[i] = (obsRaw[i] - observation.mean[i]) / observation.std[i];
+    }
+    const baseNorm = new Array<number>(m);
+    for (let j = 0; j < m; j++) {
+      if (!Number.isFinite(baseActionRaw[j])) throw new PolicyInputError("bad_shape", `base action ${action.names[j]} is ${baseActionRaw[j]}`);
+      const span = action.max[j] - action.min[j];
+      baseNorm[j] = span > 0 ? (2 * (baseActionRaw[j] - action.min[j])) / span - 1 : 0;
+    }
+    const residual = await this.residual(obs, Float32Array.from(baseNorm));
+    const std = this.json.residual.exploration_std;
+    const actionNorm = baseNorm.map((b, j) => Math.min(1, Math.max(-1, b + residual[j] + (this.training && std > 0 ? std * this.#normal() : 0))));
+    return {
+      action: actionNorm.map((a, j) => action.min[j] + ((a + 1) / 2) * (action.max[j] - action.min[j])),
+      baseNorm,
+      residualNorm: actionNorm.map((a, j) => a - baseNorm[j]),
+      actionNorm,
+    };
+  }
+
+  /** residual.onnx on normalised inputs (obs_dim and A values) → the network's residual (A values, |r| ≤ scale). */
+  async residual(obsNorm: Float32Array, baseNorm: Float32Array): Promise<Float32Array> {
+    const { outputs } = await this.#client.run("actor", {
+      obs: { data: new Float32Array(obsNorm), dims: [1, obsNorm.length] },
+      base_action: { data: new Float32Array(baseNorm), dims: [1, baseNorm.length] },
+    });
+    return outputs.residual.data as Float32Array;
+  }
+
+  /** Stops the inference worker. */
+  async close(): Promise<void> {
+    await this.#client.close();
+  }
+}
+
+function checkResidualDims(json: ResidualPolicyJson, base: PolicyPackage, jsonPath: string): void {
+  const problems: string[] = [];
+  const same = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+  if (!same(json.observation.names, base.json.observation.names)) problems.push(`observation.names [${json.observation.names.join(", ")}] differ from the base's [${base.json.observation.names.join(", ")}]`);
+  if (!same(json.action.names, base.json.action.names)) problems.push(`action.names [${json.action.names.join(", ")}] differ from the base's [${base.json.action.names.join(", ")}]`);
+  const n = json.observation.names.length;
+  const m = json.action.names.length;
+  for (const [k, v, want] of [["observation.mean", json.observation.mean, n], ["observation.std", json.observation.std, n], ["action.min", json.action.min, m], ["action.max", json.action.max, m]] as const) {
+    if (v.length !== want) problems.push(`${k}: expected ${want} values, found ${v.length}`);
+  }
+  if (problems.length > 0) throw new PolicyPackageError("incompatible", `${jsonPath} does not fit its base ${base.json.version}:\n  - ${problems.join("\n  - ")}`, { path: jsonPath });
+}
