@@ -7,6 +7,7 @@ import logging
 import sys
 
 from . import __version__, bench_sampler, make_fixture, train_bc
+from .serve import BenchUpdateCommand, ServeCommand
 
 COMMANDS = {
     "train-bc": (train_bc, "train a Diffusion Policy by behaviour cloning and export a policy package",
@@ -16,6 +17,11 @@ COMMANDS = {
                      "example:\n  python3 -m rlft_learner make-fixture --out /tmp/fixture --obs-dim 12 --action-dim 5"),
     "bench-sampler": (bench_sampler, "time the eager PyTorch DDIM sampler at batch 1; prints JSON",
                       "example:\n  python3 -m rlft_learner bench-sampler --package /tmp/fixture --threads 1 --iters 200"),
+    "serve": (ServeCommand, "online residual RL (ResFiT TD3): serve robots over rlft-exp/1, train, publish residual packages",
+              "example:\n  python3 -m rlft_learner serve --config learner.yaml --json-progress\n"
+              "  python3 -m rlft_learner serve --base-package runs/bc/package --run-dir runs/res --max-updates 20000"),
+    "bench-update": (BenchUpdateCommand, "time residual TD3 updates (critic ensemble + delayed actor); prints JSON",
+                     "example:\n  python3 -m rlft_learner bench-update --seconds 5 [--config learner.yaml]"),
 }
 
 

@@ -103,3 +103,51 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
     with open(path, "w") as f:
         json.dump(policy, f, indent=2)
     return path
+
+
+def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: int, exploration_std: float,
+                            provenance: dict | None = None, vectors: int = 4, seed: int = 0) -> tuple[str, dict]:
+    """Write a residual package (docs/protocol.md): residual.onnx (obs, base_action -> residual), policy.json with the
+    base version and base policy.json sha256, model.pt, test_vectors.json. `base` is a residual_td3.BasePackage.
+    Written in a temporary directory and renamed to `parent/<version>`, so nobody sees a half-written package.
+    Returns (package dir, policy.json contents)."""
+    import copy
+
+    os.makedirs(parent, exist_ok=True)
+    tmp = os.path.join(parent, f".tmp-{os.urandom(4).hex()}")
+    os.makedirs(tmp)
+    actor = copy.deepcopy(actor).to("cpu").eval()
+    gen = torch.Generator().manual_seed(seed)
+    obs = torch.randn(vectors, actor.obs_dim, generator=gen)  # (V, obs_dim), normalised obs ~ N(0, 1)
+    base_action = torch.rand(vectors, actor.act_dim, generator=gen) * 2 - 1  # (V, A) in [-1, 1]
+    with torch.no_grad():
+        _export(actor, (obs, base_action), os.path.join(tmp, "residual.onnx"), ["obs", "base_action"], "residual")
+        residual = actor(obs, base_action)  # (V, A), eager reference for the TS equivalence test
+    with open(os.path.join(tmp, "test_vectors.json"), "w") as f:
+        json.dump({"obs": obs.tolist(), "base_action": base_action.tolist(), "residual": residual.tolist()}, f)
+    torch.save({"state_dict": actor.state_dict(),
+                "config": {"obs_dim": int(actor.obs_dim), "act_dim": int(actor.act_dim), "hidden": int(actor.hidden),
+                           "layers": int(actor.layers)}, "scale": torch.tensor(float(actor.scale))},
+               os.path.join(tmp, "model.pt"))
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    files = ["residual.onnx", "model.pt", "test_vectors.json"]
+    policy = {
+        "format": "rlft-policy", "format_version": 1, "kind": "residual",
+        "version": f"res-{base.task}-{now.strftime('%Y%m%dT%H%M%SZ')}-{os.urandom(3).hex()}-u{updates}",
+        "created": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "provenance": {"learner": f"rlft_learner {__version__}", "torch": torch.__version__, "task": base.task,
+                       "updates": int(updates), "git": _git_commit(), **(provenance or {})},
+        "base": {"version": base.version, "policy_json_sha256": base.policy_json_sha256},
+        "observation": {"names": list(base.obs_names), "mean": [float(x) for x in base.obs_mean],
+                        "std": [float(x) for x in base.obs_std]},
+        "action": {"names": list(base.action_names), "min": [float(x) for x in base.act_min],
+                   "max": [float(x) for x in base.act_max]},
+        "residual": {"scale": float(actor.scale), "exploration_std": float(exploration_std)},
+        "files": {"actor": "residual.onnx"},
+        "sha256": {name: sha256_file(os.path.join(tmp, name)) for name in files},
+    }
+    with open(os.path.join(tmp, "policy.json"), "w") as f:
+        json.dump(policy, f, indent=2)
+    out_dir = os.path.join(parent, policy["version"])
+    os.rename(tmp, out_dir)
+    return out_dir, policy

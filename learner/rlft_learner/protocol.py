@@ -1,4 +1,5 @@
-"""The `rlft-exp/1` wire format (docs/contracts.md): a msgpack header frame followed by raw float32 tensor frames.
+"""The `rlft-exp/1` wire format (docs/contracts.md, docs/protocol.md): a msgpack header frame followed by raw float32
+tensor frames (or, for `policy` messages, raw file frames).
 
 One definition, shared with the TypeScript side through the golden frames in test/golden/rlft-exp-1/.
 Decoding is strict: anything off is a `ProtocolError` whose message says what was expected and what was found.
@@ -24,7 +25,19 @@ REQUIRED_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
     "welcome": {"learner": (str,)},
     "ack": {},
     "error": {"reason": (str,)},
+    # Online RL (docs/protocol.md). `heartbeat` is both the robot's request ({robot_id}) and the learner's reply
+    # ({acked_seq, ...}); the server checks robot_id itself.
+    "transitions": {"robot_id": (str,), "first_seq": (int,), "count": (int,), "episode": (list,), "step": (list,),
+                    "policy_version": (list,), "intervention_source": (list,)},
+    "heartbeat": {},
+    "get_policy": {},
+    "policy": {"version": (str,), "kind": (str,), "files": (list,)},
 }
+# Tensors a `transitions` message must carry: name -> width ("obs", "act" or None for [N]).
+TRANSITION_TENSORS = {"obs": "obs", "next_obs": "obs", "base_action": "act", "residual_action": "act", "action": "act",
+                      "next_base_action": "act", "reward": None, "terminated": None, "truncated": None, "intervention": None}
+TRANSITION_LISTS = {"episode": int, "step": int, "policy_version": str, "intervention_source": str}
+BINARY_TENSORS = ("terminated", "truncated", "intervention")
 # Tensors an episode must carry, as (name, rank); shapes are checked against `length` in `_check_episode`.
 EPISODE_TENSORS = (("obs", 2), ("action", 2), ("reward", 1))
 
@@ -126,6 +139,54 @@ def _check_episode(header: dict[str, Any], tensors: dict[str, np.ndarray], seq: 
             raise ProtocolError(f"episode tensor {name!r}: shape must be {want}; found {list(shape)}", seq)
 
 
+def _check_transitions(header: dict[str, Any], tensors: dict[str, np.ndarray], seq: int) -> None:
+    n, first = header["count"], header["first_seq"]
+    if n < 1 or first < 0:
+        raise ProtocolError(f"transitions: count must be >= 1 and first_seq >= 0; found count {n}, first_seq {first}", seq)
+    for name, kind in TRANSITION_LISTS.items():
+        values = header[name]
+        if len(values) != n or not all(isinstance(v, kind) and not isinstance(v, bool) for v in values):
+            raise ProtocolError(f"transitions.{name} must be a list of {n} {kind.__name__}s (count); found {len(values)} items", seq)
+    widths: dict[str, int] = {}
+    for name, kind in TRANSITION_TENSORS.items():
+        if name not in tensors:
+            raise ProtocolError(f"transitions lacks tensor {name!r}; expected {list(TRANSITION_TENSORS)}", seq)
+        shape = tensors[name].shape
+        if kind is None:
+            ok = shape == (n,)
+        else:
+            ok = len(shape) == 2 and shape[0] == n and shape[1] >= 1 and widths.setdefault(kind, shape[1]) == shape[1]
+        if not ok:
+            want = f"[{n}]" if kind is None else f"[{n}, {widths.get(kind, '>=1')}]"
+            raise ProtocolError(f"transitions tensor {name!r}: shape must be {want}; found {list(shape)}", seq)
+    for name in BINARY_TENSORS:
+        if not np.isin(tensors[name], (0.0, 1.0)).all():
+            raise ProtocolError(f"transitions tensor {name!r} must hold only 0 or 1", seq)
+
+
+def _check_policy_files(header: dict[str, Any], frames: Sequence[bytes], seq: int) -> dict[str, bytes]:
+    files = header["files"]
+    if len(files) != len(frames):
+        raise ProtocolError(f"policy header lists {len(files)} files but the message has {len(frames)} file frames", seq)
+    out: dict[str, bytes] = {}
+    for i, (spec, frame) in enumerate(zip(files, frames)):
+        if not (isinstance(spec, dict) and isinstance(spec.get("name"), str) and isinstance(spec.get("sha256"), str)
+                and _is_int(spec.get("bytes"))):
+            raise ProtocolError(f"policy.files[{i}] must be a map {{name, sha256, bytes}}", seq)
+        if len(frame) != spec["bytes"]:
+            raise ProtocolError(f"policy file {spec['name']!r} should be {spec['bytes']} bytes; frame has {len(frame)}", seq)
+        out[spec["name"]] = bytes(frame)
+    return out
+
+
+def decode_policy(frames: Sequence[bytes]) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """Decode a `policy` message (a get_policy reply, or a PUB message without its topic frame): header and file bytes."""
+    header, _ = decode(frames)
+    if header["type"] != "policy":
+        raise ProtocolError(f"expected a policy message; found {header['type']!r}", header["seq"])
+    return header, _check_policy_files(header, frames[1:], header["seq"])
+
+
 def decode(frames: Sequence[bytes]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Decode and validate one multipart message; raises `ProtocolError` on anything malformed."""
     if len(frames) == 0:
@@ -139,6 +200,9 @@ def decode(frames: Sequence[bytes]) -> tuple[dict[str, Any], dict[str, np.ndarra
     if seq is None or seq < (-1 if header.get("type") == "error" else 0):
         raise ProtocolError(f"seq must be a non-negative integer; found {header.get('seq')!r}")
     msg_type = _check_fields(header, seq)
+    if msg_type == "policy":  # file frames, described by header.files instead of header.tensors
+        _check_policy_files(header, frames[1:], seq)
+        return header, {}
     tensors: dict[str, np.ndarray] = {}
     for (name, shape), frame in zip(_check_specs(header, len(frames) - 1, seq), frames[1:]):
         data = bytes(frame)
@@ -154,4 +218,6 @@ def decode(frames: Sequence[bytes]) -> tuple[dict[str, Any], dict[str, np.ndarra
         tensors[name] = arr
     if msg_type == "episode":
         _check_episode(header, tensors, seq)
+    elif msg_type == "transitions":
+        _check_transitions(header, tensors, seq)
     return header, tensors

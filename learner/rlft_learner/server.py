@@ -53,14 +53,10 @@ class ServerStats:
     errors: list[str] = field(default_factory=list)
 
 
-class ExperienceServer:
-    """Binds a ROUTER socket and collects one dataset. Use as a context manager; `collect()` returns after `end`."""
+class RouterEndpoint:
+    """A bound ROUTER socket with rlft-exp/1 replies and error accounting; shared by the dataset and online servers."""
 
-    def __init__(self, bind: str, timeout_s: float = 300.0, max_episodes: int = 100_000, max_steps: int = 20_000_000):
-        self.bind = bind
-        self.timeout_s = timeout_s
-        self.max_episodes = max_episodes  # bounded: a runaway client cannot exhaust memory
-        self.max_steps = max_steps
+    def __init__(self, bind: str, flag: str = "--bind"):
         self.stats = ServerStats()
         self._ctx = zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.ROUTER)
@@ -70,13 +66,10 @@ class ExperienceServer:
             self._sock.bind(bind)
         except zmq.ZMQError as exc:
             self._sock.close(0)
-            raise RuntimeError(f"Cannot bind the learner's ROUTER socket to {bind}: {exc} — pick a free port with --bind") from None
+            raise RuntimeError(f"Cannot bind the learner's ROUTER socket to {bind}: {exc} — pick a free port with {flag}") from None
         self.endpoint = self._sock.getsockopt_string(zmq.LAST_ENDPOINT)
-        self._hello: dict[bytes, dict[str, Any]] = {}
-        self._episodes: list[Episode] = []
-        self._steps = 0
 
-    def __enter__(self) -> "ExperienceServer":
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -85,15 +78,42 @@ class ExperienceServer:
     def close(self) -> None:
         self._sock.close()
 
-    def _reply(self, route: list[bytes], header: dict[str, Any]) -> None:
-        self._sock.send_multipart(route + encode(header))
+    def _reply(self, route: list[bytes], header: dict[str, Any], tensors: dict[str, np.ndarray] | None = None,
+               extra: list[bytes] | None = None) -> None:
+        self._sock.send_multipart(route + encode(header, tensors) + (extra or []))
 
-    def _error(self, route: list[bytes], seq: int | None, reason: str) -> None:
-        self.stats.malformed += 1
+    def _error(self, route: list[bytes], seq: int | None, reason: str, malformed: bool = True) -> None:
+        """Answer `error {seq, reason}`; `malformed=False` for well-formed requests that cannot be served."""
+        self.stats.malformed += int(malformed)
         self.stats.errors.append(reason)
         del self.stats.errors[:-100]  # keep the last 100 only
         log.warning("rejected message (seq %s): %s", seq, reason)
         self._reply(route, {"type": "error", "seq": -1 if seq is None else seq, "reason": reason})
+
+    def _recv(self, timeout_ms: int) -> tuple[list[bytes], list[bytes]] | None:
+        """Next message as (route, frames), or None after `timeout_ms` without one."""
+        if not self._sock.poll(timeout_ms, zmq.POLLIN):
+            return None
+        msg = self._sock.recv_multipart()
+        self.stats.messages += 1
+        # ROUTER prepends the identity; a REQ-style client also adds an empty delimiter, which we echo back.
+        if len(msg) > 2 and msg[1] == b"":
+            return msg[:2], msg[2:]
+        return msg[:1], msg[1:]
+
+
+class ExperienceServer(RouterEndpoint):
+    """Binds a ROUTER socket and collects one dataset. Use as a context manager; `collect()` returns after `end`."""
+
+    def __init__(self, bind: str, timeout_s: float = 300.0, max_episodes: int = 100_000, max_steps: int = 20_000_000):
+        super().__init__(bind)
+        self.bind = bind
+        self.timeout_s = timeout_s
+        self.max_episodes = max_episodes  # bounded: a runaway client cannot exhaust memory
+        self.max_steps = max_steps
+        self._hello: dict[bytes, dict[str, Any]] = {}
+        self._episodes: list[Episode] = []
+        self._steps = 0
 
     def _handle(self, route: list[bytes], frames: list[bytes]) -> Dataset | None:
         """Handle one message; returns the dataset when the client sent `end`."""
@@ -143,24 +163,18 @@ class ExperienceServer:
     def collect(self) -> Dataset:
         """Serve until a client sends `end`; raises TimeoutError when nothing arrives for `timeout_s` seconds."""
         log.info("learner listening on %s (protocol %s)", self.endpoint, PROTOCOL)
-        poller = zmq.Poller()
-        poller.register(self._sock, zmq.POLLIN)
         deadline = time.monotonic() + self.timeout_s
         while True:
             left_ms = int(max(0.0, deadline - time.monotonic()) * 1000)
-            if not poller.poll(left_ms):
+            got = self._recv(left_ms)
+            if got is None:
                 if not self._hello:
                     raise TimeoutError(f"no client connected to {self.endpoint} within {self.timeout_s:g} s — start the "
                                        f"robot side's dataset upload to this address, or raise --timeout")
                 raise TimeoutError(f"client went quiet: no message for {self.timeout_s:g} s after "
                                    f"{len(self._episodes)} episodes and no `end` — raise --timeout or resend")
-            msg = self._sock.recv_multipart()
-            self.stats.messages += 1
+            route, frames = got
             deadline = time.monotonic() + self.timeout_s
-            # ROUTER prepends the identity; a REQ-style client also adds an empty delimiter, which we echo back.
-            route, frames = msg[:1], msg[1:]
-            if len(frames) > 1 and frames[0] == b"":
-                route, frames = msg[:2], msg[2:]
             try:
                 dataset = self._handle(route, frames)
             except Exception as exc:  # never let one message take the learner down

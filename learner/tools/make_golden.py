@@ -47,6 +47,43 @@ def _invalid(description: str, frames: list[bytes], error: str) -> dict:
 
 
 def golden() -> dict[str, dict]:
+    return {**_base_files(), **_online_files()}
+
+
+def _online_files() -> dict[str, dict]:
+    """Online RL messages (docs/protocol.md)."""
+    n = 2
+    obs = np.arange(n * 12, dtype=np.float32).reshape(n, 12) * 0.125 - 1.0  # (2, 12)
+    base = np.array([[0.5, -0.25, 0.75, 0.0, -1.0], [0.25, -0.5, 1.0, 0.125, -1.0]], dtype=np.float32)  # (2, 5)
+    residual = np.array([[0.0625, 0.0, -0.03125, 0.0, 0.0], [-0.0625, 0.03125, 0.0, 0.0, 0.0]], dtype=np.float32)
+    tensors = {"obs": obs, "next_obs": obs + 0.0625, "base_action": base, "residual_action": residual,
+               "action": np.clip(base + residual, -1, 1), "next_base_action": base[::-1].copy(),
+               "reward": np.array([0.0, 1.0], np.float32), "terminated": np.array([0.0, 1.0], np.float32),
+               "truncated": np.zeros(n, np.float32), "intervention": np.array([1.0, 0.0], np.float32)}
+    header = {"type": "transitions", "seq": 7, "robot_id": "sim-0", "first_seq": 40, "count": n, "episode": [3, 3],
+              "step": [12, 13], "policy_version": ["res-push_cube-20261130T001500Z-a1b2c3-u1000"] * n,
+              "intervention_source": ["scripted_operator", ""]}
+    good = encode(header, tensors)
+    return {
+        "hello-online": _valid("hello of an online robot (mode online, base policy version)", {
+            "type": "hello", "seq": 1, "robot_id": "sim-0", "config_hash": "sha256:0123abcd", "obs_names": OBS_NAMES,
+            "action_names": ACTION_NAMES, "task": "push_cube", "mode": "online",
+            "base_policy_version": "bc-push_cube-20261130T001500Z-a1b2c3"}),
+        "welcome": _valid("welcome to an online robot: resend after acked_seq 39, latest residual package", {
+            "type": "welcome", "seq": 1, "learner": "rlft_learner 0.1.0", "acked_seq": 39,
+            "latest_policy": {"version": "res-push_cube-20261130T001500Z-a1b2c3-u1000", "kind": "residual"},
+            "heartbeat_sec": 2.0}),
+        "transitions": _valid("2 transitions of sim-0 (seq 40, 41): an intervention step, then a success", header, tensors),
+        "heartbeat-request": _valid("heartbeat from an idle robot", {"type": "heartbeat", "seq": 8, "robot_id": "sim-0"}),
+        "heartbeat": _valid("heartbeat reply with the learner's counters", {
+            "type": "heartbeat", "seq": 8, "acked_seq": 41, "policy_version": "res-push_cube-20261130T001500Z-a1b2c3-u1000",
+            "updates": 1000, "online_transitions": 42, "offline_transitions": 1}),
+        "bad-transitions-truncated": _invalid("transitions whose action frame is 8 bytes short of 2x5 float32",
+                                              good[:5] + [good[5][:-8]] + good[6:], "frame size"),
+    }
+
+
+def _base_files() -> dict[str, dict]:
     T = 3
     obs = (np.arange(T * 12, dtype=np.float32).reshape(T, 12) * 0.25 - 2.0)  # (T, 12)
     action = np.array([[0.5, -0.25, 1.0, 0.0, 0.015625]] * T, dtype=np.float32) * np.arange(1, T + 1, dtype=np.float32)[:, None]

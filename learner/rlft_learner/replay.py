@@ -1,0 +1,118 @@
+"""Replay buffers for residual off-policy RL: bounded rings of 1-step transitions, n-step targets at sample time.
+
+Transitions of several robots interleave in one ring, so each row links to the row holding the same robot's next
+step (`next`); an n-step sample follows those links (ResFiT uses n = 3..5 for sparse reward, ALGORITHMS.md §1).
+A link is trusted only while the target row still holds `seq + 1` of the same robot, so ring overwrites and
+intervention segments (whose neighbours live only in the online buffer) just shorten the return, with a bootstrap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+# Stored per row: name -> (width kind, dtype). "obs" / "act" widths come from the buffer, None = scalar.
+FIELDS = {"obs": ("obs", np.float32), "next_obs": ("obs", np.float32), "base_action": ("act", np.float32),
+          "action": ("act", np.float32), "next_base_action": ("act", np.float32), "reward": (None, np.float32),
+          "terminated": (None, np.float32), "truncated": (None, np.float32), "intervention": (None, np.float32),
+          "robot": (None, np.int64), "seq": (None, np.int64), "next": (None, np.int64)}
+
+
+@dataclass
+class Batch:
+    """An n-step batch (B rows): the target is `ret + discount * Q(next_obs, next_base_action + residual)`.
+    `discount` is gamma**k for a k-step return and 0 when the return ended in a terminal (success) step."""
+
+    obs: torch.Tensor  # (B, obs_dim), normalised
+    base_action: torch.Tensor  # (B, A)
+    action: torch.Tensor  # (B, A), executed (normalised)
+    ret: torch.Tensor  # (B,)
+    discount: torch.Tensor  # (B,)
+    next_obs: torch.Tensor  # (B, obs_dim)
+    next_base_action: torch.Tensor  # (B, A)
+
+
+class ReplayBuffer:
+    """A ring of `capacity` transitions; `add` takes a dict of arrays with a leading N axis (see FIELDS)."""
+
+    def __init__(self, capacity: int, obs_dim: int, act_dim: int):
+        self.capacity, self.obs_dim, self.act_dim = capacity, obs_dim, act_dim
+        width = {"obs": obs_dim, "act": act_dim, None: None}
+        self.data = {k: np.zeros((capacity,) if width[w] is None else (capacity, width[w]), dt) for k, (w, dt) in FIELDS.items()}
+        self.data["next"][:] = -1
+        self.size = 0
+        self.ptr = 0
+        self._last: dict[int, int] = {}  # robot index -> row of its latest transition
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, rows: dict[str, np.ndarray]) -> None:
+        """Append N rows (keys: every FIELDS name except `next`), in seq order per robot."""
+        n = len(rows["seq"])
+        for i in range(n):
+            slot = self.ptr
+            for k in FIELDS:
+                if k != "next":
+                    self.data[k][slot] = rows[k][i]
+            self.data["next"][slot] = -1
+            robot = int(rows["robot"][i])
+            prev = self._last.get(robot)
+            if prev is not None and self._linked(prev, slot):
+                self.data["next"][prev] = slot
+            self._last[robot] = slot
+            self.ptr = (self.ptr + 1) % self.capacity
+            self.size = min(self.size + 1, self.capacity)
+
+    def _linked(self, prev: int, slot: int) -> bool:
+        d = self.data
+        return bool(d["robot"][prev] == d["robot"][slot] and d["seq"][prev] + 1 == d["seq"][slot]
+                    and not d["terminated"][prev] and not d["truncated"][prev])
+
+    def sample_idx(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return rng.integers(0, self.size, size=n)
+
+    def nstep(self, idx: np.ndarray, n: int, gamma: float) -> dict[str, np.ndarray]:
+        """n-step return from rows `idx`: sum_k gamma^k r_{t+k} until a terminal/truncated step, a broken link or n
+        steps; bootstrap from the last step's next_obs unless it was terminal (success ends the episode, §1)."""
+        d = self.data
+        cur = idx.copy()
+        ret = d["reward"][cur].astype(np.float64)
+        steps = np.ones(len(idx))
+        ended = (d["terminated"][cur] > 0) | (d["truncated"][cur] > 0)
+        for k in range(1, n):
+            nxt = d["next"][cur]
+            safe = np.where(nxt >= 0, nxt, 0)
+            ok = ~ended & (nxt >= 0) & (d["seq"][safe] == d["seq"][cur] + 1) & (d["robot"][safe] == d["robot"][cur])
+            cur = np.where(ok, safe, cur)
+            ret += np.where(ok, gamma ** k * d["reward"][cur], 0.0)
+            steps += ok
+            ended |= ~ok | (d["terminated"][cur] > 0) | (d["truncated"][cur] > 0)
+        discount = gamma ** steps * (1.0 - d["terminated"][cur])
+        return {"obs": d["obs"][idx], "base_action": d["base_action"][idx], "action": d["action"][idx],
+                "ret": ret.astype(np.float32), "discount": discount.astype(np.float32),
+                "next_obs": d["next_obs"][cur], "next_base_action": d["next_base_action"][cur]}
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Arrays for an .npz checkpoint (only the filled part)."""
+        out = {k: v[: self.size] for k, v in self.data.items()}
+        out["_ptr"] = np.array(self.ptr)
+        out["_last"] = np.array(sorted(self._last.items()), dtype=np.int64).reshape(-1, 2)
+        return out
+
+    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
+        size = len(arrays["seq"])
+        if size > self.capacity:
+            raise ValueError(f"checkpointed buffer holds {size} rows but capacity is {self.capacity}; raise the capacity")
+        for k in FIELDS:
+            self.data[k][:size] = arrays[k]
+        self.size, self.ptr = size, int(arrays["_ptr"]) % self.capacity
+        self._last = {int(r): int(s) for r, s in arrays["_last"]}
+
+
+def to_batch(parts: list[dict[str, np.ndarray]], device: torch.device) -> Batch:
+    """Concatenate n-step samples (e.g. offline + online halves, RLPD) into one tensor batch."""
+    cat = {k: torch.from_numpy(np.concatenate([p[k] for p in parts])).to(device) for k in parts[0]}
+    return Batch(**cat)

@@ -1,0 +1,306 @@
+"""Residual off-policy RL on top of a frozen BC policy: ResFiT (Ankile et al. 2025, arXiv 2509.19301) with
+TD3 (Fujimoto et al. 2018, arXiv 1802.09477), a REDQ critic ensemble (Chen et al. 2021, arXiv 2101.05982),
+RLPD 50/50 batches (Ball et al. 2023, arXiv 2302.02948) and HIL-SERL intervention routing (Luo et al. 2024,
+arXiv 2410.21845). See /work/shared/ALGORITHMS.md §1-2. The online loop that feeds it is `serve.py`.
+
+The robot runs the base policy and adds `residual = tanh(MLP([obs_norm, a_base])) * scale`; it sends every step as a
+transition (docs/protocol.md). Here the critic learns Q(s, executed action) from n-step sparse-reward returns and the
+actor learns a residual that maximises the mean Q of the ensemble.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+import torch
+
+from .replay import Batch, ReplayBuffer, to_batch
+from .residual_nets import CriticEnsemble, ResidualActor, combine
+
+
+def _h(text: str) -> dict:
+    return {"help": text}
+
+
+@dataclass
+class Config:
+    """Everything `serve` reads from its YAML file (same names as keys; each also a --flag). Unknown keys are errors."""
+
+    # --- sockets and files ---
+    experience_bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address robots send hello/transitions/heartbeat/get_policy to"))
+    policy_bind: str = field(default="tcp://127.0.0.1:5556", metadata=_h("PUB address every new residual package is published on (topic `policy`)"))
+    base_package: str = field(default="", metadata=_h("REQUIRED: the BC package dir; its names and stats define normalisation, its version must match robots' hello"))
+    run_dir: str = field(default="runs/residual", metadata=_h("checkpoints, packages/ and metrics.jsonl; an existing run is resumed"))
+    demo_dataset: str = field(default="", metadata=_h("optional .npz of demos (train-bc format) put in the offline buffer, base actions relabelled by the base policy"))
+    config_hash: str = field(default="", metadata=_h("robot config hash to require in hello; empty = accept any and record it"))
+    heartbeat_sec: float = field(default=2.0, metadata=_h("heartbeat period told to robots in welcome"))
+    # --- schedule ---
+    publish_every: int = field(default=1000, metadata=_h("critic updates between residual package exports (none while the actor has not moved)"))
+    keep_packages: int = field(default=5, metadata=_h("newest packages kept on disk; older ones are deleted"))
+    checkpoint_every: int = field(default=5000, metadata=_h("critic updates between checkpoints (also on SIGINT/SIGTERM and at the end)"))
+    checkpoint_every_s: float = field(default=60.0, metadata=_h("seconds between checkpoints while new data arrives but no updates run"))
+    max_updates: int = field(default=0, metadata=_h("stop after this many critic updates (0 = forever)"))
+    max_seconds: float = field(default=0.0, metadata=_h("stop after this many seconds (0 = forever)"))
+    json_progress: bool = field(default=False, metadata=_h("print JSON lines (progress every ~2 s, policy on publish) on stdout"))
+    progress_every_s: float = field(default=2.0, metadata=_h("seconds between progress lines / metrics rows"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads. 1: on 2 cores shared with the sim, 2 OpenMP threads measured 1-8x slower (spin-waits under load), never faster"))
+    device: str = field(default="cpu", metadata=_h("cpu or cuda; small MLPs are fastest on CPU at batch 256"))
+    seed: int = field(default=1, metadata=_h("random seed"))
+    # --- residual actor (ResFiT) ---
+    residual_scale: float = field(default=0.1, metadata=_h("residual bound: tanh(.) * scale in normalised action units (ResFiT 0.1-0.2)"))
+    exploration_std: float = field(default=0.05, metadata=_h("Gaussian noise the robot adds in training mode (ResFiT 0.025-0.05)"))
+    actor_hidden: int = field(default=256, metadata=_h("actor MLP width"))
+    actor_layers: int = field(default=2, metadata=_h("actor hidden layers"))
+    # --- critic ensemble (REDQ) ---
+    critic_heads: int = field(default=10, metadata=_h("Q heads E (ResFiT 10); the target takes the min of 2 random heads"))
+    critic_hidden: int = field(default=128, metadata=_h("critic width (paper 1024 on GPU). 10 heads x 128 runs ~2x the updates/s of 10 x 256 on 2 CPU cores"))
+    critic_layers: int = field(default=2, metadata=_h("critic hidden layers, each Linear-LayerNorm-ReLU"))
+    # --- TD3 ---
+    gamma: float = field(default=0.99, metadata=_h("discount (ResFiT 0.99-0.995)"))
+    n_step: int = field(default=3, metadata=_h("n-step returns (ResFiT 3-5); success stops the bootstrap, truncation does not"))
+    utd: float = field(default=2.0, metadata=_h("critic updates per received env step (paper 4; 2 keeps up with a 10 Hz robot on 2 CPU cores)"))
+    policy_delay: int = field(default=2, metadata=_h("critic updates per actor update (TD3)"))
+    target_noise: float = field(default=0.2, metadata=_h("target policy smoothing std, as a fraction of residual_scale (TD3 0.2)"))
+    target_noise_clip: float = field(default=0.3, metadata=_h("smoothing noise clip, as a fraction of residual_scale (ResFiT 0.3)"))
+    tau: float = field(default=0.005, metadata=_h("Polyak rate of the target networks"))
+    actor_lr: float = field(default=1e-4, metadata=_h("AdamW actor lr. Paper 1e-6 over 300k+ GPU steps; at CPU budgets (a few hundred episodes) 1e-6 barely moves the zero-initialised head, and tanh*scale bounds the residual anyway"))
+    critic_lr: float = field(default=3e-4, metadata=_h("AdamW critic lr (RLPD 3e-4; ResFiT 1e-4)"))
+    weight_decay: float = field(default=0.01, metadata=_h("AdamW weight decay (torch default)"))
+    grad_clip: float = field(default=1.0, metadata=_h("max gradient norm, actor and critic"))
+    batch_size: int = field(default=256, metadata=_h("transitions per update"))
+    offline_fraction: float = field(default=0.5, metadata=_h("share of each batch from the offline buffer (RLPD 50/50) when it has data"))
+    learning_starts: int = field(default=500, metadata=_h("online transitions before the first update (ResFiT warms up with 10k env steps)"))
+    critic_warmup_updates: int = field(default=1000, metadata=_h("critic-only updates before the actor moves (ResFiT 10k)"))
+    online_capacity: int = field(default=200_000, metadata=_h("online ring buffer rows"))
+    offline_capacity: int = field(default=100_000, metadata=_h("offline ring buffer rows (demos + interventions)"))
+
+
+def config_keys() -> set[str]:
+    return {f.name for f in fields(Config)}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Base package: the frozen BC policy the residual corrects.
+
+@dataclass
+class BasePackage:
+    """What the residual learner needs from the BC package's policy.json."""
+
+    path: str
+    version: str
+    policy_json_sha256: str
+    task: str
+    obs_names: list[str]
+    obs_mean: np.ndarray
+    obs_std: np.ndarray
+    action_names: list[str]
+    act_min: np.ndarray
+    act_max: np.ndarray
+    policy: dict
+
+    @staticmethod
+    def load(path: str) -> "BasePackage":
+        pj = os.path.join(path, "policy.json")
+        if not os.path.isfile(pj):
+            raise ValueError(f"base_package {path!r} has no policy.json — point base_package at a train-bc package directory")
+        raw = open(pj, "rb").read()
+        policy = json.loads(raw)
+        try:
+            obs, act = policy["observation"], policy["action"]
+            return BasePackage(path=path, version=policy["version"], policy_json_sha256=hashlib.sha256(raw).hexdigest(),
+                               task=policy.get("provenance", {}).get("task", "task"), obs_names=list(obs["names"]),
+                               obs_mean=np.asarray(obs["mean"], np.float32), obs_std=np.asarray(obs["std"], np.float32),
+                               action_names=list(act["names"]), act_min=np.asarray(act["min"], np.float32),
+                               act_max=np.asarray(act["max"], np.float32), policy=policy)
+        except KeyError as exc:
+            raise ValueError(f"{pj}: missing key {exc}; expected a policy package (docs/contracts.md)") from None
+
+    def norm_obs(self, obs: np.ndarray) -> np.ndarray:
+        return ((obs - self.obs_mean) / self.obs_std).astype(np.float32)
+
+    def norm_action(self, act: np.ndarray) -> np.ndarray:
+        return np.clip(2 * (act - self.act_min) / (self.act_max - self.act_min) - 1, -1, 1).astype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Intervention routing (HIL-SERL, ALGORITHMS.md §2).
+
+def route(rows: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    """Split received rows into (online rows, offline rows): every step goes online; intervention steps (the operator's
+    executed action) also go to the offline buffer. The policy's own steps around an intervention stay online only."""
+    mask = rows["intervention"] > 0.5
+    offline = {k: v[mask] for k, v in rows.items()} if mask.any() else None
+    return rows, offline
+
+
+def redq_target(q_next: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """min over 2 randomly chosen heads of the target ensemble (REDQ, M = 2); q_next (E, B) -> (B,)."""
+    pick = torch.randperm(q_next.shape[0], generator=gen)[:2]
+    return q_next[pick].min(dim=0).values
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The agent.
+
+class ResidualTD3:
+    """Networks, optimisers, buffers and counters; `add()` takes received rows, `update()` runs one critic update
+    (and every `policy_delay`-th time, after the critic warm-up, one actor update)."""
+
+    def __init__(self, cfg: Config, obs_dim: int, act_dim: int):
+        self.cfg, self.obs_dim, self.act_dim = cfg, obs_dim, act_dim
+        torch.manual_seed(cfg.seed)
+        self.device = torch.device(cfg.device)
+        self.actor = ResidualActor(obs_dim, act_dim, cfg.actor_hidden, cfg.actor_layers, cfg.residual_scale).to(self.device)
+        self.critic = CriticEnsemble(obs_dim, act_dim, cfg.critic_hidden, cfg.critic_layers, cfg.critic_heads).to(self.device)
+        self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
+        self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
+        self.actor_opt = torch.optim.AdamW(self.actor.parameters(), lr=cfg.actor_lr, weight_decay=cfg.weight_decay)
+        self.critic_opt = torch.optim.AdamW(self.critic.parameters(), lr=cfg.critic_lr, weight_decay=cfg.weight_decay)
+        self.online = ReplayBuffer(cfg.online_capacity, obs_dim, act_dim)
+        self.offline = ReplayBuffer(cfg.offline_capacity, obs_dim, act_dim)
+        self.rng = np.random.default_rng(cfg.seed)
+        self.gen = torch.Generator().manual_seed(cfg.seed)
+        self.updates = 0  # critic updates
+        self.actor_updates = 0
+        self.env_steps = 0  # online transitions received (the UTD clock)
+        self.intervention_steps = 0
+
+    # -- data --
+    def add(self, rows: dict[str, np.ndarray]) -> None:
+        online, offline = route(rows)
+        self.online.add(online)
+        if offline is not None:
+            self.offline.add(offline)
+            self.intervention_steps += len(offline["seq"])
+        self.env_steps += len(rows["seq"])
+
+    def add_offline(self, rows: dict[str, np.ndarray]) -> None:
+        """Demonstrations: offline buffer only (RLPD's prior data)."""
+        self.offline.add(rows)
+
+    def updates_due(self) -> int:
+        """Critic updates owed by the UTD ratio (0 until `learning_starts` online transitions arrived)."""
+        if len(self.online) < max(self.cfg.learning_starts, 1):
+            return 0
+        return max(0, int(self.cfg.utd * self.env_steps) - self.updates)
+
+    def sample(self) -> Batch:
+        cfg = self.cfg
+        n_off = int(round(cfg.batch_size * cfg.offline_fraction)) if len(self.offline) else 0
+        parts = [self.online.nstep(self.online.sample_idx(cfg.batch_size - n_off, self.rng), cfg.n_step, cfg.gamma)]
+        if n_off:
+            parts.append(self.offline.nstep(self.offline.sample_idx(n_off, self.rng), cfg.n_step, cfg.gamma))
+        return to_batch(parts, self.device)
+
+    # -- learning --
+    def _smoothed_residual(self, obs: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
+        """Target policy smoothing (TD3), noise scaled to the residual's range: std 0.2*scale, clipped at 0.3*scale."""
+        cfg, s = self.cfg, self.cfg.residual_scale
+        res = self.actor_target(obs, base)  # (B, A)
+        noise = (torch.randn(res.shape, generator=self.gen) * cfg.target_noise * s).to(res.device)
+        noise = noise.clamp(-cfg.target_noise_clip * s, cfg.target_noise_clip * s)
+        return (res + noise).clamp(-s, s)
+
+    def update(self) -> dict[str, float]:
+        """One critic update (+ maybe one actor update); returns metrics."""
+        cfg = self.cfg
+        b = self.sample()
+        with torch.no_grad():
+            next_action = combine(b.next_base_action, self._smoothed_residual(b.next_obs, b.next_base_action))  # (B, A)
+            q_next = redq_target(self.critic_target(b.next_obs, next_action), self.gen)  # (B,)
+            # n-step TD target; `discount` is 0 after a success (terminal) and gamma^k otherwise (replay.py).
+            y = b.ret + b.discount * q_next  # (B,)
+        q = self.critic(b.obs, b.action)  # (E, B): the critic scores the executed (combined / human) action
+        critic_loss = ((q - y.unsqueeze(0)) ** 2).mean(dim=1).sum()  # every head regresses to the same target (REDQ)
+        self.critic_opt.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.grad_clip)
+        self.critic_opt.step()
+        self._polyak(self.critic, self.critic_target)
+        self.updates += 1
+        out = {"losses/critic": critic_loss.item() / cfg.critic_heads, "charts/q_mean": q.mean().item()}
+        # Delayed actor updates (TD3), only after the critic warm-up (ResFiT: critic-only updates before the actor moves).
+        if self.updates > cfg.critic_warmup_updates and self.updates % cfg.policy_delay == 0:
+            residual = self.actor(b.obs, b.base_action)  # (B, A)
+            actor_loss = -self.critic(b.obs, combine(b.base_action, residual)).mean()  # mean over heads and batch
+            self.actor_opt.zero_grad(set_to_none=True)
+            actor_loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.grad_clip)
+            self.actor_opt.step()
+            self._polyak(self.actor, self.actor_target)
+            self.actor_updates += 1
+            out["losses/actor"] = actor_loss.item()
+            out["charts/residual_abs"] = residual.detach().abs().mean().item()
+        return out
+
+    def _polyak(self, net: torch.nn.Module, target: torch.nn.Module) -> None:
+        with torch.no_grad():
+            for p, pt in zip(net.parameters(), target.parameters()):
+                pt.lerp_(p, self.cfg.tau)
+
+    # -- checkpoints --
+    def state_dict(self) -> dict:
+        return {"actor": self.actor.state_dict(), "critic": self.critic.state_dict(),
+                "actor_target": self.actor_target.state_dict(), "critic_target": self.critic_target.state_dict(),
+                "actor_opt": self.actor_opt.state_dict(), "critic_opt": self.critic_opt.state_dict(),
+                "counters": {"updates": self.updates, "actor_updates": self.actor_updates, "env_steps": self.env_steps,
+                             "intervention_steps": self.intervention_steps},
+                "torch_rng": self.gen.get_state(), "np_rng": json.dumps(self.rng.bit_generator.state)}
+
+    def load_state_dict(self, state: dict) -> None:
+        for name in ("actor", "critic", "actor_target", "critic_target", "actor_opt", "critic_opt"):
+            getattr(self, name).load_state_dict(state[name])
+        for k, v in state["counters"].items():
+            setattr(self, k, int(v))
+        self.gen.set_state(state["torch_rng"])
+        self.rng.bit_generator.state = json.loads(state["np_rng"])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Demonstrations -> offline rows (optional).
+
+def demo_rows(path: str, base: BasePackage) -> dict[str, np.ndarray]:
+    """Offline rows from a train-bc .npz. As in ResFiT, base_action is relabelled by running the frozen base policy on
+    the demo observations once at load: chunks predicted every `execute_steps` steps and executed open-loop, as the robot
+    does. Success ends an episode (terminated); other episode ends are truncations."""
+    from .data import load_npz
+    from .diffusion import DDIMSampler, ModelConfig, NoisePredictionNet
+
+    data = load_npz(path)
+    if data.obs_names != base.obs_names or data.action_names != base.action_names:
+        raise ValueError(f"{path}: obs/action names differ from the base package's; record demos for the same task")
+    ckpt = torch.load(os.path.join(base.path, "model.pt"), map_location="cpu")
+    mcfg = ModelConfig(**ckpt["config"])
+    net = NoisePredictionNet(mcfg)
+    net.load_state_dict(ckpt["state_dict"])
+    sampler = DDIMSampler(net.eval(), ckpt["alphas_cumprod"].numpy(), list(ckpt["timesteps"])).eval()
+    execute = int(base.policy["action"].get("execute_steps", 8))
+    gen = torch.Generator().manual_seed(0)
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "next_obs", "base_action", "action", "next_base_action",
+                                                         "reward", "terminated", "truncated")}
+    for ep in data.episodes:
+        T = len(ep.obs)
+        obs_n = base.norm_obs(ep.obs)  # (T, obs_dim)
+        starts = np.arange(0, T, execute)
+        hist = np.clip(starts[:, None] + np.arange(-mcfg.history + 1, 1)[None, :], 0, T - 1)  # (C, history)
+        with torch.no_grad():
+            noise = torch.randn(len(starts), mcfg.horizon, mcfg.action_dim, generator=gen)
+            chunks = sampler(torch.from_numpy(obs_n[hist].reshape(len(starts), -1)), noise).numpy()  # (C, H, A)
+        base_a = np.concatenate([c[:execute] for c in chunks])[:T]  # (T, A)
+        nxt = np.minimum(np.arange(T) + 1, T - 1)
+        term = np.zeros(T, np.float32)
+        trunc = np.zeros(T, np.float32)
+        (term if ep.success else trunc)[-1] = 1.0
+        for k, v in (("obs", obs_n), ("next_obs", obs_n[nxt]), ("base_action", base_a), ("action", base.norm_action(ep.action)),
+                     ("next_base_action", base_a[nxt]), ("reward", ep.reward.astype(np.float32)), ("terminated", term),
+                     ("truncated", trunc)):
+            cols[k].append(v)
+    rows = {k: np.concatenate(v) for k, v in cols.items()}
+    n = len(rows["reward"])
+    rows.update(intervention=np.ones(n, np.float32), robot=np.full(n, -1, np.int64), seq=np.arange(n, dtype=np.int64))
+    return rows

@@ -1,0 +1,347 @@
+"""`serve`: the online residual-RL learner. Robots stream transitions in (online_server.py), ResidualTD3 trains on them
+(residual_td3.py), new residual packages are exported and published, and everything is checkpointed so a killed
+learner resumes where its last checkpoint left off.
+
+    python3 -m rlft_learner serve --config learner.yaml [--max-updates 20000 --json-progress ...]
+    python3 -m rlft_learner bench-update [--config learner.yaml] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import inspect
+import json
+import logging
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+import numpy as np
+import torch
+import yaml
+
+from .export import export_residual_package
+from .online_server import OnlineServer
+from .replay import FIELDS
+from .residual_td3 import BasePackage, Config, ResidualTD3, config_keys, demo_rows
+
+log = logging.getLogger("rlft_learner.serve")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Config: YAML file, then --flags; unknown keys and wrong types are errors that name the key.
+
+def check_config(values: dict[str, Any], where: str) -> dict[str, Any]:
+    defaults = Config()
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in config_keys():
+            close = difflib.get_close_matches(key, sorted(config_keys()), n=1)
+            hint = f" — did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(config_keys()))}"
+            raise ValueError(f"{where}: unknown config key {key!r}{hint}")
+        want = type(getattr(defaults, key))
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
+            raise ValueError(f"{where}: config key {key!r} must be {want.__name__}; found {value!r}")
+        out[key] = value
+    return out
+
+
+def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Config:
+    """Config from a YAML mapping (may be empty) with `overrides` (from flags) on top."""
+    values: dict[str, Any] = {}
+    if path:
+        with open(path) as f:
+            loaded = yaml.safe_load(f)
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ValueError(f"{path}: expected a YAML mapping of config keys; found {type(loaded).__name__}")
+        values.update(check_config(loaded or {}, path))
+    values.update(check_config(overrides or {}, "command line"))
+    cfg = Config(**values)
+    if cfg.utd <= 0 or cfg.n_step < 1 or cfg.critic_heads < 2 or cfg.batch_size < 2 or cfg.policy_delay < 1:
+        raise ValueError("config: utd must be > 0, n_step >= 1, critic_heads >= 2 (REDQ picks 2), batch_size >= 2, policy_delay >= 1")
+    return cfg
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """--key for every config key; only flags given on the command line override the YAML file."""
+    parser.add_argument("--config", default="", help="YAML file of config keys (see residual_td3.Config)")
+    defaults = Config()
+    for f in dataclasses.fields(Config):
+        default = getattr(defaults, f.name)
+        flag = "--" + f.name.replace("_", "-")
+        help_text = f"{f.metadata.get('help', '')} (default: {default!r})"
+        if isinstance(default, bool):
+            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text)
+        else:
+            parser.add_argument(flag, dest=f.name, type=type(default), default=argparse.SUPPRESS, help=help_text)
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    return load_config(args.config, {k: v for k, v in vars(args).items() if k in config_keys()})
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Checkpoints: run_dir/ckpt-<updates>-<hex>/{state.pt, online.npz, offline.npz, meta.json}, made current by an atomic
+# rename of run_dir/checkpoint.json. Buffers and acked_seq are saved together, so after a restart `welcome` reports
+# exactly the acked_seq whose transitions are in the restored buffers.
+
+def _atomic_json(path: str, obj: Any) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=2)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def save_checkpoint(run_dir: str, agent: ResidualTD3, meta: dict) -> str:
+    name = f"ckpt-{agent.updates:09d}-{os.urandom(3).hex()}"
+    tmp = os.path.join(run_dir, "." + name)
+    os.makedirs(tmp)
+    torch.save(agent.state_dict(), os.path.join(tmp, "state.pt"))
+    np.savez(os.path.join(tmp, "online.npz"), **agent.online.state())
+    np.savez(os.path.join(tmp, "offline.npz"), **agent.offline.state())
+    _atomic_json(os.path.join(tmp, "meta.json"), meta)
+    os.rename(tmp, os.path.join(run_dir, name))
+    pointer = os.path.join(run_dir, "checkpoint.json")
+    old = json.load(open(pointer))["dir"] if os.path.exists(pointer) else None
+    _atomic_json(pointer, {"dir": name, "updates": agent.updates, "created": time.time()})
+    if old and old != name:
+        shutil.rmtree(os.path.join(run_dir, old), ignore_errors=True)
+    return name
+
+
+def load_checkpoint(run_dir: str, agent: ResidualTD3) -> dict | None:
+    """Restore `agent` from run_dir's current checkpoint; returns its meta, or None when there is none."""
+    pointer = os.path.join(run_dir, "checkpoint.json")
+    if not os.path.exists(pointer):
+        return None
+    ckpt = os.path.join(run_dir, json.load(open(pointer))["dir"])
+    meta = json.load(open(os.path.join(ckpt, "meta.json")))
+    # Our own file (optimiser state holds Python floats/tuples): load it fully on torch 2.x, whose default is weights_only.
+    extra = {"weights_only": False} if "weights_only" in inspect.signature(torch.load).parameters else {}
+    agent.load_state_dict(torch.load(os.path.join(ckpt, "state.pt"), map_location=agent.device, **extra))
+    for buf, name in ((agent.online, "online.npz"), (agent.offline, "offline.npz")):
+        with np.load(os.path.join(ckpt, name)) as f:
+            buf.load_state({k: f[k] for k in f.files})
+    return meta
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The learner loop.
+
+class Learner:
+    """Owns the agent, the server, packages, checkpoints and progress. `run(stop)` serves until `stop` is set or a
+    max_updates / max_seconds limit is reached, then checkpoints."""
+
+    def __init__(self, cfg: Config, out: Callable[[str], None] | None = None):
+        if not cfg.base_package:
+            raise ValueError("config: base_package is required — the BC package directory the robots run (train-bc's OUT/package)")
+        self.cfg = cfg
+        self.out = out or (lambda line: (sys.stdout.write(line + "\n"), sys.stdout.flush()))
+        torch.set_num_threads(cfg.threads)
+        self.base = BasePackage.load(cfg.base_package)
+        self.agent = ResidualTD3(cfg, len(self.base.obs_names), len(self.base.action_names))
+        os.makedirs(cfg.run_dir, exist_ok=True)
+        self.packages_dir = os.path.join(cfg.run_dir, "packages")
+        self.latest_version: str | None = None
+        self.published_at = -1
+        self.resumed_from: int | None = None
+        self.server = OnlineServer(cfg.experience_bind, cfg.policy_bind, self.base, on_rows=self._on_rows,
+                                   status=self.status, config_hash=cfg.config_hash, heartbeat_sec=cfg.heartbeat_sec)
+        self.server.keep_packages = cfg.keep_packages
+        try:
+            self._resume_or_start()
+        except Exception:
+            self.server.close()
+            raise
+        self.dirty = False
+
+    def _resume_or_start(self) -> None:
+        meta = load_checkpoint(self.cfg.run_dir, self.agent)
+        if meta is not None:
+            if meta["base_version"] != self.base.version:
+                raise ValueError(f"{self.cfg.run_dir} was trained on base package {meta['base_version']!r} but base_package is "
+                                 f"{self.base.version!r} — use a new run_dir")
+            self.server.restore(meta["robots"])
+            self.latest_version = meta.get("latest_version")
+            self.published_at = meta.get("published_at", -1)
+            if self.latest_version:
+                path = os.path.join(self.packages_dir, self.latest_version)
+                self.server.set_latest(path, json.load(open(os.path.join(path, "policy.json"))))
+            self.resumed_from = self.agent.updates
+            log.info("resumed %s from update %d (acked_seq %s, latest package %s)", self.cfg.run_dir, self.agent.updates,
+                     {k: v["acked_seq"] for k, v in meta["robots"].items()}, self.latest_version)
+        elif self.cfg.demo_dataset:
+            rows = demo_rows(self.cfg.demo_dataset, self.base)
+            self.agent.add_offline(rows)
+            log.info("offline buffer: %d demo transitions from %s", len(rows["seq"]), self.cfg.demo_dataset)
+
+    def _on_rows(self, rows: dict[str, np.ndarray]) -> None:
+        self.agent.add(rows)
+        self.dirty = True
+
+    def status(self) -> dict[str, Any]:
+        return {"updates": self.agent.updates, "online": len(self.agent.online), "offline": len(self.agent.offline)}
+
+    def checkpoint(self) -> None:
+        meta = {"base_version": self.base.version, "robots": self.server.robot_state(), "latest_version": self.latest_version,
+                "published_at": self.published_at, "updates": self.agent.updates, "config": dataclasses.asdict(self.cfg)}
+        name = save_checkpoint(self.cfg.run_dir, self.agent, meta)
+        self.dirty = False
+        log.info("checkpoint %s (update %d)", name, self.agent.updates)
+
+    def publish(self) -> None:
+        a = self.agent
+        path, policy = export_residual_package(
+            a.actor, self.base, self.packages_dir, a.updates, self.cfg.exploration_std,
+            provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps})
+        self.server.publish(path, policy)
+        self.latest_version, self.published_at = policy["version"], a.updates
+        kept = sorted((d for d in os.listdir(self.packages_dir) if not d.startswith(".")),
+                      key=lambda d: os.path.getmtime(os.path.join(self.packages_dir, d)))
+        for old in kept[: max(0, len(kept) - self.cfg.keep_packages)]:
+            shutil.rmtree(os.path.join(self.packages_dir, old), ignore_errors=True)
+        if self.cfg.json_progress:
+            self.out(json.dumps({"event": "policy", "version": policy["version"], "updates": a.updates}))
+
+    def run(self, stop: threading.Event | None = None) -> dict:
+        cfg, a = self.cfg, self.agent
+        stop = stop or threading.Event()
+        log.info("serving on %s, publishing on %s (base %s, %d obs, %d actions)", self.server.endpoint,
+                 self.server.pub_endpoint, self.base.version, a.obs_dim, a.act_dim)
+        metrics = open(os.path.join(cfg.run_dir, "metrics.jsonl"), "a")
+        t_start = last_progress = last_ckpt_t = time.monotonic()
+        last_ckpt_u, last_progress_u = a.updates, a.updates
+        window: dict[str, list[float]] = {}
+        try:
+            while not stop.is_set():
+                due = a.updates_due()
+                self.server.serve(timeout_ms=0 if due else 20)
+                if due and not (cfg.max_updates and a.updates >= cfg.max_updates):
+                    for k, v in a.update().items():
+                        window.setdefault(k, []).append(v)
+                    if a.actor_updates and a.updates - max(self.published_at, 0) >= cfg.publish_every:
+                        self.publish()
+                now = time.monotonic()
+                if a.updates - last_ckpt_u >= cfg.checkpoint_every or (self.dirty and now - last_ckpt_t >= cfg.checkpoint_every_s):
+                    self.checkpoint()
+                    last_ckpt_u, last_ckpt_t = a.updates, now
+                if now - last_progress >= cfg.progress_every_s:
+                    ups = (a.updates - last_progress_u) / (now - last_progress)
+                    self._progress(metrics, window, ups, now - t_start)
+                    window, last_progress, last_progress_u = {}, now, a.updates
+                if (cfg.max_updates and a.updates >= cfg.max_updates) or (cfg.max_seconds and now - t_start >= cfg.max_seconds):
+                    break
+        finally:
+            metrics.close()
+            if a.actor_updates and self.published_at != a.updates:
+                self.publish()
+            self.checkpoint()
+            self.server.close()
+        done = {"event": "done", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
+                "policy_version": self.latest_version, "malformed": self.server.stats.malformed}
+        if cfg.json_progress:
+            self.out(json.dumps(done))
+        return done
+
+    def _progress(self, metrics, window: dict[str, list[float]], ups: float, elapsed: float) -> None:
+        a = self.agent
+        row = {"updates": a.updates, "time": round(elapsed, 2), "charts/updates_per_s": ups,
+               "charts/online": len(a.online), "charts/offline": len(a.offline),
+               "charts/intervention_fraction": a.intervention_steps / max(1, a.env_steps),
+               **{k: float(np.mean(v)) for k, v in window.items()}}
+        metrics.write(json.dumps(row) + "\n")
+        metrics.flush()
+        if self.cfg.json_progress:
+            self.out(json.dumps({"event": "progress", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
+                                 "updates_per_s": round(ups, 1), "policy_version": self.latest_version}))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# bench-update: critic+actor updates per second for a config, on synthetic buffers.
+
+def bench_update(cfg: Config, seconds: float = 5.0, obs_dim: int = 12, act_dim: int = 5) -> dict:
+    torch.set_num_threads(cfg.threads)
+    if cfg.base_package:
+        base = BasePackage.load(cfg.base_package)
+        obs_dim, act_dim = len(base.obs_names), len(base.action_names)
+    cfg = dataclasses.replace(cfg, critic_warmup_updates=0, learning_starts=1)
+    agent = ResidualTD3(cfg, obs_dim, act_dim)
+    rng = np.random.default_rng(0)
+    n = 20_000
+    rows = {k: rng.uniform(-1, 1, size=(n,) if w is None else (n, obs_dim if w == "obs" else act_dim)).astype(dt)
+            for k, (w, dt) in FIELDS.items() if k != "next"}
+    rows.update(robot=np.zeros(n, np.int64), seq=np.arange(n), terminated=(rng.random(n) < 0.01).astype(np.float32),
+                truncated=np.zeros(n, np.float32), intervention=(rng.random(n) < 0.1).astype(np.float32))
+    agent.add(rows)
+    for _ in range(20):  # warm-up (allocator, first-call overheads)
+        agent.update()
+    t0, k = time.perf_counter(), 0
+    while time.perf_counter() - t0 < seconds:
+        agent.update()
+        k += 1
+    ups = k / (time.perf_counter() - t0)
+    return {"event": "bench-update", "updates_per_s": round(ups, 1), "env_steps_per_s_at_utd": round(ups / cfg.utd, 1),
+            "batch_size": cfg.batch_size, "threads": cfg.threads, "critic_heads": cfg.critic_heads,
+            "critic_hidden": cfg.critic_hidden, "actor_hidden": cfg.actor_hidden, "obs_dim": obs_dim, "act_dim": act_dim,
+            "device": cfg.device, "torch": torch.__version__}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CLI entry points (registered in __main__.py).
+
+class ServeCommand:
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        add_config_flags(parser)
+
+    @staticmethod
+    def main(args: argparse.Namespace) -> int:
+        json_progress = getattr(args, "json_progress", False)
+        try:
+            cfg = config_from_args(args)
+            json_progress = cfg.json_progress
+            learner = Learner(cfg)
+        except (ValueError, RuntimeError, OSError) as exc:
+            if json_progress:
+                print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
+            print(f"serve: {exc}", file=sys.stderr)
+            return 1
+        stop = threading.Event()
+
+        def on_signal(signum, _frame):
+            log.info("signal %d: checkpointing and stopping", signum)
+            stop.set()
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+        if learner.resumed_from is not None and cfg.json_progress:
+            print(json.dumps({"event": "resumed", "updates": learner.resumed_from}), flush=True)
+        learner.run(stop)
+        return 0
+
+
+class BenchUpdateCommand:
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        add_config_flags(parser)
+        parser.add_argument("--seconds", type=float, default=5.0, help="timed seconds (default: 5)")
+
+    @staticmethod
+    def main(args: argparse.Namespace) -> int:
+        try:
+            cfg = config_from_args(args)
+        except (ValueError, OSError) as exc:
+            print(f"bench-update: {exc}", file=sys.stderr)
+            return 1
+        print(json.dumps(bench_update(cfg, args.seconds)), flush=True)
+        return 0

@@ -1,0 +1,207 @@
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import msgpack
+import numpy as np
+import pytest
+import zmq
+
+from rlft_learner.protocol import decode, decode_policy, encode
+from rlft_learner.residual_td3 import Config
+from rlft_learner.serve import Learner
+from test_residual import write_base
+from test_server import free_port
+
+LEARNER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+VERSION = "bc-toy-20261130T000000Z-abcdef"
+SMALL = dict(critic_heads=2, critic_hidden=16, actor_hidden=16, batch_size=16, learning_starts=8, critic_warmup_updates=2,
+             threads=1, progress_every_s=0.2)
+
+
+def client(endpoint):
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVTIMEO, 10000)
+    sock.connect(endpoint)
+    return sock
+
+
+def ask(sock, frames):
+    sock.send_multipart(frames)
+    return decode(sock.recv_multipart())[0]
+
+
+def hello(seq, robot="r0", version=VERSION, **over):
+    return encode({"type": "hello", "seq": seq, "robot_id": robot, "config_hash": "sha256:x", "obs_names": ["o0", "o1", "o2"],
+                   "action_names": ["a0", "a1"], "task": "toy", "mode": "online", "base_policy_version": version, **over})
+
+
+def transitions(seq, first, n, robot="r0", intervention=0.0, obs_dim=3):
+    rng = np.random.default_rng(first)
+    a = lambda: rng.uniform(-1, 1, size=(n, 2))  # noqa: E731
+    header = {"type": "transitions", "seq": seq, "robot_id": robot, "first_seq": first, "count": n,
+              "episode": [0] * n, "step": list(range(first, first + n)), "policy_version": ["base"] * n,
+              "intervention_source": ["scripted_operator" if intervention else ""] * n}
+    return encode(header, {"obs": rng.normal(size=(n, obs_dim)), "next_obs": rng.normal(size=(n, obs_dim)), "base_action": a(),
+                           "residual_action": np.zeros((n, 2)), "action": a(), "next_base_action": a(),
+                           "reward": np.zeros(n), "terminated": np.zeros(n), "truncated": np.zeros(n),
+                           "intervention": np.full(n, intervention)})
+
+
+@pytest.fixture
+def learner(tmp_path):
+    cfg = Config(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
+                 experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}",
+                 publish_every=10, **SMALL)
+    lines = []
+    lr = Learner(cfg, out=lines.append)
+    stop = threading.Event()
+    result = {}
+    thread = threading.Thread(target=lambda: result.setdefault("done", lr.run(stop)))
+    thread.start()
+    yield lr, cfg, lines
+    stop.set()
+    thread.join(20)
+    assert "done" in result
+
+
+def test_two_robots_dedup_gap_and_bad_frames_keep_serving(learner):
+    lr, cfg, _ = learner
+    a, b = client(cfg.experience_bind), client(cfg.experience_bind)
+    try:
+        assert ask(a, transitions(0, 0, 3))["reason"].endswith("send hello first")
+        w = ask(a, hello(1))
+        assert w["type"] == "welcome" and w["acked_seq"] == -1 and w["latest_policy"] is None and w["heartbeat_sec"] == 2.0
+        r = ask(a, encode({"type": "get_policy", "seq": 10}))
+        assert r["type"] == "error" and "no residual package yet" in r["reason"]  # nothing trained yet
+        bad = ask(b, hello(1, robot="r1", version="bc-other"))
+        assert bad["type"] == "error" and "bc-other" in bad["reason"] and VERSION in bad["reason"]
+        assert ask(b, hello(2, robot="r1"))["acked_seq"] == -1
+        assert ask(a, transitions(2, 0, 5)) == {"type": "ack", "seq": 2, "acked_seq": 4, "protocol": "rlft-exp/1"}
+        assert ask(b, transitions(3, 0, 4, robot="r1", intervention=1.0))["acked_seq"] == 3
+        assert ask(a, transitions(3, 3, 4))["acked_seq"] == 6  # resend of 3, 4 + new 5, 6: duplicates dropped
+        assert ask(a, transitions(4, 0, 5))["acked_seq"] == 6  # a full duplicate
+        assert ask(a, transitions(5, 9, 2))["acked_seq"] == 6  # a gap: nothing stored, resend from 7
+        assert len(lr.agent.online) == 7 + 4 and len(lr.agent.offline) == 4
+        # malformed, truncated, wrong version: error replies, server keeps going
+        assert ask(a, [b"\xc1garbage"])["seq"] == -1
+        good = transitions(6, 7, 2)
+        r = ask(a, good[:3] + [good[3][:-4]] + good[4:])
+        assert r["type"] == "error" and r["seq"] == 6 and "bytes" in r["reason"]
+        r = ask(a, [msgpack.packb({**decode(hello(7))[0], "protocol": "rlft-exp/0"})])
+        assert r["type"] == "error" and "rlft-exp/1" in r["reason"]
+        r = ask(a, transitions(8, 7, 2, obs_dim=4))
+        assert r["type"] == "error" and "widths" in r["reason"]
+        assert lr.server.stats.malformed == 5  # before-hello, garbage, truncated, wrong protocol, widths
+        hb = ask(a, encode({"type": "heartbeat", "seq": 9, "robot_id": "r0"}))
+        assert hb["type"] == "heartbeat" and hb["acked_seq"] == 6 and hb["online_transitions"] == 11 and hb["offline_transitions"] == 4
+        assert ask(b, encode({"type": "heartbeat", "seq": 4, "robot_id": "r1"}))["acked_seq"] == 3
+        assert ask(a, transitions(11, 7, 2))["acked_seq"] == 8
+    finally:
+        a.close()
+        b.close()
+
+
+def test_packages_are_published_and_served_with_matching_sha256(learner):
+    lr, cfg, lines = learner
+    sub = zmq.Context.instance().socket(zmq.SUB)
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.SUBSCRIBE, b"policy")
+    sub.setsockopt(zmq.RCVTIMEO, 20000)
+    sub.connect(cfg.policy_bind)
+    sock = client(cfg.experience_bind)
+    try:
+        ask(sock, hello(0))
+        time.sleep(0.3)  # let the SUB connect before anything is published
+        assert ask(sock, transitions(1, 0, 20))["acked_seq"] == 19
+        pub = sub.recv_multipart()
+        assert pub[0] == b"policy"
+        header, files = decode_policy(pub[1:])
+        assert header["kind"] == "residual" and header["base_version"] == VERSION
+        sock.send_multipart(encode({"type": "get_policy", "seq": 2}))
+        reply = sock.recv_multipart()
+        h2, files2 = decode_policy(reply)
+        assert h2["seq"] == 2 and h2["version"] == lr.server.latest.version
+        policy = json.loads(files2["policy.json"])
+        assert {f["name"] for f in h2["files"]} == {"policy.json", "residual.onnx", "model.pt", "test_vectors.json"}
+        for spec in h2["files"]:
+            assert hashlib.sha256(files2[spec["name"]]).hexdigest() == spec["sha256"]
+            if spec["name"] != "policy.json":
+                assert policy["sha256"][spec["name"]] == spec["sha256"]
+        w = ask(sock, hello(3))
+        assert w["latest_policy"] == {"version": h2["version"], "kind": "residual"}
+        assert lines == []  # json_progress is off
+    finally:
+        sock.close()
+        sub.close()
+
+
+def _start(cfg_path, *flags):
+    env = {**os.environ, "PYTHONPATH": LEARNER_DIR, "OPENBLAS_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-m", "rlft_learner", "serve", "--config", cfg_path, "--json-progress", *flags],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _wait_for(proc, event, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise AssertionError(f"learner exited: {proc.stderr.read()[-2000:]}")
+        msg = json.loads(line)
+        if msg["event"] == event:
+            return msg
+    raise AssertionError(f"no {event} event within {timeout} s")
+
+
+def test_killed_learner_resumes_from_checkpoint_with_its_acked_seq(tmp_path):
+    exp, pub = f"tcp://127.0.0.1:{free_port()}", f"tcp://127.0.0.1:{free_port()}"
+    cfg_path = tmp_path / "learner.yaml"
+    cfg_path.write_text("\n".join([f"base_package: {write_base(tmp_path / 'base', version=VERSION)}", f"run_dir: {tmp_path / 'run'}",
+                                   f"experience_bind: {exp}", f"policy_bind: {pub}", "checkpoint_every: 20",
+                                   "checkpoint_every_s: 0.2", "publish_every: 1000"]
+                                  + [f"{k}: {v}" for k, v in SMALL.items()]) + "\n")
+    proc = _start(str(cfg_path))
+    sock = client(exp)
+    try:
+        _wait_for(proc, "progress")
+        assert ask(sock, hello(0))["acked_seq"] == -1
+        assert ask(sock, transitions(1, 0, 30))["acked_seq"] == 29
+        pointer = tmp_path / "run" / "checkpoint.json"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if pointer.exists():
+                meta = json.load(open(tmp_path / "run" / json.load(open(pointer))["dir"] / "meta.json"))
+                if meta["robots"]["r0"]["acked_seq"] == 29 and meta["updates"] > 0:
+                    break
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)  # no chance to checkpoint on the way out
+        proc.wait(10)
+        meta = json.load(open(tmp_path / "run" / json.load(open(pointer))["dir"] / "meta.json"))
+        proc = _start(str(cfg_path))
+        resumed = _wait_for(proc, "resumed")
+        assert resumed["updates"] == meta["updates"] > 0
+        # a new connection (the robot reconnects with hello after the link went down)
+        sock.close()
+        sock = client(exp)
+        w = ask(sock, hello(0))
+        assert w["acked_seq"] == meta["robots"]["r0"]["acked_seq"] == 29
+        assert ask(sock, transitions(1, 30, 10))["acked_seq"] == 39
+        progress = _wait_for(proc, "progress")
+        while progress["updates"] <= meta["updates"]:
+            progress = _wait_for(proc, "progress")
+        assert progress["online"] == 40
+        proc.send_signal(signal.SIGTERM)
+        assert _wait_for(proc, "done")["updates"] >= progress["updates"]
+        assert proc.wait(20) == 0
+    finally:
+        sock.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)

@@ -1,0 +1,173 @@
+import hashlib
+import json
+import os
+
+import numpy as np
+import onnx
+import pytest
+import torch
+
+from rlft_learner.export import export_residual_package
+from rlft_learner.replay import FIELDS, ReplayBuffer
+from rlft_learner.residual_td3 import BasePackage, Config, ResidualTD3, redq_target, route
+from rlft_learner.serve import load_config
+
+
+def write_base(path, obs_dim=3, act_dim=2, version="bc-toy-20261130T000000Z-abcdef"):
+    os.makedirs(path, exist_ok=True)
+    policy = {"format": "rlft-policy", "format_version": 1, "kind": "diffusion", "version": version,
+              "provenance": {"task": "toy"},
+              "observation": {"names": [f"o{i}" for i in range(obs_dim)], "history": 2, "mean": [0.0] * obs_dim, "std": [1.0] * obs_dim},
+              "action": {"names": [f"a{i}" for i in range(act_dim)], "horizon": 16, "execute_steps": 8,
+                         "min": [-1.0] * act_dim, "max": [1.0] * act_dim}}
+    with open(os.path.join(path, "policy.json"), "w") as f:
+        json.dump(policy, f)
+    return str(path)
+
+
+def rows(seq, reward=None, terminated=None, truncated=None, intervention=None, robot=0, obs_dim=3, act_dim=2):
+    n = len(seq)
+    z = np.zeros(n, np.float32)
+    out = {k: np.zeros((n,) if w is None else (n, obs_dim if w == "obs" else act_dim), dt) for k, (w, dt) in FIELDS.items() if k != "next"}
+    out["next_obs"][:, 0] = np.asarray(seq, np.float32) + 1  # marks which step a bootstrap came from
+    out.update(seq=np.asarray(seq, np.int64), robot=np.full(n, robot, np.int64),
+               reward=z if reward is None else np.asarray(reward, np.float32),
+               terminated=z if terminated is None else np.asarray(terminated, np.float32),
+               truncated=z if truncated is None else np.asarray(truncated, np.float32),
+               intervention=z if intervention is None else np.asarray(intervention, np.float32))
+    return out
+
+
+def test_nstep_targets_stop_bootstrap_at_terminal_and_bootstrap_at_truncation():
+    g = 0.9
+    buf = ReplayBuffer(100, 3, 2)
+    # robot 0: steps 0..4, success (terminal) at step 3; episode 2 starts at seq 4 and is truncated at seq 5
+    buf.add(rows([0, 1, 2, 3], reward=[0, 0, 0, 1], terminated=[0, 0, 0, 1]))
+    buf.add(rows([10, 11], robot=1, reward=[0.5, 0.25]))  # another robot interleaved
+    buf.add(rows([4, 5], reward=[0, 0], truncated=[0, 1]))
+    out = buf.nstep(np.array([0, 1, 2, 3, 6, 7, 4]), n=3, gamma=g)
+    # row 0: r0 + g r1 + g^2 r2 = 0, bootstrap from step 2's next_obs with g^3
+    assert out["ret"][0] == 0 and out["discount"][0] == pytest.approx(g ** 3) and out["next_obs"][0, 0] == 3
+    # row 1: 0 + 0 + g^2 * 1 (terminal at step 3) -> no bootstrap
+    assert out["ret"][1] == pytest.approx(g ** 2) and out["discount"][1] == 0
+    assert out["ret"][2] == pytest.approx(g) and out["discount"][2] == 0
+    assert out["ret"][3] == 1 and out["discount"][3] == 0
+    # step 4 -> 5 (truncated): 2-step return, bootstrap g^2 from step 5's next_obs (the episode did not succeed)
+    assert out["ret"][4] == 0 and out["discount"][4] == pytest.approx(g ** 2) and out["next_obs"][4, 0] == 6
+    assert out["discount"][5] == pytest.approx(g)
+    # robot 1's chain does not mix with robot 0's: seq 10 -> 11, then no successor yet (bootstrap after 2 steps)
+    assert out["ret"][6] == pytest.approx(0.5 + g * 0.25) and out["discount"][6] == pytest.approx(g ** 2)
+
+
+def test_redq_target_uses_two_of_e_heads():
+    q = torch.arange(10, dtype=torch.float32)[:, None].repeat(1, 4)  # head i predicts i, (E=10, B=4)
+    gen = torch.Generator().manual_seed(0)
+    picked = set()
+    for _ in range(200):
+        t = redq_target(q, gen)
+        assert t.shape == (4,) and (t == t[0]).all()
+        picked.add(int(t[0]))
+    # min of 2 distinct heads out of 10: never head 9, and not always head 0 (a full-ensemble min would be)
+    assert 9 not in picked and len(picked) > 3
+
+
+def test_intervention_steps_go_to_both_buffers_autonomous_only_online(tmp_path):
+    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=16), 3, 2)
+    agent.add(rows([0, 1, 2, 3, 4], intervention=[0, 1, 1, 0, 0]))
+    assert len(agent.online) == 5 and len(agent.offline) == 2
+    assert sorted(agent.offline.data["seq"][:2].tolist()) == [1, 2]
+    assert agent.intervention_steps == 2 and agent.env_steps == 5
+    online, offline = route(rows([7, 8], intervention=[0, 0]))
+    assert offline is None and len(online["seq"]) == 2
+
+
+def test_zero_init_residual_exports_zero_and_valid_package(tmp_path):
+    base = BasePackage.load(write_base(tmp_path / "base"))
+    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=32), 3, 2)
+    path, policy = export_residual_package(agent.actor, base, str(tmp_path / "packages"), updates=0, exploration_std=0.05)
+    vectors = json.load(open(os.path.join(path, "test_vectors.json")))
+    assert np.array(vectors["residual"]).shape == (4, 2) and np.abs(vectors["residual"]).max() == 0
+    assert policy["kind"] == "residual" and policy["version"].startswith("res-toy-") and policy["version"].endswith("-u0")
+    assert policy["base"] == {"version": base.version, "policy_json_sha256": hashlib.sha256(open(tmp_path / "base" / "policy.json", "rb").read()).hexdigest()}
+    assert policy["files"] == {"actor": "residual.onnx"} and policy["residual"]["scale"] == 0.1
+    for name, digest in policy["sha256"].items():
+        assert hashlib.sha256(open(os.path.join(path, name), "rb").read()).hexdigest() == digest
+    model = onnx.load(os.path.join(path, "residual.onnx"))
+    onnx.checker.check_model(model)
+    assert [i.name for i in model.graph.input] == ["obs", "base_action"] and [o.name for o in model.graph.output] == ["residual"]
+    assert not [d for d in os.listdir(tmp_path / "packages") if d.startswith(".")]
+
+
+def test_config_rejects_unknown_keys_and_wrong_types(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("base_package: x\nactor_lrr: 0.1\n")
+    with pytest.raises(ValueError, match="unknown config key 'actor_lrr'.*actor_lr"):
+        load_config(str(p))
+    p.write_text("utd: fast\n")
+    with pytest.raises(ValueError, match="'utd' must be float"):
+        load_config(str(p))
+    p.write_text("utd: 4\ncritic_heads: 6\n")
+    cfg = load_config(str(p), {"critic_heads": 4})
+    assert cfg.utd == 4.0 and cfg.critic_heads == 4 and cfg.actor_lr == 1e-4
+
+
+def test_residual_learns_to_correct_a_constant_base_offset():
+    """1-D toy: target x ~ U(-0.5, 0.5) is the observation; the base action is x + 0.08; one-step episodes with reward 1
+    when the executed action is within 0.04 of x (the base alone never is). 500 episodes, 1000 updates."""
+    torch.set_num_threads(1)
+    cfg = Config(critic_heads=4, critic_hidden=64, actor_hidden=64, batch_size=128, utd=2.0, learning_starts=100,
+                 critic_warmup_updates=100, actor_lr=1e-3, exploration_std=0.05, residual_scale=0.15, seed=0)
+    agent = ResidualTD3(cfg, obs_dim=1, act_dim=1)
+    rng = np.random.default_rng(0)
+    offset, tol, seq = 0.08, 0.04, 0
+
+    def residual(x, base):
+        with torch.no_grad():
+            return agent.actor(torch.tensor([[x]], dtype=torch.float32), torch.tensor([[base]], dtype=torch.float32)).item()
+
+    successes = []
+    for _ in range(500):
+        x = rng.uniform(-0.5, 0.5)
+        base = x + offset
+        a = float(np.clip(base + residual(x, base) + rng.normal(0, cfg.exploration_std), -1, 1))
+        success = abs(a - x) < tol
+        r = rows([seq], reward=[float(success)], terminated=[1.0], obs_dim=1, act_dim=1)
+        r.update(obs=np.array([[x]], np.float32), next_obs=np.array([[x]], np.float32), base_action=np.array([[base]], np.float32),
+                 next_base_action=np.array([[base]], np.float32), action=np.array([[a]], np.float32))
+        agent.add(r)
+        seq += 1
+        for _ in range(agent.updates_due()):
+            agent.update()
+        successes.append(success)
+    assert agent.updates == 1000 and agent.actor_updates > 400
+    assert np.mean(successes[-100:]) > np.mean(successes[:100]) + 0.2  # with exploration noise on
+    xs = np.linspace(-0.45, 0.45, 19)
+    errors = [abs(x + offset + residual(x, x + offset) - x) for x in xs]
+    assert np.mean(np.array(errors) < tol) >= 0.9, errors
+
+
+def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
+    import torch as T
+
+    from rlft_learner.data import save_npz, synthetic_dataset
+    from rlft_learner.diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
+
+    base_dir = write_base(tmp_path / "base", obs_dim=4, act_dim=2)
+    mcfg = ModelConfig(obs_dim=4, action_dim=2, history=2, horizon=16, hidden=16, blocks=1)
+    T.save({"state_dict": NoisePredictionNet(mcfg).state_dict(), "config": mcfg.to_dict(),
+            "alphas_cumprod": T.from_numpy(squared_cosine_alphas_cumprod(100).astype(np.float32)),
+            "timesteps": ddim_timesteps(100, 10)}, os.path.join(base_dir, "model.pt"))
+    data = synthetic_dataset(episodes=2, steps=20, obs_dim=4, action_dim=2)
+    data.obs_names, data.action_names = ["o0", "o1", "o2", "o3"], ["a0", "a1"]
+    data.episodes[1].success = False
+    save_npz(str(tmp_path / "demos.npz"), data)
+    from rlft_learner.residual_td3 import demo_rows
+
+    r = demo_rows(str(tmp_path / "demos.npz"), BasePackage.load(base_dir))
+    assert r["obs"].shape == (40, 4) and r["base_action"].shape == (40, 2) and np.abs(r["base_action"]).max() <= 1
+    assert r["terminated"][19] == 1 and r["truncated"][39] == 1 and r["terminated"].sum() == 1
+    assert (r["intervention"] == 1).all()
+    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=16), 4, 2)
+    agent.add_offline(r)
+    out = agent.offline.nstep(np.array([18, 19, 20]), n=3, gamma=0.99)
+    assert out["discount"][0] == 0 and out["discount"][1] == 0 and out["discount"][2] > 0  # episodes do not chain
