@@ -6,6 +6,7 @@ import { Command } from "commander";
 import { registerEpisodeCommands } from "./commands/episodes.ts";
 import { registerDataCommands } from "./commands/data.ts";
 import { registerDemoCommand } from "./commands/demo.ts";
+import { registerSessionCommand } from "./commands/session.ts";
 
 const program = new Command();
 program
@@ -29,6 +30,7 @@ Examples:
 
 registerEpisodeCommands(program);
 registerDataCommands(program);
+registerSessionCommand(program);
 registerDemoCommand(program);
 
 try {

@@ -18,7 +18,7 @@ export const LaunchSchema = z
     /** Robot description name, recorded into every episode's metadata. */
     robot: z.string().default("rlft_arm5"),
     /** Task the episode manager runs and the sim builds. */
-    task: z.enum(["reach", "push_cube"]).default("push_cube"),
+    task: z.enum(["reach", "push_cube", "peg_insert"]).default("push_cube"),
     /** Control rate of the policy / expert / safety loop. */
     control_hz: z.number().positive().max(1000).default(10),
     /** Arm driver: the sim, or (later issues) a real arm. */
@@ -77,6 +77,39 @@ export const LaunchSchema = z
       })
       .strict()
       .default({ count: 10, seed: 1000 }),
+    /** A supervising operator who takes over when the episode goes wrong (interventions, ALGORITHMS.md §2). */
+    operator: z
+      .object({
+        enabled: z.boolean().default(false),
+        /** scripted: a simulated person (sim only). Teleop devices come with the operator UI. */
+        kind: z.enum(["scripted"]).default("scripted"),
+        /** Seconds without progress before the operator takes over. */
+        patience_sec: z.number().positive().default(3),
+        /** Seconds the operator corrects before handing back. */
+        correction_sec: z.number().positive().default(2),
+        /** Hand-back blends operator → policy commands over this long, so the arm never jumps. */
+        blend_sec: z.number().min(0).default(0.5),
+      })
+      .strict()
+      .default({ enabled: false, kind: "scripted", patience_sec: 3, correction_sec: 2, blend_sec: 0.5 }),
+    /** Online learning: where experience goes and policies come from (rlft session). */
+    learner: z
+      .object({
+        /** The learner's experience ROUTER (robot connects a DEALER). */
+        experience: z.string().default("tcp://127.0.0.1:5555"),
+        /** The learner's policy PUB. */
+        policy: z.string().default("tcp://127.0.0.1:5556"),
+        /** Unacknowledged transitions wait here on disk, so a learner restart loses nothing. */
+        spool: z.string().default("data/spool"),
+        /** Robot id in the protocol; one learner serves many robots. */
+        robot_id: z.string().default("sim-0"),
+        /** Where received policy packages are cached (verified before use). */
+        cache: z.string().default("data/policies"),
+        /** Exploration noise on the residual (training mode); off for evaluation. */
+        explore: z.boolean().default(true),
+      })
+      .strict()
+      .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "data/spool", robot_id: "sim-0", cache: "data/policies", explore: true }),
     recorder: z
       .object({
         enabled: z.boolean().default(true),

@@ -18,6 +18,9 @@ import { SafetySupervisorNode } from "../nodes/SafetySupervisorNode.ts";
 import { EpisodeManagerNode, type EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 import { RecorderNode } from "../nodes/RecorderNode.ts";
 import { ExperienceNode, type TransitionSink } from "../nodes/ExperienceNode.ts";
+import { InterventionArbiterNode } from "../nodes/InterventionArbiterNode.ts";
+import { OperatorNode } from "../nodes/OperatorNode.ts";
+import { TOPICS } from "../nodes/topics.ts";
 import { normaliseAction } from "../nodes/PolicyNode.ts";
 
 /** Lifecycle surface every node class here has. */
@@ -37,6 +40,8 @@ export interface StackOptions {
   quiet?: boolean;
   /** Online learning: transitions of every tick go here (needs a policy actor). */
   experience?: TransitionSink;
+  /** Exploration noise on the residual (online RL). */
+  training?: boolean;
 }
 
 /** The running stack. */
@@ -48,6 +53,7 @@ export class Stack {
   readonly safety: SafetySupervisorNode;
   readonly recorder: RecorderNode | null;
   readonly driver: SimArmDriver;
+  readonly arbiter: InterventionArbiterNode;
   #nodes: ManagedNode[];
 
   private constructor(parts: {
@@ -58,6 +64,7 @@ export class Stack {
     safety: SafetySupervisorNode;
     recorder: RecorderNode | null;
     driver: SimArmDriver;
+    arbiter: InterventionArbiterNode;
     nodes: ManagedNode[];
   }) {
     this.config = parts.config;
@@ -67,6 +74,7 @@ export class Stack {
     this.safety = parts.safety;
     this.recorder = parts.recorder;
     this.driver = parts.driver;
+    this.arbiter = parts.arbiter;
     this.#nodes = parts.nodes;
   }
 
@@ -96,6 +104,8 @@ export class Stack {
         providers: config.actor.providers,
         mode: config.actor.sampler,
         threads: config.actor.threads,
+        training: opts.training ?? false,
+        logger: { info: (m) => !opts.quiet && console.log(m), warn: (m) => console.warn(m) },
       });
       actor = p;
       policyActor = p;
@@ -117,12 +127,19 @@ export class Stack {
     // the actor answers it, safety forwards the command, the manager counts the tick.
     const armNode = new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: hz, world: driver });
     const actorNode = new ActorNode(runtime.createNode(config.actor.kind === "expert" ? "expert" : "policy"), actor, { controlHz: hz });
+    // The operator always wins; with no operator the arbiter forwards the policy's commands unchanged.
+    const op = config.operator;
+    const operator = op.enabled
+      ? new OperatorNode(runtime.createNode("operator"), { task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
+      : null;
+    const arbiter = new InterventionArbiterNode(runtime.createNode("intervention_arbiter"), { withOperator: op.enabled, blendSec: op.blend_sec, controlHz: hz, jointNames: names });
     const safety = new SafetySupervisorNode(runtime.createNode("safety_supervisor"), {
       limits: { names, lower: driver.jointLower, upper: driver.jointUpper, maxStep },
       watchdogSec: config.safety.watchdog_sec,
+      inputTopic: TOPICS.arbiterCommand.topic,
     });
     if (recorder) nodes.push(recorder);
-    nodes.push(armNode, actorNode, safety, manager);
+    nodes.push(armNode, actorNode, ...(operator ? [operator] : []), arbiter, safety, manager);
     let experience: ExperienceNode | null = null;
     if (opts.experience) {
       if (!policyActor) throw new Error("online experience needs actor.kind: policy (transitions carry the base policy's actions)");
@@ -136,7 +153,7 @@ export class Stack {
     }
     for (const n of nodes) await n.configure();
     for (const n of nodes) await n.activate();
-    return new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, nodes });
+    return new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, arbiter, nodes });
   }
 
   /**

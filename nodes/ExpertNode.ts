@@ -7,7 +7,7 @@ import type { Actor } from "./ActorNode.ts";
 
 /** Options of the expert actor. */
 export interface ExpertActorOptions {
-  task: "reach" | "push_cube";
+  task: "reach" | "push_cube" | "peg_insert";
   quality: number;
   jointNames: readonly string[];
 }

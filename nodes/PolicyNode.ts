@@ -1,11 +1,15 @@
 /**
- * policy: a diffusion policy package as an actor. The package is verified and checked against the
- * robot's observation and action names at load (a mismatch is refused there, never at run time);
- * inference runs in a worker thread; actions come from chunks (predict H, execute K).
+ * policy: a diffusion policy package as an actor, optionally with a residual actor on top (ResFiT,
+ * arXiv 2509.19301): the base chunk step plus a bounded residual computed every tick, closed-loop.
+ * Packages are verified and checked against the robot's observation and action names at load (a mismatch
+ * is refused there, never at run time); inference runs in worker threads; new residual packages are loaded
+ * off the control path and swapped in at a chunk boundary.
  */
 import { DiffusionPolicy } from "../policies/DiffusionPolicy.ts";
 import { assertCompatible } from "../policies/PolicyPackage.ts";
 import { ActionChunker } from "../policies/ActionChunker.ts";
+import { ResidualPolicy } from "../policies/ResidualPolicy.ts";
+import { PolicySlot, type OfferResult } from "../policies/PolicySlot.ts";
 import type { Actor, ActionInfo } from "./ActorNode.ts";
 
 /** Options of the policy actor. */
@@ -15,21 +19,32 @@ export interface PolicyActorOptions {
   providers?: readonly string[];
   mode?: "graph" | "ts";
   threads?: number;
+  /** A residual package to start with. */
+  residual?: string;
+  /** Exploration noise on the residual (online RL); false for evaluation. */
+  training?: boolean;
+  logger?: { warn(msg: string): void; info(msg: string): void };
 }
 
-/** Adapts DiffusionPolicy + ActionChunker to the Actor interface. */
+/** Adapts DiffusionPolicy (+ ResidualPolicy) + ActionChunker to the Actor interface. */
 export class PolicyActor implements Actor {
   readonly jointNames: readonly string[];
   readonly policy: DiffusionPolicy;
+  readonly residual: PolicySlot<ResidualPolicy>;
   #chunker: ActionChunker;
+  #k: number;
+  /** Ticks since the last re-plan: 0 means this tick starts a new chunk (a swap point). */
+  #tickInChunk = 0;
   /** Latency of each chunk (ms), for status and bench. */
   readonly chunkMs: number[] = [];
   #last: ActionInfo | null = null;
 
-  private constructor(policy: DiffusionPolicy, jointNames: readonly string[]) {
+  private constructor(policy: DiffusionPolicy, jointNames: readonly string[], residual: PolicySlot<ResidualPolicy>) {
     this.policy = policy;
     this.jointNames = jointNames;
+    this.residual = residual;
     const j = policy.package.json;
+    this.#k = j.action.execute_steps;
     const source = {
       sampleChunk: async (h: number[][]) => {
         const c = await policy.sampleChunk(h);
@@ -40,7 +55,7 @@ export class PolicyActor implements Actor {
     this.#chunker = new ActionChunker(source, { history: j.observation.history, horizon: j.action.horizon, executeSteps: j.action.execute_steps });
   }
 
-  /** Loads, verifies and checks the package in `dir` against the robot. */
+  /** Loads, verifies and checks the package in `dir` (and the residual, if given) against the robot. */
   static async create(dir: string, opts: PolicyActorOptions): Promise<PolicyActor> {
     const policy = await DiffusionPolicy.create(dir, { providers: opts.providers, mode: opts.mode, threads: opts.threads });
     try {
@@ -49,32 +64,60 @@ export class PolicyActor implements Actor {
       await policy.close();
       throw e;
     }
-    return new PolicyActor(policy, opts.jointNames);
+    const slot = new PolicySlot<ResidualPolicy>({
+      load: (d) => ResidualPolicy.create(d, { base: policy.package, providers: opts.providers, threads: opts.threads, training: opts.training ?? false }),
+      logger: opts.logger,
+    });
+    const actor = new PolicyActor(policy, opts.jointNames, slot);
+    if (opts.residual) {
+      const r = await slot.offer(opts.residual);
+      if (!r.ok) {
+        await actor.close();
+        throw new Error(r.reason);
+      }
+      slot.swapPoint();
+    }
+    return actor;
   }
 
-  /** The package's version string. */
+  /** The running version: the residual's when one runs, else the base package's. */
   get version(): string {
-    return this.policy.package.json.version;
+    return this.residual.current?.version ?? this.policy.package.json.version;
+  }
+
+  /** Loads a new residual package off the control path; it takes over at the next chunk boundary. */
+  offerResidual(dir: string): Promise<OfferResult> {
+    return this.residual.offer(dir);
   }
 
   reset(_seed: number): void {
     this.#chunker.reset();
+    this.#tickInChunk = 0;
   }
 
   async act(obs: { names: string[]; values: number[] }): Promise<number[]> {
-    const action = await this.#chunker.next(obs.values);
-    const base = normaliseAction(this.policy.package.json.action, action);
-    this.#last = { version: this.version, base, residual: base.map(() => 0), action: base };
-    return action;
+    if (this.#tickInChunk === 0) this.residual.swapPoint();
+    this.#tickInChunk = (this.#tickInChunk + 1) % this.#k;
+    const base = await this.#chunker.next(obs.values);
+    const res = this.residual.current;
+    if (!res) {
+      const b = normaliseAction(this.policy.package.json.action, base);
+      this.#last = { version: this.version, base: b, residual: b.map(() => 0), action: b };
+      return base;
+    }
+    const s = await res.step(obs.values, base);
+    this.#last = { version: res.version, base: s.baseNorm, residual: s.residualNorm, action: s.actionNorm };
+    return s.action;
   }
 
   lastAction(): ActionInfo | null {
     return this.#last;
   }
 
-  /** Stops the inference worker. */
-  close(): Promise<void> {
-    return this.policy.close();
+  /** Stops the inference workers. */
+  async close(): Promise<void> {
+    await this.residual.close();
+    await this.policy.close();
   }
 }
 

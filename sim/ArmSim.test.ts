@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ArmSim } from "./ArmSim.ts";
 import { forwardKinematics } from "./kinematics.ts";
+import { ARM_SPEC } from "./armSpec.ts";
 
 const PUSH_NAMES = ["q.shoulder_pan", "q.shoulder_lift", "q.elbow_flex", "q.wrist_flex", "q.gripper", "ee.x", "ee.y", "ee.z", "cube.x", "cube.y", "target.x", "target.y"];
 const REACH_NAMES = [...PUSH_NAMES.slice(0, 8), "target.x", "target.y", "target.z"];
@@ -140,4 +141,53 @@ test("using a closed sim fails loudly", async () => {
   const sim = await ArmSim.create({ task: "reach" });
   sim.close();
   assert.throws(() => sim.stepControl(), /after close/);
+});
+
+test("peg_insert: contract names, the peg starts squeezed between the fingers and stays there", async () => {
+  const sim = await ArmSim.create({ task: "peg_insert" });
+  const names = sim.observation().names;
+  assert.deepEqual(names, [...PUSH_NAMES.slice(0, 8), "peg.x", "peg.y", "peg.z", "hole.x", "hole.y"]);
+  for (const seed of [0, 5, 9]) {
+    sim.reset(seed);
+    const v0 = sim.observation().values;
+    // The peg centre is at the fingertips (the ee site) and the fixture faces the base.
+    for (let k = 0; k < 3; k++) assert.ok(Math.abs(v0[8 + k] - v0[5 + k]) < 1e-6, `seed ${seed}: peg axis ${k} off the ee`);
+    const hold = [...v0.slice(0, 4), 0];
+    for (let t = 0; t < 20; t++) {
+      sim.setCommand(hold);
+      sim.stepControl();
+    }
+    const v = sim.observation().values;
+    assert.ok(Math.hypot(v[8] - v[5], v[9] - v[6], v[10] - v[7]) < 0.005, `seed ${seed}: the peg slid ${Math.hypot(v[8] - v[5], v[9] - v[6], v[10] - v[7])} m in 2 s`);
+    assert.ok(Math.abs(v[4] - 2 * ARM_SPEC.peg.half) < 0.004, `seed ${seed}: gripper at ${v[4]}, the peg is ${2 * ARM_SPEC.peg.half} wide`);
+    assert.equal(sim.status().failed, false);
+    assert.equal(sim.status().success, false);
+  }
+  sim.close();
+});
+
+test("peg_insert: the fixture is turned to face the base, success needs depth inside the hole, a dropped peg fails", async () => {
+  const sim = await ArmSim.create({ task: "peg_insert" });
+  sim.reset(3);
+  const mj = sim.mujoco;
+  const [hx, hy] = sim.observation().values.slice(11);
+  const q = (sim.data.mocap_quat as Float64Array).slice(0, 4);
+  assert.ok(Math.abs(2 * Math.atan2(q[3], q[0]) - Math.atan2(hy, hx)) < 1e-9, "fixture yaw = atan2(y, x) of the hole");
+  const adr = (sim.model.jnt_qposadr as Int32Array)[mj.mj_name2id(sim.model, mj.mjtObj.mjOBJ_JOINT.value, "peg")];
+  const qpos = sim.data.qpos as Float64Array;
+  const P = ARM_SPEC.peg;
+  // The peg upright (long axis down, like in the hand), its bottom face at height z.
+  const place = (x: number, y: number, bottom: number): void => {
+    qpos.set([x, y, bottom + P.halfLength, 0, 1, 0, 0], adr);
+    mj.mj_forward(sim.model, sim.data);
+  };
+  place(hx, hy, P.height - P.insertDepth - 0.002);
+  assert.equal(sim.status().failed, false);
+  assert.equal(sim.status().success, true);
+  place(hx, hy, P.height - P.insertDepth + 0.005);
+  assert.equal(sim.status().success, false, "only 1.5 cm deep");
+  place(hx + 0.1, hy, 0);
+  assert.equal(sim.status().success, false, "beside the fixture, on the table");
+  assert.equal(sim.status().failed, true, "dropped: far from the fingers");
+  sim.close();
 });

@@ -28,6 +28,8 @@ interface Layout {
   targetMocap: number;
   cubeQpos: number;
   cubeBody: number;
+  pegQpos: number;
+  pegBody: number;
   frictionGeoms: number[];
 }
 
@@ -93,7 +95,8 @@ export class ArmSim {
     this.#layout = this.#lookUp();
     const fr = model.geom_friction as Float64Array;
     this.#nominalFriction = this.#layout.frictionGeoms.map((g) => fr[3 * g]);
-    const cb = this.#layout.cubeBody;
+    // The loose object whose mass the physics jitter scales: the cube, or the peg.
+    const cb = this.#objectBody();
     this.#nominalMass = cb >= 0 ? (model.body_mass as Float64Array)[cb] : 0;
     this.#nominalInertia = cb >= 0 ? Array.from((model.body_inertia as Float64Array).subarray(3 * cb, 3 * cb + 3)) : [];
   }
@@ -113,6 +116,7 @@ export class ArmSim {
     const arm = ARM_SPEC.jointNames.slice(0, 4).map(joint);
     const fingers = ["finger_left", "finger_right"].map(joint);
     const cubeJoint = id(JOINT, "cube", false);
+    const pegJoint = id(JOINT, "peg", false);
     const targetBody = id(mj.mjtObj.mjOBJ_BODY.value, "target");
     const GEOM = mj.mjtObj.mjOBJ_GEOM.value;
     return {
@@ -124,8 +128,14 @@ export class ArmSim {
       targetMocap: (m.body_mocapid as Int32Array)[targetBody],
       cubeQpos: cubeJoint >= 0 ? qadr[cubeJoint] : -1,
       cubeBody: id(mj.mjtObj.mjOBJ_BODY.value, "cube", false),
-      frictionGeoms: ["table", "cube"].map((n) => id(GEOM, n, false)).filter((g) => g >= 0),
+      pegQpos: pegJoint >= 0 ? qadr[pegJoint] : -1,
+      pegBody: id(mj.mjtObj.mjOBJ_BODY.value, "peg", false),
+      frictionGeoms: ["table", "cube", "peg"].map((n) => id(GEOM, n, false)).filter((g) => g >= 0),
     };
+  }
+
+  #objectBody(): number {
+    return this.#layout.cubeBody >= 0 ? this.#layout.cubeBody : this.#layout.pegBody;
   }
 
   /** Puts arm, cube and target in the random start state of `seed` (same seed → same state). */
@@ -144,9 +154,29 @@ export class ArmSim {
       qpos.set([init.cube.x, init.cube.y, ARM_SPEC.cubeHalf, Math.cos(init.cube.yaw / 2), 0, 0, Math.sin(init.cube.yaw / 2)], c);
     }
     (this.data.mocap_pos as Float64Array).set(init.target, 3 * L.targetMocap);
+    const yaw = init.targetYaw ?? 0;
+    (this.data.mocap_quat as Float64Array).set([Math.cos(yaw / 2), 0, 0, Math.sin(yaw / 2)], 4 * L.targetMocap);
     (this.data.ctrl as Float64Array).set(init.q);
+    if (L.pegQpos >= 0) this.#placePegInHand(init.q);
     mj.mj_forward(this.model, this.data);
     this.#initialDistance = Math.max(this.#taskDistance(), 1e-6);
+  }
+
+  /**
+   * peg_insert: fingers opened to the peg's width around it, peg centre at the fingertips, sides
+   * parallel to the finger faces. The gripper command (init.q[4]) is below the width, so the servo squeezes.
+   */
+  #placePegInHand(q: readonly number[]): void {
+    const L = this.#layout;
+    const qpos = this.data.qpos as Float64Array;
+    qpos[L.fingerQpos[0]] = qpos[L.fingerQpos[1]] = ARM_SPEC.peg.half;
+    this.mujoco.mj_kinematics(this.model, this.data);
+    const ee = this.eePosition();
+    // Hand orientation = Rz(pan)·Ry(lift + elbow + wrist): the pitch joints all turn about the arm plane's y.
+    const p = q[0] / 2;
+    const t = (q[1] + q[2] + q[3]) / 2;
+    const quat = [Math.cos(p) * Math.cos(t), -Math.sin(p) * Math.sin(t), Math.cos(p) * Math.sin(t), Math.sin(p) * Math.cos(t)];
+    qpos.set([...ee, ...quat], L.pegQpos);
   }
 
   #applyPhysicsJitter(seed: number): void {
@@ -156,10 +186,11 @@ export class ArmSim {
     const rng = createRng(seed ^ 0x5bd1e995);
     const jitter = (lo: number, hi: number): number => (this.#randomize ? rng.uniform(lo, hi) : 1);
     L.frictionGeoms.forEach((g, i) => (fr[3 * g] = this.#nominalFriction[i] * jitter(0.7, 1.3)));
-    if (L.cubeBody >= 0) {
+    const body = this.#objectBody();
+    if (body >= 0) {
       const k = jitter(0.7, 1.5);
-      (this.model.body_mass as Float64Array)[L.cubeBody] = this.#nominalMass * k;
-      (this.model.body_inertia as Float64Array).set(this.#nominalInertia.map((v) => v * k), 3 * L.cubeBody);
+      (this.model.body_mass as Float64Array)[body] = this.#nominalMass * k;
+      (this.model.body_inertia as Float64Array).set(this.#nominalInertia.map((v) => v * k), 3 * body);
     }
   }
 
@@ -218,7 +249,7 @@ export class ArmSim {
     return [x[i], x[i + 1], x[i + 2]];
   }
 
-  /** Target centre (the disc centre on the table for push_cube). */
+  /** Target centre (the disc centre on the table for push_cube, the hole centre on the table for peg_insert). */
   targetPosition(): [number, number, number] {
     const p = this.data.mocap_pos as Float64Array;
     const i = 3 * this.#layout.targetMocap;
@@ -233,16 +264,44 @@ export class ArmSim {
     return [q[c], q[c + 1], q[c + 2]];
   }
 
+  /** Peg centre (peg_insert only; NaN otherwise). */
+  pegPosition(): [number, number, number] {
+    const c = this.#layout.pegQpos;
+    if (c < 0) return [NaN, NaN, NaN];
+    const q = this.data.qpos as Float64Array;
+    return [q[c], q[c + 1], q[c + 2]];
+  }
+
+  /** Centre of the peg's bottom face (it leads into the hole), from the peg's orientation (peg_insert only). */
+  #pegBottom(): [number, number, number] {
+    const c = this.pegPosition();
+    const b = this.#layout.pegBody;
+    if (b < 0) return c;
+    const m = (this.data.xmat as Float64Array).subarray(9 * b, 9 * b + 9);
+    const h = ARM_SPEC.peg.halfLength;
+    // Column 3 of the row-major rotation is the peg's long axis; it starts along the tool, pointing down,
+    // so the leading (bottom) face is at +halfLength on it.
+    return [c[0] + h * m[2], c[1] + h * m[5], c[2] + h * m[8]];
+  }
+
   /** The observation vector, names exactly as in docs/contracts.md for the task. */
   observation(): { names: string[]; values: number[] } {
     this.#assertOpen();
     const q = this.jointState().position;
     const ee = this.eePosition();
     const t = this.targetPosition();
-    const values =
-      this.task.name === "push_cube"
-        ? [...q, ...ee, this.cubePosition()[0], this.cubePosition()[1], t[0], t[1]]
-        : [...q, ...ee, ...t];
+    let values: number[];
+    switch (this.task.name) {
+      case "push_cube":
+        values = [...q, ...ee, this.cubePosition()[0], this.cubePosition()[1], t[0], t[1]];
+        break;
+      case "peg_insert":
+        values = [...q, ...ee, ...this.pegPosition(), t[0], t[1]];
+        break;
+      case "reach":
+        values = [...q, ...ee, ...t];
+        break;
+    }
     return { names: [...this.task.observationNames], values };
   }
 
@@ -257,7 +316,21 @@ export class ArmSim {
       // Off the table (or sunk through it after a blow-up): the episode cannot be won any more.
       failed ||= z < 0 || x < t.xMin || x > t.xMax || Math.abs(y) > t.yHalf;
     }
-    const success = !failed && d < this.task.successRadius;
+    // Goal reached: within successRadius of the target; for the peg, inside the hole and deep enough.
+    let reached = d < this.task.successRadius;
+    if (this.task.name === "peg_insert") {
+      const [x, y, z] = this.pegPosition();
+      const t = ARM_SPEC.table;
+      const ee = this.eePosition();
+      const bottom = this.#pegBottom();
+      const hole = this.targetPosition();
+      const p = ARM_SPEC.peg;
+      reached = bottom[2] <= p.height - p.insertDepth && Math.hypot(bottom[0] - hole[0], bottom[1] - hole[1]) < this.task.successRadius;
+      // Dropped or knocked out of the fingers (its centre starts at the fingertips), or off the table.
+      const lost = Math.hypot(x - ee[0], y - ee[1], z - ee[2]) > 0.05;
+      failed ||= !reached && (lost || z < 0 || x < t.xMin || x > t.xMax || Math.abs(y) > t.yHalf);
+    }
+    const success = !failed && reached;
     const progress = success ? 1 : failed ? 0 : Math.min(1, Math.max(0, 1 - d / this.#initialDistance));
     return { success, failed, progress };
   }
@@ -272,6 +345,12 @@ export class ArmSim {
 
   #taskDistance(): number {
     const t = this.targetPosition();
+    if (this.task.name === "peg_insert") {
+      // The peg's bottom face to where it is when inserted (hole axis, insertDepth below the fixture top).
+      const b = this.#pegBottom();
+      const p = ARM_SPEC.peg;
+      return Math.hypot(b[0] - t[0], b[1] - t[1], b[2] - (p.height - p.insertDepth));
+    }
     if (this.task.name === "push_cube") {
       const c = this.cubePosition();
       return Math.hypot(c[0] - t[0], c[1] - t[1]);

@@ -37,6 +37,21 @@ test("push_cube expert at quality 0.7 is good but imperfect", async (t) => {
   assert.ok(rate >= 0.6 && rate < 1, `success rate ${rate}`);
 });
 
+test("peg_insert expert at quality 1 succeeds on ≥ 95% of seeds", async (t) => {
+  const { rate, meanLength } = await successRate("peg_insert", 1, 50);
+  t.diagnostic(`quality 1.0: success ${(rate * 100).toFixed(0)}%, mean length ${meanLength.toFixed(1)} ticks`);
+  assert.ok(rate >= 0.95, `success rate ${rate}`);
+});
+
+test("peg_insert expert at quality 0.7 is good but imperfect, and worse at 0.4", async (t) => {
+  const r7 = await successRate("peg_insert", 0.7, 50);
+  const r4 = await successRate("peg_insert", 0.4, 50);
+  t.diagnostic(`quality 0.7: success ${(r7.rate * 100).toFixed(0)}%, mean length ${r7.meanLength.toFixed(1)} ticks`);
+  t.diagnostic(`quality 0.4: success ${(r4.rate * 100).toFixed(0)}%, mean length ${r4.meanLength.toFixed(1)} ticks`);
+  assert.ok(r7.rate >= 0.65 && r7.rate <= 0.9, `success rate ${r7.rate}`);
+  assert.ok(r4.rate < r7.rate, `quality 0.4 (${r4.rate}) should do worse than 0.7 (${r7.rate})`);
+});
+
 test("reach expert at quality 1 always reaches", async () => {
   const { rate } = await successRate("reach", 1, 10);
   assert.equal(rate, 1);
@@ -72,4 +87,6 @@ test("an observation without the task's names is rejected with the missing name"
   const expert = new ScriptedExpert({ task: "push_cube" });
   assert.throws(() => expert.act({ names: ["q.shoulder_pan"], values: [0] }), /no "q.shoulder_lift"/);
   assert.throws(() => new ScriptedExpert({ task: "push_cube", quality: 2 }), /quality must be in \[0, 1\]/);
+  assert.throws(() => new ScriptedExpert({ task: "peg_insert" }).act({ names: ["q.shoulder_pan"], values: [0] }), /no "q.shoulder_lift"/);
+  assert.throws(() => new ScriptedExpert({ task: "stack" as "reach" }), /unknown task "stack"/);
 });

@@ -40,10 +40,30 @@ const CFG = {
   stopDistance: 0.006,
 } as const;
 
-type Phase = "approach" | "descend" | "push" | "retreat" | "done";
+/** Tuning of the peg_insert script (metres per control tick at 10 Hz). */
+const PEG = {
+  /** Peg bottom this far above the fixture top while travelling and aligning. */
+  hover: 0.012,
+  /** Alignment steps over the hole (1 cm/tick): fine enough for the servo to settle without overshoot. */
+  alignStep: 0.01,
+  /** Peg-axis-to-hole distance (m) at which a clean expert starts inserting; the hole leaves 2 mm per side. */
+  alignTolerance: 0.0008,
+  /** Insertion speed (6 cm/s): slow enough that a jam stops the peg before it slips in the fingers. */
+  insertStep: 0.006,
+  /** Insert until the bottom is this much deeper than the success depth, then hold. */
+  overshoot: 0.004,
+  /** Peg moved less than this (m) over the jam window while pushed down: it sits on the fixture's rim. */
+  jamProgress: 0.0015,
+  /** Ticks of no descent that count as a jam for a clean expert. */
+  jamTicks: 3,
+} as const;
+
+type Phase = "approach" | "descend" | "push" | "retreat" | "done" | "align" | "insert";
 type FailureMode = "none" | "giveUp" | "misaim" | "slow";
 
-/** Scripted push_cube / reach demonstrator with a quality knob. */
+const TASK_NAMES: readonly TaskName[] = ["reach", "push_cube", "peg_insert"];
+
+/** Scripted push_cube / peg_insert / reach demonstrator with a quality knob. */
 export class ScriptedExpert {
   readonly task: TaskName;
   readonly quality: number;
@@ -58,18 +78,27 @@ export class ScriptedExpert {
   #failure: FailureMode = "none";
   #failureTick = 0;
   #aimOffset = [0, 0];
+  // peg_insert: where this demo aims relative to the hole, and the recent peg heights for jam detection.
+  #pegAim = [0, 0];
+  #pegHeights: number[] = [];
+  #jams = 0;
 
   /** Creates an expert; call reset(seed) at the start of every episode. */
   constructor(opts: ScriptedExpertOptions) {
     const quality = opts.quality ?? 0.7;
     if (!(quality >= 0 && quality <= 1)) throw new Error(`ScriptedExpert: quality must be in [0, 1], got ${quality}`);
-    if (opts.task !== "reach" && opts.task !== "push_cube") {
-      throw new Error(`ScriptedExpert: unknown task "${String(opts.task)}"; expected reach or push_cube`);
+    if (!TASK_NAMES.includes(opts.task)) {
+      throw new Error(`ScriptedExpert: unknown task "${String(opts.task)}"; expected one of ${TASK_NAMES.join(", ")}`);
     }
     this.task = opts.task;
     this.quality = quality;
     this.#rng = createRng(0);
     this.reset(opts.seed ?? 0);
+  }
+
+  /** peg_insert: how often this episode the expert lifted off a jammed peg and aligned again. */
+  get jams(): number {
+    return this.#jams;
   }
 
   /** Starts a new episode: clears the phase and draws this episode's imperfections from `seed`. */
@@ -86,13 +115,25 @@ export class ScriptedExpert {
     // Failure modes: a demonstrator that gives up, one that misjudges where the target is, one
     // that is too slow to finish. Linear in k, so quality 1 never fails on purpose.
     const roll = rng.next();
-    const p = 0.8 * k;
+    // peg_insert: some sloppy insertions slide in anyway, so its demonstrators fail on purpose a little more often.
+    const p = (this.task === "peg_insert" ? 1 : 0.8) * k;
     this.#failure = roll < 0.4 * p ? "giveUp" : roll < 0.8 * p ? "misaim" : roll < p ? "slow" : "none";
     this.#failureTick = Math.floor(rng.uniform(8, 30));
     const a = rng.uniform(-Math.PI, Math.PI);
     const r = rng.uniform(0.05, 0.08);
     this.#aimOffset = [r * Math.cos(a), r * Math.sin(a)];
+    // peg_insert gives plenty of time, so there a "slow" demonstrator fails the way a misaiming one does.
+    if (this.task === "peg_insert" && this.#failure === "slow") this.#failure = "misaim";
+    // ... and a clean insertion takes ~1.5 s, so one that gives up does so within the first second.
+    if (this.task === "peg_insert") this.#failureTick = Math.floor(this.#failureTick * 0.4);
     if (this.#failure === "slow") this.#speed = 0.3;
+    // peg_insert (drawn after the push draws, so push demos are unchanged): "misaim" aims 4.5–7 mm off the
+    // hole centre, onto the rim, and never notices the jam; otherwise a sub-millimetre bias that grows as k does.
+    const pa = rng.uniform(-Math.PI, Math.PI);
+    const pr = this.#failure === "misaim" ? rng.uniform(0.0045, 0.007) : k * 0.0015 * Math.abs(rng.normal());
+    this.#pegAim = [pr * Math.cos(pa), pr * Math.sin(pa)];
+    this.#pegHeights = [];
+    this.#jams = 0;
   }
 
   /** Absolute joint targets (jointNames order) for this tick's observation. */
@@ -109,15 +150,27 @@ export class ScriptedExpert {
     }
     if (this.#rng.next() < 0.12 * k) this.#pause = Math.floor(this.#rng.uniform(1, 2 + 8 * k));
     const stalled = this.#failure === "giveUp" && this.#tick > this.#failureTick;
-    const goal = stalled ? [o.ee[0], o.ee[1], Math.max(o.ee[2], CFG.zTravel)] : this.task === "push_cube" ? this.#pushGoal(o) : o.target;
-    const maxStep = this.#phase === "push" ? CFG.pushStep * this.#speed : CFG.travelStep * Math.max(this.#speed, 0.6);
+    const travel = CFG.travelStep * Math.max(this.#speed, 0.6);
+    let goal: number[];
+    let maxStep = travel;
+    if (stalled) goal = [o.ee[0], o.ee[1], Math.max(o.ee[2], CFG.zTravel)];
+    else if (this.task === "push_cube") {
+      goal = this.#pushGoal(o);
+      if (this.#phase === "push") maxStep = CFG.pushStep * this.#speed;
+    } else if (this.task === "peg_insert") {
+      const g = this.#pegGoal(o);
+      goal = g.goal;
+      maxStep = Math.min(travel, g.step * this.#speed);
+    } else goal = o.target;
     const next = stepTowards(o.ee, goal, maxStep);
     const ik = inverseKinematics(next).q;
-    const gripper = this.task === "push_cube" ? k * 0.01 * this.#rng.next() : 0.02;
+    const gripper = this.task === "push_cube" ? k * 0.01 * this.#rng.next() : this.task === "peg_insert" ? ARM_SPEC.peg.grip : 0.02;
     const cmd = [...ik, gripper];
+    // Millimetre work wants a steadier hand: the peg demonstrator's tremor is a quarter of the pusher's.
+    const tremor = (this.task === "peg_insert" ? 0.01 : 0.04) * k;
     for (let i = 0; i < 4; i++) {
       const d = Math.max(-CFG.maxJointStep, Math.min(CFG.maxJointStep, cmd[i] - prev[i]));
-      cmd[i] = prev[i] + d + 0.04 * k * this.#rng.normal();
+      cmd[i] = prev[i] + d + tremor * this.#rng.normal();
     }
     for (let i = 0; i < cmd.length; i++) cmd[i] = Math.min(ARM_SPEC.jointUpper[i], Math.max(ARM_SPEC.jointLower[i], cmd[i]));
     this.#prev = cmd;
@@ -173,6 +226,69 @@ export class ScriptedExpert {
       case "done":
         if (dist > stopDistance + 0.015) this.#phase = "retreat";
         return [e[0], e[1], Math.min(e[2] + 0.01, CFG.zTravel)];
+      default:
+        // The peg phases (align, insert) never occur in a push.
+        return [e[0], e[1], e[2]];
+    }
+  }
+
+  /**
+   * The phase machine of the insertion, in peg coordinates (the ee goal is the peg goal minus the observed
+   * peg-in-hand offset): hover over the hole, align to under a millimetre, insert slowly; on a jam (the peg
+   * stops going down, or slides up in the fingers) lift back to the hover height and align again.
+   */
+  #pegGoal(o: Obs): { goal: number[]; step: number } {
+    const k = 1 - this.quality;
+    const P = ARM_SPEC.peg;
+    const p = o.peg;
+    const offset = [p[0] - o.ee[0], p[1] - o.ee[1], p[2] - o.ee[2]];
+    const aim = [o.target[0] + this.#pegAim[0], o.target[1] + this.#pegAim[1]];
+    const err = Math.hypot(p[0] - aim[0], p[1] - aim[1]);
+    const bottom = p[2] - P.halfLength;
+    const hoverZ = P.height + PEG.hover + P.halfLength;
+    const eeGoal = (x: number, y: number, z: number): number[] => [x - offset[0], y - offset[1], z - offset[2]];
+    const hover = (): number[] => eeGoal(aim[0], aim[1], hoverZ);
+    switch (this.#phase) {
+      case "insert": {
+        // A sloppy demonstrator notices a jam later (k ticks more) and a misaiming one never does.
+        const window = PEG.jamTicks + Math.round(6 * k);
+        const h = this.#pegHeights;
+        h.push(p[2]);
+        if (h.length > window + 1) h.shift();
+        const finalBottom = P.height - P.insertDepth - PEG.overshoot;
+        if (bottom < finalBottom + 0.001) {
+          this.#phase = "done";
+          return { goal: o.ee.slice(), step: PEG.insertStep };
+        }
+        // Pushed down for `window` ticks without going down: the peg sits on the rim (or slips up in the fingers).
+        if (h.length > window && h[0] - p[2] < PEG.jamProgress && this.#failure !== "misaim") {
+          this.#jams++;
+          this.#phase = "retreat";
+          // Re-aim after a jam: a person wiggles, so the bias of a sloppy demo is drawn again.
+          const r = k * 0.0015 * Math.abs(this.#rng.normal());
+          const a = this.#rng.uniform(-Math.PI, Math.PI);
+          this.#pegAim = [r * Math.cos(a), r * Math.sin(a)];
+          return { goal: eeGoal(p[0], p[1], hoverZ), step: PEG.alignStep };
+        }
+        return { goal: eeGoal(aim[0], aim[1], P.halfLength + finalBottom), step: PEG.insertStep };
+      }
+      case "retreat":
+        if (bottom > P.height + PEG.hover - 0.003) this.#phase = "align";
+        return { goal: eeGoal(p[0], p[1], hoverZ), step: PEG.alignStep };
+      case "align":
+        if (err < PEG.alignTolerance + 0.002 * k && Math.abs(p[2] - hoverZ) < 0.004) {
+          this.#phase = "insert";
+          this.#pegHeights = [];
+        }
+        return { goal: hover(), step: PEG.alignStep };
+      case "done":
+        return { goal: o.ee.slice(), step: PEG.insertStep };
+      default: {
+        // approach: lift first if the peg is low and off the hole, so it never sweeps through the fixture.
+        if (err < 0.004 && Math.abs(p[2] - hoverZ) < 0.006) this.#phase = "align";
+        if (bottom < P.height + 0.006 && err > 0.006) return { goal: eeGoal(p[0], p[1], hoverZ), step: CFG.travelStep };
+        return { goal: hover(), step: CFG.travelStep };
+      }
     }
   }
 }
@@ -183,6 +299,8 @@ interface Obs {
   ee: number[];
   cube: number[];
   target: number[];
+  /** peg_insert: peg centre (the hole centre is `target`, z = 0). */
+  peg: number[];
 }
 
 function readObservation(obs: { names: readonly string[]; values: readonly number[] }, task: TaskName): Obs {
@@ -196,9 +314,12 @@ function readObservation(obs: { names: readonly string[]; values: readonly numbe
   const q = ARM_SPEC.jointNames.map((j) => get(`q.${j}`));
   const ee = [get("ee.x"), get("ee.y"), get("ee.z")];
   if (task === "push_cube") {
-    return { q, ee, cube: [get("cube.x"), get("cube.y")], target: [get("target.x"), get("target.y"), 0] };
+    return { q, ee, cube: [get("cube.x"), get("cube.y")], target: [get("target.x"), get("target.y"), 0], peg: [] };
   }
-  return { q, ee, cube: [], target: [get("target.x"), get("target.y"), get("target.z")] };
+  if (task === "peg_insert") {
+    return { q, ee, cube: [], target: [get("hole.x"), get("hole.y"), 0], peg: [get("peg.x"), get("peg.y"), get("peg.z")] };
+  }
+  return { q, ee, cube: [], target: [get("target.x"), get("target.y"), get("target.z")], peg: [] };
 }
 
 function stepTowards(from: readonly number[], to: readonly number[], maxStep: number): number[] {

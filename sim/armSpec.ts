@@ -25,6 +25,27 @@ export const ARM_SPEC = {
   fingerHalf: 0.012,
   /** Radius of the green target disc; success = cube centre inside it. */
   targetRadius: 0.035,
+  /**
+   * peg_insert: a square peg held between the fingers and a fixture with a square hole, in the spirit of
+   * robomimic Square (Mandlekar et al. 2021, arXiv 2108.03298): the difficulty is the tight clearance.
+   */
+  peg: {
+    /** Half side of the square peg section (3 cm peg). */
+    half: 0.015,
+    /** Half length: 8 cm peg, its centre at the fingertips, so 4 cm sit between the fingers and 4 cm stick out below. */
+    halfLength: 0.04,
+    mass: 0.05,
+    /** Gap between peg and hole on each side (hole side = peg side + 2 × clearance = 3.4 cm). */
+    clearance: 0.002,
+    /** Fixture wall thickness around the hole. */
+    wall: 0.014,
+    /** Fixture height above the table (the hole goes down to the table). */
+    height: 0.035,
+    /** Success: the peg's bottom face at least this far below the fixture top, inside the hole. */
+    insertDepth: 0.02,
+    /** Gripper command that holds the peg: fully closed, so the servo squeezes the 3 cm peg with its full stiffness. */
+    grip: 0.0,
+  },
   /** Table top extent (x from, x to, half width in y); the cube falling past it is a failure. */
   table: { xMin: -0.12, xMax: 0.5, yHalf: 0.35 },
 } as const;

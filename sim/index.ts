@@ -2,6 +2,7 @@
 export { ArmSim, type ArmSimOptions } from "./ArmSim.ts";
 export { RayCamera, type RayCameraOptions, type RayImage } from "./RayCamera.ts";
 export { ScriptedExpert, type ScriptedExpertOptions } from "./ScriptedExpert.ts";
+export { ScriptedOperator, type ScriptedOperatorOptions, type OperatorDecision } from "./ScriptedOperator.ts";
 export { TASKS, type TaskName, type TaskSpec } from "./tasks.ts";
 export { forwardKinematics, inverseKinematics, type IkSolution } from "./kinematics.ts";
 export { ARM_SPEC } from "./armSpec.ts";

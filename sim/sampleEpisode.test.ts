@@ -21,3 +21,14 @@ test("layouts are a pure function of the seed", () => {
   assert.deepEqual(sampleEpisode("reach", 42), sampleEpisode("reach", 42));
   assert.notDeepEqual(sampleEpisode("push_cube", 42), sampleEpisode("push_cube", 43));
 });
+
+test("peg_insert layouts: hole 16–26 cm out in front, fixture facing the base, peg squeezed by the gripper command", () => {
+  for (let seed = 0; seed < 300; seed++) {
+    const e = sampleEpisode("peg_insert", seed);
+    const r = Math.hypot(e.target[0], e.target[1]);
+    assert.ok(r >= 0.16 && r <= 0.26, `seed ${seed}: hole at ${r} m`);
+    assert.equal(e.target[2], 0);
+    assert.ok(Math.abs((e.targetYaw ?? NaN) - Math.atan2(e.target[1], e.target[0])) < 1e-12);
+    assert.equal(e.q[4], ARM_SPEC.peg.grip);
+  }
+});

@@ -10,8 +10,10 @@ export interface EpisodeInit {
   q: number[];
   /** Cube centre x, y and yaw (push_cube only). */
   cube?: { x: number; y: number; yaw: number };
-  /** Target centre (z = 0 for the push_cube disc). */
+  /** Target centre (z = 0 for the push_cube disc and for the peg_insert fixture, whose hole it is). */
   target: [number, number, number];
+  /** Yaw of the target body (peg_insert: the fixture faces the base, so the held peg's sides line up with the hole's). */
+  targetYaw?: number;
 }
 
 /** Draws the start pose, the cube and the target of an episode of `task` from `seed`. */
@@ -22,6 +24,14 @@ export function sampleEpisode(task: TaskName, seed: number): EpisodeInit {
   const start = inverseKinematics([rng.uniform(0.1, 0.16), rng.uniform(-0.06, 0.06), rng.uniform(0.1, 0.16)]).q;
   const q = [...start.map((v) => v + 0.03 * rng.normal()), rng.uniform(0, 0.03)];
   for (let i = 0; i < q.length; i++) q[i] = Math.min(s.jointUpper[i], Math.max(s.jointLower[i], q[i]));
+  if (task === "peg_insert") {
+    // The peg starts squeezed between the fingers; the hole lies where the tool can reach it pointing down.
+    q[4] = s.peg.grip;
+    const r = rng.uniform(0.16, 0.26);
+    const a = rng.uniform(-0.6, 0.6);
+    // The arm has no wrist roll: the held peg's yaw is the pan angle, atan2(y, x), at the hole too.
+    return { q, target: [r * Math.cos(a), r * Math.sin(a), 0], targetYaw: a };
+  }
   if (task === "reach") {
     const r = rng.uniform(0.14, 0.28);
     const a = rng.uniform(-0.8, 0.8);

@@ -1,10 +1,14 @@
 /** MJCF generator for the `rlft_arm5` scene; the XML is built from ARM_SPEC so code and model share one source of numbers. */
 import { ARM_SPEC } from "./armSpec.ts";
+import type { TaskName } from "./tasks.ts";
 
 /** Options of {@link sceneXml}. */
 export interface SceneOptions {
-  /** `push_cube` adds the free cube and a flat target disc; `reach` a floating target ball. */
-  task: "reach" | "push_cube";
+  /**
+   * `push_cube` adds the free cube and a flat target disc; `reach` a floating target ball; `peg_insert`
+   * a free square peg (ArmSim.reset puts it between the fingers) and the hole fixture as the mocap `target`.
+   */
+  task: TaskName;
   /** Physics step in seconds (contract: 0.002). */
   physicsDt?: number;
 }
@@ -21,24 +25,15 @@ export function sceneXml(opts: SceneOptions): string {
   const robot = `contype="2" conaffinity="0" group="1"`;
   const world = `contype="1" conaffinity="3"`;
   const fingerTip = s.tool - 0.04; // finger bodies start 4 cm down the tool axis and end at the ee site.
-  const task =
-    opts.task === "push_cube"
-      ? `
-    <body name="cube" pos="0.22 0 ${s.cubeHalf}">
-      <freejoint name="cube"/>
-      <geom name="cube" type="box" size="${s.cubeHalf} ${s.cubeHalf} ${s.cubeHalf}" mass="0.08" friction="0.5 0.005 0.0001" rgba="0.9 0.1 0.1 1" ${world}/>
-    </body>
-    <body name="target" mocap="true" pos="0.3 0 0">
-      <geom name="target" type="cylinder" size="${s.targetRadius} 0.0005" pos="0 0 0.0006" rgba="0.1 0.8 0.2 1" contype="0" conaffinity="0"/>
-    </body>`
-      : `
-    <body name="target" mocap="true" pos="0.25 0 0.1">
-      <geom name="target" type="sphere" size="0.012" rgba="0.1 0.8 0.2 1" contype="0" conaffinity="0"/>
-    </body>`;
+  const task = taskXml(opts.task, world);
+  // peg_insert: grippy fingers (priority 1 wins the friction of finger–peg contacts), so the squeezed peg
+  // does not slide up when it meets the fixture; the push tasks keep the smooth 0.3 pushing face.
+  const fingerFriction = opts.task === "peg_insert" ? `friction="1.5 0.02 0.0001" condim="4" priority="1"` : `friction="0.3 0.005 0.0001"`;
   return `<mujoco model="rlft_arm5">
   <compiler angle="radian" autolimits="true"/>
-  <!-- implicitfast keeps the stiff position servos stable at 2 ms. -->
-  <option timestep="${dt}" integrator="implicitfast"/>
+  <!-- implicitfast keeps the stiff position servos stable at 2 ms. peg_insert: elliptic cones and impratio 10
+       (MuJoCo's advice for grasping) keep the squeezed peg from creeping down between the fingers. -->
+  <option timestep="${dt}" integrator="implicitfast"${opts.task === "peg_insert" ? ` cone="elliptic" impratio="10"` : ""}/>
   <default>
     <joint armature="0.02" damping="4"/>
     <position ctrllimited="true" forcelimited="true"/>
@@ -62,11 +57,11 @@ export function sceneXml(opts: SceneOptions): string {
             <geom name="palm" type="box" pos="0 0 0.025" size="0.015 0.05 0.012" rgba="0.25 0.25 0.3 1" ${robot}/>
             <body name="finger_left" pos="0 0 0.04" gravcomp="1">
               <joint name="finger_left" type="slide" axis="0 1 0" range="${fingerRange}" armature="0.01" damping="10"/>
-              <geom name="finger_left" type="box" pos="0 ${s.fingerHalf / 2} ${fingerTip / 2}" size="${s.fingerHalf} ${s.fingerHalf / 2} ${fingerTip / 2}" friction="0.3 0.005 0.0001" rgba="0.15 0.15 0.18 1" ${robot}/>
+              <geom name="finger_left" type="box" pos="0 ${s.fingerHalf / 2} ${fingerTip / 2}" size="${s.fingerHalf} ${s.fingerHalf / 2} ${fingerTip / 2}" ${fingerFriction} rgba="0.15 0.15 0.18 1" ${robot}/>
             </body>
             <body name="finger_right" pos="0 0 0.04" gravcomp="1">
               <joint name="finger_right" type="slide" axis="0 -1 0" range="${fingerRange}" armature="0.01" damping="10"/>
-              <geom name="finger_right" type="box" pos="0 ${-s.fingerHalf / 2} ${fingerTip / 2}" size="${s.fingerHalf} ${s.fingerHalf / 2} ${fingerTip / 2}" friction="0.3 0.005 0.0001" rgba="0.15 0.15 0.18 1" ${robot}/>
+              <geom name="finger_right" type="box" pos="0 ${-s.fingerHalf / 2} ${fingerTip / 2}" size="${s.fingerHalf} ${s.fingerHalf / 2} ${fingerTip / 2}" ${fingerFriction} rgba="0.15 0.15 0.18 1" ${robot}/>
             </body>
             <site name="ee" pos="0 0 ${s.tool}" size="0.005"/>
           </body>
@@ -88,4 +83,46 @@ export function sceneXml(opts: SceneOptions): string {
   </actuator>
 </mujoco>
 `;
+}
+
+/** The task objects: cube + disc, target ball, or peg + hole fixture. */
+function taskXml(task: TaskName, world: string): string {
+  const s = ARM_SPEC;
+  switch (task) {
+    case "push_cube":
+      return `
+    <body name="cube" pos="0.22 0 ${s.cubeHalf}">
+      <freejoint name="cube"/>
+      <geom name="cube" type="box" size="${s.cubeHalf} ${s.cubeHalf} ${s.cubeHalf}" mass="0.08" friction="0.5 0.005 0.0001" rgba="0.9 0.1 0.1 1" ${world}/>
+    </body>
+    <body name="target" mocap="true" pos="0.3 0 0">
+      <geom name="target" type="cylinder" size="${s.targetRadius} 0.0005" pos="0 0 0.0006" rgba="0.1 0.8 0.2 1" contype="0" conaffinity="0"/>
+    </body>`;
+    case "reach":
+      return `
+    <body name="target" mocap="true" pos="0.25 0 0.1">
+      <geom name="target" type="sphere" size="0.012" rgba="0.1 0.8 0.2 1" contype="0" conaffinity="0"/>
+    </body>`;
+    case "peg_insert": {
+      const p = s.peg;
+      const a = p.half + p.clearance; // hole half side
+      const w = p.wall;
+      const zc = p.height / 2;
+      // Four walls around a square hole that goes down to the table; priority 2 gives peg–wall contacts the
+      // walls' low friction, so a slightly misaligned peg slides in instead of jamming.
+      const wall = (name: string, x: number, y: number, sx: number, sy: number): string =>
+        `<geom name="${name}" type="box" pos="${x} ${y} ${zc}" size="${sx} ${sy} ${zc}" friction="0.3 0.005 0.0001" priority="2" rgba="0.2 0.45 0.8 1" ${world}/>`;
+      return `
+    <body name="peg" pos="0.2 0 ${p.halfLength + 0.05}">
+      <freejoint name="peg"/>
+      <geom name="peg" type="box" size="${p.half} ${p.half} ${p.halfLength}" mass="${p.mass}" friction="0.5 0.005 0.0001" rgba="0.9 0.6 0.1 1" ${world}/>
+    </body>
+    <body name="target" mocap="true" pos="0.22 0 0">
+      ${wall("fixture_px", a + w / 2, 0, w / 2, a + w)}
+      ${wall("fixture_nx", -(a + w / 2), 0, w / 2, a + w)}
+      ${wall("fixture_py", 0, a + w / 2, a, w / 2)}
+      ${wall("fixture_ny", 0, -(a + w / 2), a, w / 2)}
+    </body>`;
+    }
+  }
 }

@@ -1,7 +1,7 @@
 /** The tasks the sim arm can run, with the observation layout each one publishes (docs/contracts.md). */
 
 /** Name of a sim task. */
-export type TaskName = "reach" | "push_cube";
+export type TaskName = "reach" | "push_cube" | "peg_insert";
 
 /** What a task is: limits, rates and the observation/action layout that the rest of rlft codes against. */
 export interface TaskSpec {
@@ -14,7 +14,7 @@ export interface TaskSpec {
   readonly observationNames: readonly string[];
   /** Action names in order (absolute joint targets). */
   readonly actionNames: readonly string[];
-  /** Success distance in metres (cube centre to target centre, or ee to target point). */
+  /** Success distance in metres (cube centre to target centre, ee to target point, or peg axis to hole centre). */
   readonly successRadius: number;
   /** One line for people. */
   readonly description: string;
@@ -45,5 +45,17 @@ export const TASKS: Readonly<Record<TaskName, TaskSpec>> = {
     // Target disc radius: the cube centre must lie inside the green 7 cm disc.
     successRadius: 0.035,
     description: "push the red cube until its centre lies inside the green target disc",
+  },
+  peg_insert: {
+    name: "peg_insert",
+    // 10 s at 10 Hz: the quality-1 expert inserts in ~2–3 s, a retry after a jam costs ~1 s more.
+    maxSteps: 100,
+    controlHz: 10,
+    observationNames: [...q, "ee.x", "ee.y", "ee.z", "peg.x", "peg.y", "peg.z", "hole.x", "hole.y"],
+    actionNames: joints,
+    // Peg axis within 1 cm of the hole centre: inside the 3.4 cm hole (a peg beside the fixture is ≥ 4.6 cm away);
+    // ArmSim.status also asks for the peg's bottom face ARM_SPEC.peg.insertDepth below the fixture top.
+    successRadius: 0.01,
+    description: "insert the held square peg at least 2 cm deep into the square hole of the fixture (2 mm clearance per side)",
   },
 };

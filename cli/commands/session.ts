@@ -1,0 +1,73 @@
+/** `rlft session`: online fine-tuning with a learner, a supervising operator and live policy swaps. */
+import type { Command } from "commander";
+import { resolve } from "node:path";
+import { loadLaunch } from "../../launch/LaunchConfig.ts";
+import { runSession, type SessionStatus } from "../session.ts";
+import { progress } from "../progress.ts";
+import { wilson } from "../stats.ts";
+
+/** One status line: what an operator watches during a session. */
+export function statusLine(s: SessionStatus): string {
+  return [
+    `success(${Math.min(20, s.episode)}) ${(100 * s.rollingSuccess).toFixed(0)}%`,
+    `interventions ${(100 * s.interventionRate).toFixed(0)}%`,
+    `learner ${s.learnerUpdates} upd (${s.updatesPerSec.toFixed(0)}/s)`,
+    `acked ${s.transitionsAcked}/${s.transitionsSent}`,
+    `policy ${s.policyVersion}`,
+  ].join(" | ");
+}
+
+/** Registers session on `program`. */
+export function registerSessionCommand(program: Command): void {
+  program
+    .command("session")
+    .description("Online fine-tuning: episodes with a policy + scripted operator, experience to the learner, residual policies swapped in live")
+    .argument("<launch>", "launch file (actor.package = the BC base package)")
+    .option("--learner [endpoint]", "start a learner (no value) or use the one at this experience endpoint, e.g. tcp://learner:5555")
+    .option("--policy-endpoint <endpoint>", "the learner's policy PUB when --learner names a running one (default: learner.policy in the launch file)")
+    .option("--policy <dir>", "base policy package (overrides actor.package)")
+    .option("--episodes <n>", "online episodes", Number, 100)
+    .option("--seed <n>", "first seed", Number, 2000)
+    .option("--out <dir>", "run directory (learner run, spool, policy cache, episodes)", "runs/session")
+    .option("--no-operator", "no scripted operator (autonomous only)")
+    .option("--no-pace", "do not hold the sim back for the learner (sim clock only)")
+    .option("--learner-set <key=value...>", "learner config overrides, e.g. utd=2 critic_heads=4")
+    .addHelpText("after", "\nExamples:\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --episodes 100\n  rlft session launch/sim_push.yaml --learner tcp://gpu-box:5555 --policy-endpoint tcp://gpu-box:5556\n\nCtrl-C ends cleanly: the episode is closed, the spool flushed, the learner checkpointed.\n")
+    .action(async (file: string, o) => {
+      const cfg = loadLaunch(file);
+      if (o.policy) cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy };
+      cfg.operator.enabled = o.operator;
+      const overrides: Record<string, unknown> = {};
+      for (const kv of (o.learnerSet as string[] | undefined) ?? []) {
+        const [k, v] = kv.split("=");
+        if (!k || v === undefined) throw new Error(`--learner-set: expected key=value, got '${kv}'`);
+        overrides[k] = Number.isFinite(Number(v)) ? Number(v) : v === "true" ? true : v === "false" ? false : v;
+      }
+      let stopResolve: () => void = () => undefined;
+      const stop = new Promise<void>((r) => (stopResolve = r));
+      process.once("SIGINT", () => {
+        console.error("\nstopping: closing the episode, flushing the spool, checkpointing the learner ...");
+        stopResolve();
+      });
+      const bar = progress("session", o.episodes, { unit: "episodes" });
+      const res = await runSession({
+        config: cfg,
+        learner: o.learner === undefined ? cfg.learner.experience : o.learner,
+        policyEndpoint: o.policyEndpoint,
+        episodes: o.episodes,
+        seed: o.seed,
+        out: o.out,
+        learnerConfig: overrides,
+        pace: o.pace && cfg.clock === "sim",
+        stop,
+        onStatus: (s) => bar.update(s.episode, { "": statusLine(s) }),
+      });
+      bar.stop();
+      const ok = res.episodes.filter((e) => e.outcome === "success").length;
+      const w = wilson(ok, res.episodes.length);
+      console.log(`episodes ${res.episodes.length}${res.stoppedEarly ? " (stopped early)" : ""}, success ${(100 * w.p).toFixed(1)}% [${(100 * w.lo).toFixed(1)}, ${(100 * w.hi).toFixed(1)}]`);
+      console.log(`transitions acked by the learner: ${res.transitions.acked}/${res.transitions.pushed}; learner updates ${res.learnerUpdates}`);
+      console.log(`final policy: ${res.finalVersion}${res.finalPolicyDir ? ` (${res.finalPolicyDir})` : ""}`);
+      console.log(`run directory: ${resolve(o.out)}`);
+    });
+}

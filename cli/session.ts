@@ -1,0 +1,204 @@
+/**
+ * An online fine-tuning session: the stack runs episodes with a policy (base + residual) and a supervising
+ * operator; every tick's transition streams to the learner through the spooled ZeroMQ bridge; new residual
+ * packages from the learner are verified and swapped in at chunk boundaries. Used by `rlft session` and `rlft demo`.
+ */
+import { mkdirSync, writeFileSync, appendFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { createHash } from "node:crypto";
+import { stringify } from "yaml";
+import type { LaunchConfig } from "../launch/LaunchConfig.ts";
+import { Stack } from "../launch/Stack.ts";
+import { ExperienceBridge } from "../bridge/ExperienceBridge.ts";
+import { PolicySync } from "../bridge/PolicySync.ts";
+import { PolicyPackage } from "../policies/PolicyPackage.ts";
+import type { Transition } from "../bridge/Transition.ts";
+import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
+import { PolicyActor } from "../nodes/PolicyNode.ts";
+import { startLearner, type LearnerProcess } from "./learnerProcess.ts";
+import { freePort } from "./ports.ts";
+
+/** Live numbers of a session, for progress displays. */
+export interface SessionStatus {
+  episode: number;
+  episodes: number;
+  /** Success rate over the last `window` episodes. */
+  rollingSuccess: number;
+  /** Fraction of steps under operator control over the last `window` episodes. */
+  interventionRate: number;
+  learnerUpdates: number;
+  updatesPerSec: number;
+  policyVersion: string;
+  transitionsSent: number;
+  transitionsAcked: number;
+}
+
+/** One finished episode of a session. */
+export interface SessionEpisode extends EpisodeResult {
+  interventionSteps: number;
+  policyVersion: string;
+}
+
+/** Options of {@link runSession}. */
+export interface SessionOptions {
+  config: LaunchConfig;
+  /** Start a learner (true) or use the one at this experience endpoint (its policy PUB is `policyEndpoint`). */
+  learner: true | string;
+  policyEndpoint?: string;
+  episodes: number;
+  seed: number;
+  /** Run directory: learner run, spool, policy cache, session.jsonl. */
+  out: string;
+  /** Learner config keys (residual_td3.Config) overriding the defaults. */
+  learnerConfig?: Record<string, unknown>;
+  /** Sim only: before each episode wait until the learner has done utd × (transitions − learning_starts) updates. */
+  pace?: boolean;
+  window?: number;
+  onStatus?: (s: SessionStatus) => void;
+  /** Resolves when the user asks to stop (Ctrl-C): the episode is aborted and everything is flushed. */
+  stop?: Promise<void>;
+}
+
+/** Result of a session. */
+export interface SessionResult {
+  episodes: SessionEpisode[];
+  finalPolicyDir: string | null;
+  finalVersion: string;
+  learnerUpdates: number;
+  transitions: { pushed: number; acked: number };
+  stoppedEarly: boolean;
+}
+
+/** Runs an online session; see the file comment. */
+export async function runSession(o: SessionOptions): Promise<SessionResult> {
+  const out = resolve(o.out);
+  mkdirSync(out, { recursive: true });
+  const cfg = structuredClone(o.config);
+  if (cfg.actor.kind !== "policy" || !cfg.actor.package) throw new Error("a session needs actor.kind: policy and actor.package (the BC base package)");
+  const base = await PolicyPackage.load(cfg.actor.package);
+
+  // 1. The learner: ours, or one already running.
+  let learner: LearnerProcess | null = null;
+  let experience: string;
+  let policyEndpoint: string;
+  let updates = 0;
+  let ups = 0;
+  let utd = Number(o.learnerConfig?.utd ?? 2);
+  let learningStarts = Number(o.learnerConfig?.learning_starts ?? 500);
+  let lastPolicyDir: string | null = null;
+  if (o.learner === true) {
+    const [p1, p2] = [await freePort(), await freePort()];
+    experience = `tcp://127.0.0.1:${p1}`;
+    policyEndpoint = `tcp://127.0.0.1:${p2}`;
+    const lc: Record<string, unknown> = { experience_bind: experience, policy_bind: policyEndpoint, base_package: resolve(cfg.actor.package), run_dir: join(out, "learner"), json_progress: true, ...o.learnerConfig };
+    utd = Number(lc.utd ?? utd);
+    learningStarts = Number(lc.learning_starts ?? learningStarts);
+    const file = join(out, "learner.yaml");
+    writeFileSync(file, stringify(lc));
+    learner = startLearner(["serve", "--config", file], (e) => {
+      if (e.event === "progress") {
+        updates = Number(e.updates);
+        ups = Number(e.updates_per_s ?? 0);
+      }
+    });
+  } else {
+    experience = o.learner;
+    policyEndpoint = o.policyEndpoint ?? cfg.learner.policy;
+  }
+
+  // 2. The uplink with its disk spool, and the policy follower.
+  const quietLog = { warn: (m: string) => process.env.RLFT_DEBUG && console.error(`[bridge] ${m}`), info: () => undefined };
+  const bridge = await ExperienceBridge.open({
+    endpoint: experience,
+    spoolDir: join(out, "spool"),
+    robotId: cfg.learner.robot_id,
+    configHash: configHash(cfg),
+    obsNames: base.json.observation.names,
+    actionNames: base.json.action.names,
+    task: cfg.task,
+    basePolicyVersion: base.json.version,
+    logger: quietLog,
+  });
+  bridge.onHeartbeat((h) => {
+    if (!learner) updates = Number((h as { updates?: number }).updates ?? updates);
+  });
+
+  const perEpisode = new Map<number, number>();
+  const sink = {
+    push: (t: Transition) => {
+      if (t.intervention) perEpisode.set(t.episode, (perEpisode.get(t.episode) ?? 0) + 1);
+      bridge.push(t);
+    },
+  };
+  const stack = await Stack.create(cfg, { quiet: true, experience: sink, training: cfg.learner.explore, recordTo: join(out, "episodes") });
+  const actor = stack.actor.actor as PolicyActor;
+  const sync = await PolicySync.start({ endpoint: policyEndpoint, cacheDir: join(out, "policies"), experience: bridge, currentVersion: actor.version, logger: quietLog });
+  sync.onPackage((p) => {
+    if (p.kind !== "residual") return;
+    void actor.offerResidual(p.dir).then((r) => {
+      if (r.ok) lastPolicyDir = p.dir;
+    });
+  });
+
+  // 3. Episodes.
+  const episodes: SessionEpisode[] = [];
+  const window = o.window ?? 20;
+  let stopped = false;
+  void o.stop?.then(() => {
+    stopped = true;
+    stack.manager.abort("session stopped by the operator (Ctrl-C)");
+  });
+  const log = join(out, "session.jsonl");
+  const status = (i: number): SessionStatus => {
+    const recent = episodes.slice(-window);
+    const steps = recent.reduce((a, e) => a + e.steps, 0);
+    const st = bridge.stats();
+    return {
+      episode: i,
+      episodes: o.episodes,
+      rollingSuccess: recent.length ? recent.filter((e) => e.outcome === "success").length / recent.length : 0,
+      interventionRate: steps ? recent.reduce((a, e) => a + e.interventionSteps, 0) / steps : 0,
+      learnerUpdates: updates,
+      updatesPerSec: ups,
+      policyVersion: actor.version,
+      transitionsSent: st.pushed,
+      transitionsAcked: st.acked,
+    };
+  };
+  let finalVersion = actor.version;
+  try {
+    for (let i = 0; i < o.episodes && !stopped; i++) {
+      if (o.pace && learner) await paceLearner(() => updates, () => bridge.stats().acked, utd, learningStarts, () => stopped || learner!.child.exitCode !== null);
+      const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + i, firstEpisode: i });
+      const ep: SessionEpisode = { ...r, interventionSteps: perEpisode.get(r.episode) ?? 0, policyVersion: actor.version };
+      episodes.push(ep);
+      appendFileSync(log, JSON.stringify(ep) + "\n");
+      o.onStatus?.(status(i + 1));
+    }
+    finalVersion = actor.version;
+  } finally {
+    await stack.shutdown();
+    await bridge.flush({ timeoutMs: 15_000 });
+    await sync.close();
+    await bridge.close();
+    if (learner) {
+      learner.child.kill("SIGINT"); // the learner checkpoints and exports on SIGINT
+      await learner.done.catch((e: Error) => console.error(`learner: ${e.message}`));
+    }
+  }
+  const st = bridge.stats();
+  return { episodes, finalPolicyDir: lastPolicyDir, finalVersion, learnerUpdates: updates, transitions: { pushed: st.pushed, acked: st.acked }, stoppedEarly: stopped };
+}
+
+/** Keeps simulated experience from outrunning the learner: the update-to-data ratio holds as on a real robot. */
+async function paceLearner(updates: () => number, acked: () => number, utd: number, starts: number, abort: () => boolean): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (!abort() && Date.now() < deadline && updates() < 0.9 * utd * Math.max(0, acked() - starts)) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A short, stable hash of a launch config, for the protocol's config_hash. */
+export function configHash(cfg: LaunchConfig): string {
+  return createHash("sha256").update(JSON.stringify({ task: cfg.task, robot: cfg.robot, hz: cfg.control_hz })).digest("hex").slice(0, 16);
+}

@@ -1,0 +1,88 @@
+/**
+ * operator: the scripted supervisor (sim/ScriptedOperator.ts) as a node. Each control tick it watches
+ * the latest /observation and publishes /operator/intervention, stamped with the observation's time:
+ * active with the operator's joint targets while it has taken over, inactive with an empty action otherwise.
+ * The intervention arbiter decides what reaches the safety supervisor.
+ */
+import type { NodeHandle, Publisher, Subscription, Timer } from "../runtime/Runtime.ts";
+import type { Intervention } from "../runtime/msgs/types.generated.ts";
+import { ScriptedOperator, type ScriptedOperatorOptions } from "../sim/ScriptedOperator.ts";
+import { TOPICS } from "./topics.ts";
+import { header, sameTime, type EpisodeEventMsg, type ObservationMsg } from "./msgs.ts";
+
+/** The operator's topic (the lead moves it into topics.ts). */
+export const OPERATOR_INTERVENTION = { topic: "/operator/intervention", type: "rlft_interfaces/msg/Intervention" } as const;
+
+/** `source` of the scripted operator's interventions. */
+export const SCRIPTED_OPERATOR_SOURCE = "scripted_operator";
+
+/** Options of the operator node: the ScriptedOperator's (controlHz is required: it is the tick rate). */
+export type OperatorNodeOptions = ScriptedOperatorOptions & { controlHz: number };
+
+/** Runs a ScriptedOperator on the control tick. */
+export class OperatorNode {
+  readonly node: NodeHandle;
+  readonly operator: ScriptedOperator;
+  #opts: OperatorNodeOptions;
+  #subs: Subscription[] = [];
+  #timer?: Timer;
+  #pub?: Publisher<Intervention>;
+  #obs: ObservationMsg | null = null;
+  #lastSeen: ObservationMsg | null = null;
+  /** Last error from the operator, if any (it then publishes nothing: the arbiter keeps the policy). */
+  lastError = "";
+
+  constructor(node: NodeHandle, opts: OperatorNodeOptions) {
+    this.node = node;
+    this.#opts = opts;
+    this.operator = new ScriptedOperator(opts);
+  }
+
+  async configure(): Promise<void> {
+    this.#pub = this.node.createPublisher<Intervention>(OPERATOR_INTERVENTION.type, OPERATOR_INTERVENTION.topic);
+    this.#subs.push(
+      this.node.createSubscription<ObservationMsg>(TOPICS.observation.type, TOPICS.observation.topic, (m) => {
+        this.#obs = m;
+      }),
+      this.node.createSubscription<EpisodeEventMsg>(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, (e) => {
+        if (e.event === "reset") {
+          this.operator.reset(Number(e.seed));
+          this.#obs = null;
+          this.#lastSeen = null;
+        }
+      }),
+    );
+  }
+
+  async activate(): Promise<void> {
+    this.#timer = this.node.createTimer(1 / this.#opts.controlHz, () => this.tick());
+  }
+
+  async deactivate(): Promise<void> {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+  }
+
+  async shutdown(): Promise<void> {
+    await this.deactivate();
+    for (const s of this.#subs) s.unsubscribe();
+    this.#subs = [];
+  }
+
+  /** One tick: watch each new observation once and say whether the operator has the robot. */
+  tick(): void {
+    const obs = this.#obs;
+    if (!obs || (this.#lastSeen && sameTime(obs.header.stamp, this.#lastSeen.header.stamp))) return;
+    this.#lastSeen = obs;
+    try {
+      const before = this.operator.takeovers;
+      const d = this.operator.observe({ names: obs.names, values: Array.from(obs.values) });
+      if (this.operator.takeovers > before) this.node.logger.info(`taking over: ${this.operator.lastReason}`);
+      this.#pub?.publish({ header: header(obs.header.stamp), active: d.takeOver, source: SCRIPTED_OPERATOR_SOURCE, action: d.takeOver && d.action ? d.action : [] });
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (msg !== this.lastError) this.node.logger.error(`operator failed, publishing nothing: ${msg}`);
+      this.lastError = msg;
+    }
+  }
+}
