@@ -96,8 +96,8 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     const file = join(out, "learner.yaml");
     writeFileSync(file, stringify(lc));
     learner = startLearner(["serve", "--config", file], (e) => {
-      if (e.event === "progress") {
-        updates = Number(e.updates);
+      if (e.event === "progress" || e.event === "done") {
+        updates = Math.max(updates, Number(e.updates));
         ups = Number(e.updates_per_s ?? 0);
       }
     });
@@ -120,7 +120,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     logger: quietLog,
   });
   bridge.onHeartbeat((h) => {
-    if (!learner) updates = Number((h as { updates?: number }).updates ?? updates);
+    updates = Math.max(updates, Number((h as { updates?: number }).updates ?? 0));
   });
 
   const perEpisode = new Map<number, number>();
@@ -168,7 +168,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   let finalVersion = actor.version;
   try {
     for (let i = 0; i < o.episodes && !stopped; i++) {
-      if (o.pace && learner) await paceLearner(() => updates, () => bridge.stats().acked, utd, learningStarts, () => stopped || learner!.child.exitCode !== null);
+      if (o.pace && learner) await paceLearner(() => updates, () => bridge.stats().pushed, utd, learningStarts, () => stopped || learner!.child.exitCode !== null);
       const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + i, firstEpisode: i });
       const ep: SessionEpisode = { ...r, interventionSteps: perEpisode.get(r.episode) ?? 0, policyVersion: actor.version };
       episodes.push(ep);
@@ -191,9 +191,9 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
 }
 
 /** Keeps simulated experience from outrunning the learner: the update-to-data ratio holds as on a real robot. */
-async function paceLearner(updates: () => number, acked: () => number, utd: number, starts: number, abort: () => boolean): Promise<void> {
+async function paceLearner(updates: () => number, produced: () => number, utd: number, starts: number, abort: () => boolean): Promise<void> {
   const deadline = Date.now() + 120_000;
-  while (!abort() && Date.now() < deadline && updates() < 0.9 * utd * Math.max(0, acked() - starts)) {
+  while (!abort() && Date.now() < deadline && updates() < 0.9 * utd * Math.max(0, produced() - starts)) {
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -44,8 +44,10 @@ export const LaunchSchema = z
     actor: z
       .object({
         kind: z.enum(["policy", "expert"]).default("policy"),
-        /** Policy package directory (kind: policy). */
+        /** Policy package directory (kind: policy): the behaviour-cloned base. */
         package: z.string().optional(),
+        /** Residual package trained on that base (rlft session); loaded on top of it. */
+        residual: z.string().optional(),
         /** onnxruntime execution providers in order of preference; CPU is the fallback. */
         providers: z.array(z.enum(["cuda", "tensorrt", "cpu"])).default(["cpu"]),
         /** graph: whole DDIM loop in one ONNX graph (fast). ts: TS scheduler + per-step denoiser. */

@@ -105,6 +105,7 @@ export class Stack {
         mode: config.actor.sampler,
         threads: config.actor.threads,
         training: opts.training ?? false,
+        residual: config.actor.residual,
         logger: { info: (m) => !opts.quiet && console.log(m), warn: (m) => console.warn(m) },
       });
       actor = p;

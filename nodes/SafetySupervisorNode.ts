@@ -30,6 +30,8 @@ export class SafetySupervisorNode {
   #holding = false;
   /** Counts of each kind of change, for status and tests. */
   readonly counts: Record<string, number> = {};
+  /** Kinds already logged this episode: every event is published, the log gets the first of each kind. */
+  #logged = new Set<string>();
 
   constructor(node: NodeHandle, opts: SafetySupervisorOptions) {
     this.node = node;
@@ -46,6 +48,7 @@ export class SafetySupervisorNode {
       this.node.createSubscription<JointStateMsg>(TOPICS.proposedCommand.type, this.#opts.inputTopic ?? TOPICS.proposedCommand.topic, (m) => this.#onProposed(m)),
       this.node.createSubscription<EpisodeEventMsg>(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, (e) => {
         if (e.event === "reset") {
+          this.#logged.clear();
           this.#lastCommandAt = this.node.clock.now();
           this.#holding = false;
         }
@@ -97,7 +100,10 @@ export class SafetySupervisorNode {
 
   #report(c: { kind: string; detail: string; joints: string[] }, requested: number[], applied: number[]): void {
     this.counts[c.kind] = (this.counts[c.kind] ?? 0) + 1;
-    if (c.kind !== "velocity_clamp") this.node.logger.warn(`${c.kind}: ${c.detail} (t=${fromTimeNow(this.node)})`);
+    if (c.kind !== "velocity_clamp" && !this.#logged.has(c.kind)) {
+      this.#logged.add(c.kind);
+      this.node.logger.warn(`${c.kind}: ${c.detail} (t=${fromTimeNow(this.node)}; further ${c.kind} events this episode go to ${TOPICS.safetyEvent.topic} only)`);
+    }
     this.#pubEvent?.publish({ header: header(this.node.clock.stamp()), kind: c.kind, detail: c.detail, joint_names: c.joints, requested, applied });
   }
 }

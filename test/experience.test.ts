@@ -3,22 +3,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseLaunch } from "../launch/LaunchConfig.ts";
 import { runEpisodes } from "../cli/runEpisodes.ts";
-import { makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
+import { robotPolicyFixture } from "./robotFixture.ts";
 import type { Transition } from "../bridge/Transition.ts";
-import { ArmSim } from "../sim/ArmSim.ts";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 
 test("every executed tick becomes one transition; the last one of an episode is truncated at timeout", async (t) => {
-  const fx = await makeLearnerFixture({ obsDim: 12, actionDim: 5 });
+  const fx = await robotPolicyFixture("push_cube");
   t.after(() => fx.cleanup());
-  // Give the fixture the robot's names so the policy node accepts it.
-  const sim = await ArmSim.create({ task: "push_cube" });
-  const pj = JSON.parse(readFileSync(join(fx.dir, "policy.json"), "utf8"));
-  pj.observation.names = sim.observation().names;
-  pj.action.names = [...sim.jointNames];
-  sim.close();
-  writeFileSync(join(fx.dir, "policy.json"), JSON.stringify(pj));
   const got: Transition[] = [];
   const cfg = parseLaunch(`task: push_cube\nactor: {kind: policy, package: ${JSON.stringify(fx.dir)}}\ncamera: {enabled: false}\nrecorder: {enabled: false}\nepisodes: {max_steps: 20}\n`, "t.yaml");
   const { results } = await runEpisodes(cfg, { count: 2, seed: 7, label: "t", experience: { push: (x) => got.push(x) } });

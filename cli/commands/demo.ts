@@ -10,6 +10,9 @@ import { findPython, tryPipInstall, PythonNotFoundError, APT_LINE } from "../pyt
 import { runEpisodes, formatRate, type EpisodeSummary } from "../runEpisodes.ts";
 import { trainBc } from "../trainBc.ts";
 import { DEFAULT_LAUNCH } from "./episodes.ts";
+import { runSession, type SessionResult } from "../session.ts";
+import { statusLine } from "./session.ts";
+import { progress } from "../progress.ts";
 
 function ensurePython(): string {
   try {
@@ -33,8 +36,9 @@ export function registerDemoCommand(program: Command): void {
     .option("--eval-seed <n>", "first evaluation seed", Number, 1000)
     .option("--quality <q>", "scripted expert quality in [0,1]", Number, 0.7)
     .option("--steps <n>", "BC gradient steps (learner default when omitted)", Number)
+    .option("--online-episodes <n>", "online fine-tuning episodes with the scripted operator (0 skips it)", Number, 80)
     .option("--launch <file>", "launch file", DEFAULT_LAUNCH)
-    .addHelpText("after", "\nExample:\n  rlft demo                    # or: npm run demo\n  rlft demo --demos 20 --eval-episodes 20 --out runs/quick\n")
+    .addHelpText("after", "\nExample:\n  rlft demo                    # or: npm run demo\n  rlft demo --demos 20 --online-episodes 20 --eval-episodes 20 --out runs/quick\n")
     .action(async (o) => {
       const t0 = performance.now();
       const py = ensurePython();
@@ -44,48 +48,108 @@ export function registerDemoCommand(program: Command): void {
       mkdirSync(out, { recursive: true });
       console.log(`rlft demo → ${out}  (learner: ${py})`);
 
-      console.log(`\n[1/3] collecting ${o.demos} scripted demonstrations (push_cube, expert quality ${o.quality})`);
+      console.log(`\n[1/4] collecting ${o.demos} scripted demonstrations (push_cube, expert quality ${o.quality})`);
       const cfg = loadLaunch(o.launch);
       cfg.task = "push_cube";
       cfg.actor = { ...cfg.actor, kind: "expert", expert_quality: o.quality };
       const collect = await runEpisodes(cfg, { count: o.demos, seed: 0, label: "collect", recordTo: demos, metadata: { source: "scripted_expert" } });
       console.log(`      expert success ${formatRate(collect.summary)}`);
 
-      console.log(`\n[2/3] training a diffusion policy on the successful demonstrations`);
+      console.log(`\n[2/4] training a diffusion policy on the successful demonstrations`);
       const t1 = performance.now();
       const bc = await trainBc({ data: demos, out });
       const trainSec = (performance.now() - t1) / 1000;
       console.log(`      final loss ${bc.finalLoss.toFixed(4)} after ${bc.steps} steps on ${bc.episodes} episodes (${trainSec.toFixed(0)} s)`);
 
-      console.log(`\n[3/3] evaluating on ${o.evalEpisodes} unseen seeds (${o.evalSeed}..${o.evalSeed + o.evalEpisodes - 1})`);
-      const ecfg = loadLaunch(o.launch);
-      ecfg.task = "push_cube";
-      ecfg.actor = { ...ecfg.actor, kind: "policy", package: bc.packageDir };
-      ecfg.camera.enabled = false;
+      let session: SessionResult | null = null;
+      if (o.onlineEpisodes > 0) {
+        console.log(`\n[3/4] online fine-tuning: ${o.onlineEpisodes} episodes, residual RL with a scripted operator (seeds 2000..)`);
+        const scfg = loadLaunch(o.launch);
+        scfg.task = "push_cube";
+        scfg.actor = { ...scfg.actor, kind: "policy", package: bc.packageDir };
+        scfg.operator.enabled = true;
+        scfg.camera.enabled = false;
+        const sdir = join(out, "session");
+        rmSync(sdir, { recursive: true, force: true });
+        const bar = progress("online", o.onlineEpisodes, { unit: "episodes" });
+        session = await runSession({ config: scfg, learner: true, episodes: o.onlineEpisodes, seed: 2000, out: sdir, pace: true, onStatus: (st) => bar.update(st.episode, { "": statusLine(st) }) });
+        bar.stop();
+        console.log(`      ${session.learnerUpdates} learner updates, ${session.transitions.acked}/${session.transitions.pushed} transitions acked, final policy ${session.finalVersion}`);
+      }
+
+      console.log(`\n[4/4] evaluating on ${o.evalEpisodes} unseen seeds (${o.evalSeed}..${o.evalSeed + o.evalEpisodes - 1})`);
       const evalDir = join(out, "eval");
       rmSync(evalDir, { recursive: true, force: true });
-      const ev = await runEpisodes(ecfg, { count: o.evalEpisodes, seed: o.evalSeed, label: "eval", recordTo: evalDir });
+      const evaluate = async (residual: string | undefined, label: string, dir: string) => {
+        const ecfg = loadLaunch(o.launch);
+        ecfg.task = "push_cube";
+        ecfg.actor = { ...ecfg.actor, kind: "policy", package: bc.packageDir, residual };
+        ecfg.camera.enabled = false;
+        return (await runEpisodes(ecfg, { count: o.evalEpisodes, seed: o.evalSeed, label, recordTo: dir })).summary;
+      };
+      const ev = { summary: await evaluate(undefined, "eval BC", join(evalDir, "bc")) };
+      const evRes = session?.finalPolicyDir ? await evaluate(session.finalPolicyDir, "eval BC+res", join(evalDir, "residual")) : null;
 
       const total = (performance.now() - t0) / 1000;
-      printTable({ collect: collect.summary, evaluation: ev.summary, bc, demos, evalDir, total });
+      printTable({ collect: collect.summary, evaluation: ev.summary, residual: evRes, session, bc, demos, evalDir, total });
       writeFileSync(
         join(out, "summary.json"),
-        JSON.stringify({ collect: collect.summary, train: { final_loss: bc.finalLoss, steps: bc.steps, episodes: bc.episodes, seconds: trainSec, package: bc.packageDir }, eval: ev.summary, total_seconds: total }, null, 2),
+        JSON.stringify(
+          {
+            collect: collect.summary,
+            train: { final_loss: bc.finalLoss, steps: bc.steps, episodes: bc.episodes, seconds: trainSec, package: bc.packageDir },
+            session: session && { episodes: session.episodes, learner_updates: session.learnerUpdates, transitions: session.transitions, final_version: session.finalVersion, final_policy: session.finalPolicyDir },
+            eval: ev.summary,
+            eval_residual: evRes,
+            total_seconds: total,
+          },
+          null,
+          2,
+        ),
       );
     });
 }
 
-function printTable(r: { collect: EpisodeSummary; evaluation: EpisodeSummary; bc: Awaited<ReturnType<typeof trainBc>>; demos: string; evalDir: string; total: number }): void {
+function outcomes(s: EpisodeSummary): string {
+  return Object.entries(s.outcomes).map(([k, v]) => `${k} ${v}`).join(", ");
+}
+
+/** Intervention rate over a slice of session episodes. */
+function interventionRate(eps: SessionResult["episodes"]): string {
+  const steps = eps.reduce((a, e) => a + e.steps, 0);
+  return steps ? `${((100 * eps.reduce((a, e) => a + e.interventionSteps, 0)) / steps).toFixed(0)}%` : "-";
+}
+
+function printTable(r: {
+  collect: EpisodeSummary;
+  evaluation: EpisodeSummary;
+  residual: EpisodeSummary | null;
+  session: SessionResult | null;
+  bc: Awaited<ReturnType<typeof trainBc>>;
+  demos: string;
+  evalDir: string;
+  total: number;
+}): void {
   const rows: [string, string][] = [
     ["demonstrations", `${r.collect.episodes} episodes, expert success ${(100 * r.collect.rate).toFixed(0)}%, ${r.bc.episodes} used for training`],
-    ["training", `${r.bc.steps} steps, final loss ${r.bc.finalLoss.toFixed(4)}`],
-    ["BC success rate", formatRate(r.evaluation)],
-    ["eval outcomes", Object.entries(r.evaluation.outcomes).map(([k, v]) => `${k} ${v}`).join(", ")],
+    ["BC training", `${r.bc.steps} steps, final loss ${r.bc.finalLoss.toFixed(4)}`],
+  ];
+  if (r.session) {
+    const e = r.session.episodes;
+    const q = Math.max(1, Math.floor(e.length / 4));
+    rows.push(["online session", `${e.length} episodes, ${r.session.learnerUpdates} learner updates, ${r.session.transitions.acked}/${r.session.transitions.pushed} transitions acked`]);
+    rows.push(["interventions", `${interventionRate(e.slice(0, q))} of steps in the first ${q} episodes → ${interventionRate(e.slice(-q))} in the last ${q}`]);
+  }
+  rows.push(
+    ["BC success", formatRate(r.evaluation)],
+    ["BC + residual RL", r.residual ? formatRate(r.residual) : "(no residual package published)"],
+    ["BC outcomes", outcomes(r.evaluation)],
+    ["BC+res outcomes", r.residual ? outcomes(r.residual) : "-"],
     ["demo episodes", r.demos],
     ["eval episodes", r.evalDir],
     ["policy package", resolve(r.bc.packageDir)],
     ["total time", `${(r.total / 60).toFixed(1)} min`],
-  ];
+  );
   const w = Math.max(...rows.map(([k]) => k.length));
   const a = "─".repeat(w + 2);
   const b = "─".repeat(Math.max(...rows.map(([, v]) => v.length)) + 2);

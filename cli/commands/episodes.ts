@@ -63,7 +63,8 @@ export function registerEpisodeCommands(program: Command): void {
   program
     .command("eval")
     .description("Evaluate a policy package in simulation and print its success rate with a Wilson 95% interval")
-    .requiredOption("--policy <dir>", "policy package directory")
+    .requiredOption("--policy <dir>", "policy package directory (the BC base)")
+    .option("--residual <dir>", "residual package trained on that base by rlft session")
     .option("--task <task>", "reach | push_cube | peg_insert", "push_cube")
     .option("--episodes <n>", "number of episodes", int("--episodes", 1), 50)
     .option("--seed <n>", "first seed; keep evaluation seeds disjoint from training seeds", int("--seed", 0), 1000)
@@ -72,11 +73,11 @@ export function registerEpisodeCommands(program: Command): void {
     .option("--no-camera", "skip the ray-cast camera (faster)")
     .option("--launch <file>", "launch file to start from", DEFAULT_LAUNCH)
     .option("--json", "print the summary as JSON")
-    .addHelpText("after", "\nExample:\n  rlft eval --policy runs/demo/package --task push_cube --episodes 50 --seed 1000\n")
+    .addHelpText("after", "\nExamples:\n  rlft eval --policy runs/demo/package --task push_cube --episodes 50 --seed 1000\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --episodes 50\n")
     .action(async (o) => {
       const cfg = baseConfig(o.launch);
       cfg.task = o.task;
-      cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy, sampler: o.sampler };
+      cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy, residual: o.residual, sampler: o.sampler };
       cfg.camera.enabled = o.camera && !!o.recordTo;
       cfg.recorder.enabled = !!o.recordTo;
       const { summary } = await runEpisodes(cfg, { count: o.episodes, seed: o.seed, label: "eval", recordTo: o.recordTo });

@@ -1,0 +1,20 @@
+/** Test helper: a real learner-exported diffusion package whose names match the sim robot's, so the stack accepts it. */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { makeLearnerFixture, type LearnerFixture } from "../policies/testing/learnerFixture.ts";
+import { ArmSim } from "../sim/ArmSim.ts";
+
+/** make-fixture (random-ish tiny diffusion policy), relabelled with the task's observation and joint names. */
+export async function robotPolicyFixture(task: "push_cube" | "peg_insert" = "push_cube"): Promise<LearnerFixture> {
+  const sim = await ArmSim.create({ task });
+  const obsNames = sim.observation().names;
+  const jointNames = [...sim.jointNames];
+  sim.close();
+  const fx = await makeLearnerFixture({ obsDim: obsNames.length, actionDim: jointNames.length });
+  const file = join(fx.dir, "policy.json");
+  const pj = JSON.parse(readFileSync(file, "utf8"));
+  pj.observation.names = obsNames;
+  pj.action.names = jointNames;
+  writeFileSync(file, JSON.stringify(pj, null, 2));
+  return fx;
+}
