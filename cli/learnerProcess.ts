@@ -20,7 +20,12 @@ export interface LearnerProcess {
 /** Starts `python3 -m rlft_learner <args...>`; `onEvent` gets every JSON event. */
 export function startLearner(args: string[], onEvent: (e: LearnerEvent) => void = () => undefined): LearnerProcess {
   const py = findPython();
-  const child = spawn(py, ["-m", "rlft_learner", ...args], { env: learnerEnv(), stdio: ["ignore", "pipe", "pipe"] });
+  // Own process group: a Ctrl-C in the terminal reaches only us, and we stop the learner in order
+  // (episode closed, spool flushed, then SIGINT → the learner checkpoints).
+  const child = spawn(py, ["-m", "rlft_learner", ...args], { env: learnerEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const killOnExit = () => child.exitCode === null && child.kill("SIGTERM");
+  process.once("exit", killOnExit);
+  child.once("exit", () => process.removeListener("exit", killOnExit));
   const tail: string[] = [];
   let doneEvent: LearnerEvent | null = null;
   const keep = (line: string) => {

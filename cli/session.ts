@@ -51,6 +51,11 @@ export interface SessionOptions {
   out: string;
   /** Learner config keys (residual_td3.Config) overriding the defaults. */
   learnerConfig?: Record<string, unknown>;
+  /**
+   * policy (default): the BC base runs and the learner's packages are residuals on it. zero: the base action is 0 and
+   * the learner's package is the whole policy (PolicyActor `zeroBase`; the RLPD-SAC baseline, learner algorithm rlpd_sac).
+   */
+  baseMode?: "policy" | "zero";
   /** Sim only: before each episode wait until the learner has done utd × (transitions − learning_starts) updates. */
   pace?: boolean;
   window?: number;
@@ -132,6 +137,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   };
   const stack = await Stack.create(cfg, { quiet: true, experience: sink, training: cfg.learner.explore, recordTo: join(out, "episodes") });
   const actor = stack.actor.actor as PolicyActor;
+  actor.zeroBase = o.baseMode === "zero";
   const sync = await PolicySync.start({ endpoint: policyEndpoint, cacheDir: join(out, "policies"), experience: bridge, currentVersion: actor.version, logger: quietLog });
   sync.onPackage((p) => {
     if (p.kind !== "residual") return;
@@ -139,6 +145,9 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
       if (r.ok) lastPolicyDir = p.dir;
     });
   });
+  // The welcome may have come while the stack was loading, before PolicySync listened for it: ask once for the
+  // learner's latest package (a zero-base learner publishes one at start); "none yet" or a down link is fine.
+  void bridge.getPolicy().then((m) => (m.version === actor.version ? undefined : sync.ingest(m, "get_policy")), () => undefined);
 
   // 3. Episodes.
   const episodes: SessionEpisode[] = [];
