@@ -3,7 +3,8 @@
  * latest /observation, ask `act`, publish /policy/joint_command stamped with the observation's time.
  * A failed `act` publishes nothing: the safety supervisor's watchdog then holds the arm.
  */
-import type { NodeHandle, Publisher, Subscription, Timer } from "../runtime/Runtime.ts";
+import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
+import { NodeBase } from "./NodeBase.ts";
 import { TOPICS } from "./topics.ts";
 import { jointState, sameTime, type EpisodeEventMsg, type ObservationMsg } from "./msgs.ts";
 
@@ -32,12 +33,9 @@ export interface ActorNodeOptions {
 }
 
 /** Runs an Actor on the control tick. */
-export class ActorNode {
-  readonly node: NodeHandle;
+export class ActorNode extends NodeBase {
   readonly actor: Actor;
   #opts: ActorNodeOptions;
-  #subs: Subscription[] = [];
-  #timer?: Timer;
   #pub?: Publisher<unknown>;
   #pubInfo?: Publisher<unknown>;
   #obs: ObservationMsg | null = null;
@@ -47,41 +45,28 @@ export class ActorNode {
   lastError = "";
 
   constructor(node: NodeHandle, actor: Actor, opts: ActorNodeOptions) {
-    this.node = node;
+    super(node);
     this.actor = actor;
     this.#opts = opts;
   }
 
-  async configure(): Promise<void> {
+  override async configure(): Promise<void> {
     this.#pub = this.node.createPublisher(TOPICS.proposedCommand.type, TOPICS.proposedCommand.topic);
     if (this.actor.lastAction) this.#pubInfo = this.node.createPublisher(TOPICS.policyAction.type, TOPICS.policyAction.topic);
-    this.#subs.push(
-      this.node.createSubscription<ObservationMsg>(TOPICS.observation.type, TOPICS.observation.topic, (m) => {
-        this.#obs = m;
-      }),
-      this.node.createSubscription<EpisodeEventMsg>(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, (e) => {
-        if (e.event === "reset") {
-          this.actor.reset(Number(e.seed));
-          this.#obs = null;
-          this.#lastActed = null;
-        }
-      }),
-    );
+    this.subscribe<ObservationMsg>(TOPICS.observation, (m) => {
+      this.#obs = m;
+    });
+    this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
+      if (e.event === "reset") {
+        this.actor.reset(Number(e.seed));
+        this.#obs = null;
+        this.#lastActed = null;
+      }
+    });
   }
 
-  async activate(): Promise<void> {
-    this.#timer = this.node.createTimer(1 / this.#opts.controlHz, () => this.tick());
-  }
-
-  async deactivate(): Promise<void> {
-    this.#timer?.cancel();
-    this.#timer = undefined;
-  }
-
-  async shutdown(): Promise<void> {
-    await this.deactivate();
-    for (const s of this.#subs) s.unsubscribe();
-    this.#subs = [];
+  override async activate(): Promise<void> {
+    this.every(1 / this.#opts.controlHz, () => this.tick());
   }
 
   /** Number of ticks on which `act` failed. */

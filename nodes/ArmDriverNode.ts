@@ -3,7 +3,8 @@
  * world when it is a simulator, reads the joints and publishes /joint_states. In simulation it also
  * publishes /observation (object state stands in for perception) and the ground-truth /reward.
  */
-import type { NodeHandle, Publisher, Subscription, Timer } from "../runtime/Runtime.ts";
+import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
+import { NodeBase } from "./NodeBase.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
 import type { SimWorld } from "../hardware/sim/SimArmDriver.ts";
 import { TOPICS } from "./topics.ts";
@@ -17,12 +18,9 @@ export interface ArmDriverNodeOptions {
 }
 
 /** The arm driver node. */
-export class ArmDriverNode {
-  readonly node: NodeHandle;
+export class ArmDriverNode extends NodeBase {
   readonly driver: ArmDriver;
   #opts: ArmDriverNodeOptions;
-  #timer?: Timer;
-  #subs: Subscription[] = [];
   #pubState?: Publisher<unknown>;
   #pubObs?: Publisher<unknown>;
   #pubReward?: Publisher<unknown>;
@@ -31,52 +29,42 @@ export class ArmDriverNode {
   #lastError = "";
 
   constructor(node: NodeHandle, driver: ArmDriver, opts: ArmDriverNodeOptions) {
-    this.node = node;
+    super(node);
     this.driver = driver;
     this.#opts = opts;
   }
 
   /** Creates publishers and subscriptions; configures the driver. */
-  async configure(): Promise<void> {
+  override async configure(): Promise<void> {
     await this.driver.configure();
     this.#pubState = this.node.createPublisher(TOPICS.jointStates.type, TOPICS.jointStates.topic);
     if (this.#opts.world) {
       this.#pubObs = this.node.createPublisher(TOPICS.observation.type, TOPICS.observation.topic);
       this.#pubReward = this.node.createPublisher(TOPICS.reward.type, TOPICS.reward.topic);
     }
-    this.#subs.push(
-      this.node.createSubscription<JointStateMsg>(TOPICS.jointCommand.type, TOPICS.jointCommand.topic, (m) => {
-        this.#command = Array.from(m.position);
-      }),
-      this.node.createSubscription<EpisodeEventMsg>(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, (e) => {
-        if (e.event === "reset" && this.#opts.world) {
-          this.#opts.world.reset(Number(e.seed));
-          this.#command = null;
-          this.#successSent = false;
-          this.#publish();
-        }
-      }),
-    );
+    this.subscribe<JointStateMsg>(TOPICS.jointCommand, (m) => {
+      this.#command = Array.from(m.position);
+    });
+    this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
+      if (e.event === "reset" && this.#opts.world) {
+        this.#opts.world.reset(Number(e.seed));
+        this.#command = null;
+        this.#successSent = false;
+        this.#publish();
+      }
+    });
   }
 
   /** Starts the control tick. */
-  async activate(): Promise<void> {
+  override async activate(): Promise<void> {
     await this.driver.activate();
-    this.#timer = this.node.createTimer(1 / this.#opts.controlHz, () => this.tick());
+    this.every(1 / this.#opts.controlHz, () => this.tick());
   }
 
   /** Stops the tick; the driver stops taking commands. */
-  async deactivate(): Promise<void> {
-    this.#timer?.cancel();
-    this.#timer = undefined;
+  override async deactivate(): Promise<void> {
+    await super.deactivate();
     await this.driver.deactivate();
-  }
-
-  /** Releases everything. */
-  async shutdown(): Promise<void> {
-    await this.deactivate();
-    for (const s of this.#subs) s.unsubscribe();
-    this.#subs = [];
   }
 
   /** One control tick: write → advance (sim) → read → publish. */

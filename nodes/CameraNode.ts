@@ -2,7 +2,8 @@
  * camera: publishes colour (rgb8) and depth (32FC1, metres) images at a fixed rate on the node's clock.
  * The source is any CameraSource; in simulation that is the MuJoCo ray-cast camera.
  */
-import type { NodeHandle, Publisher, Timer } from "../runtime/Runtime.ts";
+import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
+import { NodeBase } from "./NodeBase.ts";
 import { TOPICS } from "./topics.ts";
 import { header } from "./msgs.ts";
 
@@ -26,36 +27,25 @@ export interface CameraNodeOptions {
 }
 
 /** The camera node. */
-export class CameraNode {
-  readonly node: NodeHandle;
+export class CameraNode extends NodeBase {
   #source: CameraSource;
   #opts: CameraNodeOptions;
-  #timer?: Timer;
   #pubImage?: Publisher<unknown>;
   #pubDepth?: Publisher<unknown>;
 
   constructor(node: NodeHandle, source: CameraSource, opts: CameraNodeOptions) {
-    this.node = node;
+    super(node);
     this.#source = source;
     this.#opts = opts;
   }
 
-  async configure(): Promise<void> {
+  override async configure(): Promise<void> {
     this.#pubImage = this.node.createPublisher(TOPICS.image.type, TOPICS.image.topic, { reliability: "best_effort", depth: 2 });
     this.#pubDepth = this.node.createPublisher(TOPICS.depth.type, TOPICS.depth.topic, { reliability: "best_effort", depth: 2 });
   }
 
-  async activate(): Promise<void> {
-    this.#timer = this.node.createTimer(1 / this.#opts.rateHz, () => this.capture());
-  }
-
-  async deactivate(): Promise<void> {
-    this.#timer?.cancel();
-    this.#timer = undefined;
-  }
-
-  async shutdown(): Promise<void> {
-    await this.deactivate();
+  override async activate(): Promise<void> {
+    this.every(1 / this.#opts.rateHz, () => this.capture());
   }
 
   /** Captures and publishes one frame. */

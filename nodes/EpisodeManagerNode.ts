@@ -3,7 +3,8 @@
  * ends on a terminal /reward (success or failure), on the step limit (timeout) or on `abort()`, and
  * every transition is published on /episode/event so the recorder and the other nodes follow it.
  */
-import type { NodeHandle, Publisher, Subscription, Timer } from "../runtime/Runtime.ts";
+import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
+import { NodeBase } from "./NodeBase.ts";
 import { TOPICS } from "./topics.ts";
 import { header, type EpisodeEventKind } from "./msgs.ts";
 
@@ -26,12 +27,9 @@ export interface EpisodeManagerOptions {
 }
 
 /** The episode manager node. */
-export class EpisodeManagerNode {
-  readonly node: NodeHandle;
+export class EpisodeManagerNode extends NodeBase {
   #opts: EpisodeManagerOptions;
   #pub?: Publisher<unknown>;
-  #subs: Subscription[] = [];
-  #timer?: Timer;
   #episode = 0;
   #seed = 0;
   #steps = 0;
@@ -41,34 +39,25 @@ export class EpisodeManagerNode {
   #listeners: ((r: EpisodeResult) => void)[] = [];
 
   constructor(node: NodeHandle, opts: EpisodeManagerOptions) {
-    this.node = node;
+    super(node);
     this.#opts = opts;
   }
 
-  async configure(): Promise<void> {
+  override async configure(): Promise<void> {
     this.#pub = this.node.createPublisher(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, { durability: "transient_local", depth: 1 });
-    this.#subs.push(
-      this.node.createSubscription<{ reward: number; terminal: boolean; source: string }>(TOPICS.reward.type, TOPICS.reward.topic, (r) => {
-        if (!this.#running || !r.terminal) return;
-        this.#end(r.reward > 0 ? "success" : "failure", `terminal reward ${r.reward} from ${r.source}`);
-      }),
-    );
+    this.subscribe<{ reward: number; terminal: boolean; source: string }>(TOPICS.reward, (r) => {
+      if (!this.#running || !r.terminal) return;
+      this.#end(r.reward > 0 ? "success" : "failure", `terminal reward ${r.reward} from ${r.source}`);
+    });
   }
 
-  async activate(): Promise<void> {
-    this.#timer = this.node.createTimer(1 / this.#opts.controlHz, () => this.#tick());
+  override async activate(): Promise<void> {
+    this.every(1 / this.#opts.controlHz, () => this.#tick());
   }
 
-  async deactivate(): Promise<void> {
-    this.#timer?.cancel();
-    this.#timer = undefined;
-  }
-
-  async shutdown(): Promise<void> {
+  override async shutdown(): Promise<void> {
     if (this.#running) this.abort("shutdown");
-    await this.deactivate();
-    for (const s of this.#subs) s.unsubscribe();
-    this.#subs = [];
+    await super.shutdown();
   }
 
   /** True while an episode runs. */

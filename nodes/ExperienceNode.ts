@@ -5,7 +5,8 @@
  * the episode's end marks the last one terminated (success/failure) or truncated (timeout/abort).
  * Runs only on subscription callbacks and never blocks: the sink's push is synchronous and buffered.
  */
-import type { NodeHandle, Subscription } from "../runtime/Runtime.ts";
+import type { NodeHandle } from "../runtime/Runtime.ts";
+import { NodeBase } from "./NodeBase.ts";
 import type { Transition } from "../bridge/Transition.ts";
 import { TOPICS } from "./topics.ts";
 import { sameTime, type EpisodeEventMsg, type JointStateMsg, type ObservationMsg } from "./msgs.ts";
@@ -35,11 +36,9 @@ interface Tick {
 }
 
 /** The experience bridge node. */
-export class ExperienceNode {
-  readonly node: NodeHandle;
+export class ExperienceNode extends NodeBase {
   #sink: TransitionSink;
   #opts: ExperienceNodeOptions;
-  #subs: Subscription[] = [];
   #episode = -1;
   #step = 0;
   #live = false;
@@ -53,13 +52,13 @@ export class ExperienceNode {
   pushed = 0;
 
   constructor(node: NodeHandle, sink: TransitionSink, opts: ExperienceNodeOptions) {
-    this.node = node;
+    super(node);
     this.#sink = sink;
     this.#opts = opts;
   }
 
-  async configure(): Promise<void> {
-    const sub = <T>(t: { topic: string; type: string }, cb: (m: T) => void) => this.#subs.push(this.node.createSubscription<T>(t.type, t.topic, cb));
+  override async configure(): Promise<void> {
+    const sub = <T>(t: { topic: string; type: string }, cb: (m: T) => void) => this.subscribe<T>(t, cb);
     sub<ObservationMsg>(TOPICS.observation, (m) => this.#onObservation(m));
     sub<{ header: { stamp: Time }; policy_version: string; base_action: number[]; residual_action: number[] }>(TOPICS.policyAction, (m) => this.#onPolicyAction(m));
     sub<{ header: { stamp: Time }; active: boolean; source: string }>(TOPICS.arbiterIntervention, (m) => {
@@ -77,12 +76,6 @@ export class ExperienceNode {
     sub<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => this.#onEvent(e));
   }
 
-  async activate(): Promise<void> {}
-  async deactivate(): Promise<void> {}
-  async shutdown(): Promise<void> {
-    for (const s of this.#subs) s.unsubscribe();
-    this.#subs = [];
-  }
 
   #onEvent(e: EpisodeEventMsg): void {
     if (e.event === "reset") {

@@ -5,7 +5,8 @@
  * tick counts as an intervention (the command is not the policy's), which is what the HIL-SERL buffer
  * rule needs (Luo et al. 2024, arXiv 2410.21845: intervention steps go to the demo buffer too).
  */
-import type { NodeHandle, Publisher, Subscription, Time } from "../runtime/Runtime.ts";
+import type { NodeHandle, Publisher, Time } from "../runtime/Runtime.ts";
+import { NodeBase } from "./NodeBase.ts";
 import type { Intervention } from "../runtime/msgs/types.generated.ts";
 import { ARM_SPEC } from "../sim/armSpec.ts";
 import { TOPICS } from "./topics.ts";
@@ -103,11 +104,9 @@ export interface InterventionArbiterOptions extends CommandArbiterOptions {
 }
 
 /** The intervention arbiter node. */
-export class InterventionArbiterNode {
-  readonly node: NodeHandle;
+export class InterventionArbiterNode extends NodeBase {
   readonly arbiter: CommandArbiter;
   #opts: InterventionArbiterOptions;
-  #subs: Subscription[] = [];
   #pubCmd?: Publisher<unknown>;
   #pubInt?: Publisher<Intervention>;
   #policy: JointStateMsg | null = null;
@@ -119,41 +118,34 @@ export class InterventionArbiterNode {
   readonly counts = { policy: 0, operator: 0, blend: 0 };
 
   constructor(node: NodeHandle, opts: InterventionArbiterOptions) {
-    this.node = node;
+    super(node);
     this.#opts = opts;
     this.arbiter = new CommandArbiter(opts);
   }
 
-  async configure(): Promise<void> {
+  override async configure(): Promise<void> {
     this.#pubCmd = this.node.createPublisher(ARBITER_TOPICS.command.type, ARBITER_TOPICS.command.topic);
     this.#pubInt = this.node.createPublisher<Intervention>(ARBITER_TOPICS.intervention.type, ARBITER_TOPICS.intervention.topic);
-    this.#subs.push(
-      this.node.createSubscription<JointStateMsg>(TOPICS.proposedCommand.type, TOPICS.proposedCommand.topic, (m) => this.#onPolicy(m)),
-      this.node.createSubscription<Intervention>(OPERATOR_INTERVENTION.type, OPERATOR_INTERVENTION.topic, (m) => this.#onOperator(m)),
-      this.node.createSubscription<EpisodeEventMsg>(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, (e) => {
-        if (e.event === "reset") {
-          this.arbiter.reset();
-          this.#policy = null;
-          this.#operator = null;
-          this.#lastStamp = null;
-        }
-      }),
-    );
+    this.subscribe<JointStateMsg>(TOPICS.proposedCommand, (m) => this.#onPolicy(m));
+    this.subscribe<Intervention>(OPERATOR_INTERVENTION, (m) => this.#onOperator(m));
+    this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
+      if (e.event === "reset") {
+        this.arbiter.reset();
+        this.#policy = null;
+        this.#operator = null;
+        this.#lastStamp = null;
+      }
+    });
   }
 
   /** Starts forwarding (commands arriving while inactive are dropped). */
-  async activate(): Promise<void> {
+  override async activate(): Promise<void> {
     this.#active = true;
   }
 
-  async deactivate(): Promise<void> {
+  override async deactivate(): Promise<void> {
     this.#active = false;
-  }
-
-  async shutdown(): Promise<void> {
-    await this.deactivate();
-    for (const s of this.#subs) s.unsubscribe();
-    this.#subs = [];
+    await super.deactivate();
   }
 
   #onPolicy(m: JointStateMsg): void {

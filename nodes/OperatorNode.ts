@@ -4,7 +4,8 @@
  * active with the operator's joint targets while it has taken over, inactive with an empty action otherwise.
  * The intervention arbiter decides what reaches the safety supervisor.
  */
-import type { NodeHandle, Publisher, Subscription, Timer } from "../runtime/Runtime.ts";
+import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
+import { NodeBase } from "./NodeBase.ts";
 import type { Intervention } from "../runtime/msgs/types.generated.ts";
 import { ScriptedOperator, type ScriptedOperatorOptions } from "../sim/ScriptedOperator.ts";
 import { TOPICS } from "./topics.ts";
@@ -20,12 +21,9 @@ export const SCRIPTED_OPERATOR_SOURCE = "scripted_operator";
 export type OperatorNodeOptions = ScriptedOperatorOptions & { controlHz: number };
 
 /** Runs a ScriptedOperator on the control tick. */
-export class OperatorNode {
-  readonly node: NodeHandle;
+export class OperatorNode extends NodeBase {
   readonly operator: ScriptedOperator;
   #opts: OperatorNodeOptions;
-  #subs: Subscription[] = [];
-  #timer?: Timer;
   #pub?: Publisher<Intervention>;
   #obs: ObservationMsg | null = null;
   #lastSeen: ObservationMsg | null = null;
@@ -33,40 +31,27 @@ export class OperatorNode {
   lastError = "";
 
   constructor(node: NodeHandle, opts: OperatorNodeOptions) {
-    this.node = node;
+    super(node);
     this.#opts = opts;
     this.operator = new ScriptedOperator(opts);
   }
 
-  async configure(): Promise<void> {
+  override async configure(): Promise<void> {
     this.#pub = this.node.createPublisher<Intervention>(OPERATOR_INTERVENTION.type, OPERATOR_INTERVENTION.topic);
-    this.#subs.push(
-      this.node.createSubscription<ObservationMsg>(TOPICS.observation.type, TOPICS.observation.topic, (m) => {
-        this.#obs = m;
-      }),
-      this.node.createSubscription<EpisodeEventMsg>(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, (e) => {
-        if (e.event === "reset") {
-          this.operator.reset(Number(e.seed));
-          this.#obs = null;
-          this.#lastSeen = null;
-        }
-      }),
-    );
+    this.subscribe<ObservationMsg>(TOPICS.observation, (m) => {
+      this.#obs = m;
+    });
+    this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
+      if (e.event === "reset") {
+        this.operator.reset(Number(e.seed));
+        this.#obs = null;
+        this.#lastSeen = null;
+      }
+    });
   }
 
-  async activate(): Promise<void> {
-    this.#timer = this.node.createTimer(1 / this.#opts.controlHz, () => this.tick());
-  }
-
-  async deactivate(): Promise<void> {
-    this.#timer?.cancel();
-    this.#timer = undefined;
-  }
-
-  async shutdown(): Promise<void> {
-    await this.deactivate();
-    for (const s of this.#subs) s.unsubscribe();
-    this.#subs = [];
+  override async activate(): Promise<void> {
+    this.every(1 / this.#opts.controlHz, () => this.tick());
   }
 
   /** One tick: watch each new observation once and say whether the operator has the robot. */

@@ -23,6 +23,13 @@ export interface PolicyActorOptions {
   residual?: string;
   /** Exploration noise on the residual (online RL); false for evaluation. */
   training?: boolean;
+  /**
+   * Zero base: the base action is 0 in normalised units (the middle of the package's action range) and the base
+   * policy is never run; the residual package (scale 1) is then the whole policy. How a policy learned from scratch
+   * (the RLPD-SAC baseline, learner `algorithm: rlpd_sac`) runs on the residual machinery. The base package still
+   * provides names, normalisation and the version residual packages are checked against.
+   */
+  zeroBase?: boolean;
   logger?: { warn(msg: string): void; info(msg: string): void };
 }
 
@@ -38,11 +45,14 @@ export class PolicyActor implements Actor {
   /** Latency of each chunk (ms), for status and bench. */
   readonly chunkMs: number[] = [];
   #last: ActionInfo | null = null;
+  /** See {@link PolicyActorOptions.zeroBase}; set before the first episode. */
+  zeroBase: boolean;
 
-  private constructor(policy: DiffusionPolicy, jointNames: readonly string[], residual: PolicySlot<ResidualPolicy>) {
+  private constructor(policy: DiffusionPolicy, jointNames: readonly string[], residual: PolicySlot<ResidualPolicy>, zeroBase: boolean) {
     this.policy = policy;
     this.jointNames = jointNames;
     this.residual = residual;
+    this.zeroBase = zeroBase;
     const j = policy.package.json;
     this.#k = j.action.execute_steps;
     const source = {
@@ -68,7 +78,7 @@ export class PolicyActor implements Actor {
       load: (d) => ResidualPolicy.create(d, { base: policy.package, providers: opts.providers, threads: opts.threads, training: opts.training ?? false }),
       logger: opts.logger,
     });
-    const actor = new PolicyActor(policy, opts.jointNames, slot);
+    const actor = new PolicyActor(policy, opts.jointNames, slot, opts.zeroBase ?? false);
     if (opts.residual) {
       const r = await slot.offer(opts.residual);
       if (!r.ok) {
@@ -80,9 +90,9 @@ export class PolicyActor implements Actor {
     return actor;
   }
 
-  /** The running version: the residual's when one runs, else the base package's. */
+  /** The running version: the residual's when one runs, else the base package's (`zero@<base>` with a zero base). */
   get version(): string {
-    return this.residual.current?.version ?? this.policy.package.json.version;
+    return this.residual.current?.version ?? (this.zeroBase ? `zero@${this.policy.package.json.version}` : this.policy.package.json.version);
   }
 
   /** Loads a new residual package off the control path; it takes over at the next chunk boundary. */
@@ -98,7 +108,7 @@ export class PolicyActor implements Actor {
   async act(obs: { names: string[]; values: number[] }): Promise<number[]> {
     if (this.#tickInChunk === 0) this.residual.swapPoint();
     this.#tickInChunk = (this.#tickInChunk + 1) % this.#k;
-    const base = await this.#chunker.next(obs.values);
+    const base = this.zeroBase ? zeroAction(this.policy.package.json.action) : await this.#chunker.next(obs.values);
     const res = this.residual.current;
     if (!res) {
       const b = normaliseAction(this.policy.package.json.action, base);
@@ -119,6 +129,11 @@ export class PolicyActor implements Actor {
     await this.residual.close();
     await this.policy.close();
   }
+}
+
+/** The raw action whose normalised value is 0: the middle of the package's action range. */
+export function zeroAction(spec: { min: readonly number[]; max: readonly number[] }): number[] {
+  return spec.min.map((lo, i) => (lo + spec.max[i]) / 2);
 }
 
 /** Raw joint targets → [-1, 1] with the package's action min/max (the inverse of the sampler's unnormalisation). */

@@ -5,7 +5,8 @@
  */
 import { mkdirSync, writeFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import type { NodeHandle, Subscription } from "../runtime/Runtime.ts";
+import type { NodeHandle } from "../runtime/Runtime.ts";
+import { NodeBase } from "./NodeBase.ts";
 import { McapEpisodeWriter } from "../recording/McapEpisodeWriter.ts";
 import { RECORDED, TOPICS } from "./topics.ts";
 import { timeNs, type EpisodeEventMsg } from "./msgs.ts";
@@ -30,10 +31,8 @@ export interface IndexEntry {
 }
 
 /** The recorder node. */
-export class RecorderNode {
-  readonly node: NodeHandle;
+export class RecorderNode extends NodeBase {
   #opts: RecorderOptions;
-  #subs: Subscription[] = [];
   /** The open episode's writer (a promise: creating the file is async, writes queue behind it). */
   #writer: Promise<McapEpisodeWriter> | null = null;
   #queue: Promise<unknown> = Promise.resolve();
@@ -45,32 +44,27 @@ export class RecorderNode {
   readonly index: IndexEntry[] = [];
 
   constructor(node: NodeHandle, opts: RecorderOptions) {
-    this.node = node;
+    super(node);
     this.#opts = opts;
   }
 
-  async configure(): Promise<void> {
+  override async configure(): Promise<void> {
     mkdirSync(this.#opts.outDir, { recursive: true });
     for (const { topic, type } of this.#opts.topics ?? RECORDED) {
-      this.#subs.push(
-        this.node.createSubscription<Record<string, unknown>>(type, topic, (msg) => {
-          if (topic === TOPICS.episodeEvent.topic) this.#onEvent(msg as unknown as EpisodeEventMsg);
-          else this.#write(topic, type, msg);
-        }),
-      );
+      this.subscribe<Record<string, unknown>>({ topic, type }, (msg) => {
+        if (topic === TOPICS.episodeEvent.topic) this.#onEvent(msg as unknown as EpisodeEventMsg);
+        else this.#write(topic, type, msg);
+      });
     }
   }
 
-  async activate(): Promise<void> {}
-  async deactivate(): Promise<void> {
+  override async deactivate(): Promise<void> {
     await this.flush();
   }
 
-  async shutdown(): Promise<void> {
+  override async shutdown(): Promise<void> {
     if (this.#writer) this.#close({ outcome: "abort", detail: "recorder shut down" }, null);
-    await this.flush();
-    for (const s of this.#subs) s.unsubscribe();
-    this.#subs = [];
+    await super.shutdown();
   }
 
   /** Resolves when every queued write has reached the file. Rejects with the first write error. */

@@ -3,7 +3,8 @@
  * hardware/safety.ts to every proposed command (NaN/Inf guard, joint limits, step clamp), runs a
  * command watchdog (no fresh command → hold the measured position) and publishes every change it makes.
  */
-import type { NodeHandle, Publisher, Subscription, Timer } from "../runtime/Runtime.ts";
+import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
+import { NodeBase } from "./NodeBase.ts";
 import { safeJointCommand, type JointLimits, type SafetyChange } from "../hardware/safety.ts";
 import { TOPICS } from "./topics.ts";
 import { header, jointState, fromTime, type JointStateMsg, type EpisodeEventMsg } from "./msgs.ts";
@@ -18,11 +19,8 @@ export interface SafetySupervisorOptions {
 }
 
 /** The safety supervisor node. */
-export class SafetySupervisorNode {
-  readonly node: NodeHandle;
+export class SafetySupervisorNode extends NodeBase {
   #opts: SafetySupervisorOptions;
-  #subs: Subscription[] = [];
-  #timer?: Timer;
   #pubCmd?: Publisher<unknown>;
   #pubEvent?: Publisher<unknown>;
   #measured: number[] | null = null;
@@ -34,43 +32,30 @@ export class SafetySupervisorNode {
   #logged = new Set<string>();
 
   constructor(node: NodeHandle, opts: SafetySupervisorOptions) {
-    this.node = node;
+    super(node);
     this.#opts = opts;
   }
 
-  async configure(): Promise<void> {
+  override async configure(): Promise<void> {
     this.#pubCmd = this.node.createPublisher(TOPICS.jointCommand.type, TOPICS.jointCommand.topic);
     this.#pubEvent = this.node.createPublisher(TOPICS.safetyEvent.type, TOPICS.safetyEvent.topic);
-    this.#subs.push(
-      this.node.createSubscription<JointStateMsg>(TOPICS.jointStates.type, TOPICS.jointStates.topic, (m) => {
-        this.#measured = Array.from(m.position);
-      }),
-      this.node.createSubscription<JointStateMsg>(TOPICS.proposedCommand.type, this.#opts.inputTopic ?? TOPICS.proposedCommand.topic, (m) => this.#onProposed(m)),
-      this.node.createSubscription<EpisodeEventMsg>(TOPICS.episodeEvent.type, TOPICS.episodeEvent.topic, (e) => {
-        if (e.event === "reset") {
-          this.#logged.clear();
-          this.#lastCommandAt = this.node.clock.now();
-          this.#holding = false;
-        }
-      }),
-    );
+    this.subscribe<JointStateMsg>(TOPICS.jointStates, (m) => {
+      this.#measured = Array.from(m.position);
+    });
+    this.subscribe<JointStateMsg>({ type: TOPICS.proposedCommand.type, topic: this.#opts.inputTopic ?? TOPICS.proposedCommand.topic }, (m) => this.#onProposed(m));
+    this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
+      if (e.event === "reset") {
+        this.#logged.clear();
+        this.#lastCommandAt = this.node.clock.now();
+        this.#holding = false;
+      }
+    });
   }
 
-  async activate(): Promise<void> {
+  override async activate(): Promise<void> {
     this.#lastCommandAt = this.node.clock.now();
     // Check the watchdog a few times per deadline.
-    this.#timer = this.node.createTimer(this.#opts.watchdogSec / 4, () => this.#watchdog());
-  }
-
-  async deactivate(): Promise<void> {
-    this.#timer?.cancel();
-    this.#timer = undefined;
-  }
-
-  async shutdown(): Promise<void> {
-    await this.deactivate();
-    for (const s of this.#subs) s.unsubscribe();
-    this.#subs = [];
+    this.every(this.#opts.watchdogSec / 4, () => this.#watchdog());
   }
 
   #onProposed(m: JointStateMsg): void {
