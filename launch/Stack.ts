@@ -83,7 +83,7 @@ export class Stack {
     if (config.runtime !== "embedded" && config.clock === "sim") {
       throw new Error("clock: sim needs runtime: embedded (ROS 2 sim time comes from /clock, which the sim driver does not publish yet)");
     }
-    const runtime = await createRuntime(config.runtime, { clock: config.clock, logLevel: opts.quiet ? "warn" : "info" });
+    const runtime = await createRuntime(config.runtime, { clock: config.clock, logLevel: opts.quiet ? "error" : "info" });
     const hz = config.control_hz;
     const driver = await SimArmDriver.create({ task: config.task, controlHz: hz, randomizePhysics: config.driver.randomize_physics });
     const names = driver.jointNames;
