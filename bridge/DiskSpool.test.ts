@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { appendFile, mkdtemp, readdir, rm } from "node:fs/promises";
+import { appendFile, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DiskSpool } from "./DiskSpool.ts";
@@ -76,6 +76,45 @@ test("renumber moves unacked records right after a new acked seq, and survives a
     assert.deepEqual([r!.firstSeq, r!.count, r!.frames], [0, 4, frames(2)]);
     assert.equal(b.nextSeq, 4);
     await b.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("acked records stay until durable; rewind goes back to any seq ≥ the durable pointer; pointers survive a reopen", async () => {
+  const dir = await tempDir();
+  try {
+    const a = await DiskSpool.open(dir, { segmentBytes: 1 });
+    for (let k = 0; k < 4; k++) await a.append(frames(k), 5); // seq 0..19, one record per segment
+    await a.ack(14, 4);
+    assert.deepEqual([a.ackedSeq, a.durableSeq, a.pendingRecords, a.keptRecords], [14, 4, 1, 3]);
+    assert.equal((await readdir(dir)).filter((n) => n.startsWith("seg-")).length, 3, "only the durable record's segment is gone");
+    await a.ack(12, 20);
+    assert.deepEqual([a.ackedSeq, a.durableSeq], [14, 14], "pointers never move back in ack; durable ≤ acked");
+    await assert.rejects(a.rewind(9), /cannot rewind to seq 9/);
+    await a.close();
+    const b = await DiskSpool.open(dir, { segmentBytes: 1 });
+    assert.deepEqual([b.ackedSeq, b.durableSeq, b.keptRecords], [14, 14, 1]);
+    await b.close();
+    const c = await DiskSpool.open(dir);
+    await c.append(frames(9), 5); // 20..24
+    await c.ack(24, 14);
+    await c.rewind(14);
+    assert.deepEqual([c.ackedSeq, c.durableSeq, c.nextSeq], [14, 14, 25]);
+    assert.deepEqual([(await c.next(c.ackedSeq))!.firstSeq, (await c.next(19))!.firstSeq], [15, 20]);
+    await c.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("a pointer file from before durable_seq reads as durable = acked", async () => {
+  const dir = await tempDir();
+  try {
+    await writeFile(join(dir, "acked"), JSON.stringify({ acked_seq: 7 }) + "\n");
+    const s = await DiskSpool.open(dir);
+    assert.deepEqual([s.ackedSeq, s.durableSeq, s.nextSeq], [7, 7, 8]);
+    await s.close();
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

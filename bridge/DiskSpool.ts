@@ -1,7 +1,11 @@
 /**
  * The robot's disk spool of encoded transition batches (docs/protocol.md § Disk spool), in `<dir>/`:
- * append-only segment files `seg-<first seq>.spool` of CRC-checked records, plus an `acked` pointer file.
- * Nothing is deleted before the learner has acked it; sequence numbers continue across restarts.
+ * append-only segment files `seg-<first seq>.spool` of CRC-checked records, plus an `acked` pointer file holding two
+ * pointers: `acked_seq` (the learner holds every seq ≤ it in memory: the send pointer) and `durable_seq` (≤ acked_seq;
+ * the learner's last completed checkpoint holds every seq ≤ it: the deletion pointer). A record is deleted only once
+ * `durable_seq` covers it, so a learner killed hard and resumed from its checkpoint can be sent everything after its
+ * restored acked_seq again ({@link DiskSpool.rewind}). What is kept is bounded by disk, not memory (only a small index
+ * per record is held). Sequence numbers continue across restarts.
  *
  * Record layout (little-endian): u32 magic "RLSP", u32 body length, u32 crc32(body), body =
  * f64 first_seq, u32 count, u32 frame count, u32 frame length × frame count, frame bytes.
@@ -53,6 +57,7 @@ interface Segment {
 export class DiskSpool {
   readonly dir: string;
   #acked: number;
+  #durable: number;
   #nextSeq: number;
   #segments: Segment[];
   #writer: { seg: Segment; fh: FileHandle } | undefined;
@@ -61,9 +66,10 @@ export class DiskSpool {
   #closed = false;
   #appendListeners = new Set<() => void>();
 
-  private constructor(dir: string, acked: number, segments: Segment[], opts: ResolvedOptions) {
+  private constructor(dir: string, acked: number, durable: number, segments: Segment[], opts: ResolvedOptions) {
     this.dir = dir;
     this.#acked = acked;
+    this.#durable = durable;
     this.#segments = segments;
     this.#opts = opts;
     const last = segments.at(-1)?.records.at(-1);
@@ -74,7 +80,7 @@ export class DiskSpool {
   static async open(dir: string, options: DiskSpoolOptions = {}): Promise<DiskSpool> {
     const opts = { segmentBytes: 4 << 20, durable: true, logger: console, ...options };
     await mkdir(dir, { recursive: true });
-    let acked = await readAcked(dir, opts.logger);
+    let { acked, durable } = await readPointers(dir, opts.logger);
     let names = await readdir(dir);
     // A renumbering that got as far as `.ready` is complete: it replaces every older segment (see renumber()).
     const ready = names.find((n) => READY_RE.test(n));
@@ -82,24 +88,34 @@ export class DiskSpool {
       const first = Number(READY_RE.exec(ready)![1]);
       for (const n of names) if (SEG_RE.test(n)) await rm(join(dir, n));
       await rename(join(dir, ready), join(dir, segName(first)));
-      acked = first - 1;
-      await writeAcked(dir, acked, opts.durable);
+      acked = durable = first - 1;
+      await writePointers(dir, acked, durable, opts.durable);
       names = await readdir(dir);
     }
     for (const n of names) if (n.endsWith(".tmp")) await rm(join(dir, n), { force: true });
     const segments: Segment[] = [];
     for (const name of names.filter((n) => SEG_RE.test(n)).sort()) {
       const seg = await scanSegment(join(dir, name), Number(SEG_RE.exec(name)![1]), opts.logger);
-      seg.records = seg.records.filter((r) => r.firstSeq + r.count - 1 > acked);
+      seg.records = seg.records.filter((r) => r.firstSeq + r.count - 1 > durable);
       if (seg.records.length === 0) await rm(seg.path, { force: true });
       else segments.push(seg);
     }
-    return new DiskSpool(dir, acked, segments, opts);
+    return new DiskSpool(dir, acked, durable, segments, opts);
   }
 
-  /** Highest seq the learner has acknowledged (-1: none). */
+  /** Highest seq the learner has acknowledged (-1: none): the send pointer. */
   get ackedSeq(): number {
     return this.#acked;
+  }
+
+  /** Highest seq in the learner's last completed checkpoint (-1: none; ≤ ackedSeq): records up to it are deleted. */
+  get durableSeq(): number {
+    return this.#durable;
+  }
+
+  /** Records kept on disk (not yet durable on the learner), acked or not. */
+  get keptRecords(): number {
+    return this.#segments.reduce((a, s) => a + s.records.length, 0);
   }
 
   /** Seq the next appended transition gets. */
@@ -109,7 +125,7 @@ export class DiskSpool {
 
   /** Records on disk not fully acked. */
   get pendingRecords(): number {
-    return this.#segments.reduce((a, s) => a + s.records.length, 0);
+    return this.#segments.reduce((a, s) => a + s.records.filter((r) => r.firstSeq + r.count - 1 > this.#acked).length, 0);
   }
 
   /** Seq of the last spooled transition (-1 when none ever was). */
@@ -160,34 +176,61 @@ export class DiskSpool {
     return undefined;
   }
 
-  /** Records that the learner holds every seq ≤ `ackedSeq`: persists the pointer, deletes fully acked segments. */
-  ack(ackedSeq: number): Promise<void> {
+  /**
+   * Records that the learner holds every seq ≤ `ackedSeq`, and that its last checkpoint holds every seq ≤
+   * `durableSeq` (default `ackedSeq`: a learner that does not report durable_seq). Both pointers only move forward
+   * here (see {@link rewind}); `durableSeq` is capped at the acked pointer. Persists them and deletes the records
+   * and segments the durable pointer covers.
+   */
+  ack(ackedSeq: number, durableSeq: number = ackedSeq): Promise<void> {
     return this.#enqueue(async () => {
-      if (ackedSeq <= this.#acked) return;
-      this.#acked = ackedSeq;
-      await writeAcked(this.dir, ackedSeq, this.#opts.durable);
-      const keep: Segment[] = [];
-      for (const seg of this.#segments) {
-        seg.records = seg.records.filter((r) => r.firstSeq + r.count - 1 > ackedSeq);
-        if (seg.records.length > 0) {
-          keep.push(seg);
-          continue;
-        }
-        if (this.#writer?.seg === seg) {
-          await this.#writer.fh.close();
-          this.#writer = undefined;
-        }
-        await rm(seg.path, { force: true });
-      }
-      this.#segments = keep;
+      const acked = Math.max(this.#acked, ackedSeq);
+      const durable = Math.max(this.#durable, Math.min(durableSeq, acked));
+      if (acked === this.#acked && durable === this.#durable) return;
+      this.#acked = acked;
+      this.#durable = durable;
+      await writePointers(this.dir, acked, durable, this.#opts.durable);
+      await this.#dropDurable();
     });
   }
 
   /**
-   * Renumbers every unacked record so the first starts at `newFirst`, and sets the pointer to `newFirst - 1`.
-   * For a learner whose `acked_seq` does not fit this spool (it lost data, or this spool was wiped): seqs must stay
-   * contiguous after its acked_seq or it stores nothing. Crash-safe: the rewritten segment becomes `.ready` before
-   * the old ones are removed, and open() finishes a renumbering that got that far.
+   * Moves the send pointer back to `ackedSeq` (a learner that resumed from a checkpoint older than its last acks):
+   * every record after it is still on disk because `ackedSeq` ≥ the durable pointer. Throws (changing nothing) when
+   * `ackedSeq` is below the durable pointer: those records are gone, see {@link renumber}.
+   */
+  rewind(ackedSeq: number): Promise<void> {
+    return this.#enqueue(async () => {
+      if (ackedSeq < this.#durable) throw new Error(`DiskSpool ${this.dir}: cannot rewind to seq ${ackedSeq}: seq ≤ ${this.#durable} were durable on the learner and are deleted`);
+      if (ackedSeq >= this.#acked) return;
+      this.#acked = ackedSeq;
+      await writePointers(this.dir, this.#acked, this.#durable, this.#opts.durable);
+    });
+  }
+
+  async #dropDurable(): Promise<void> {
+    const durable = this.#durable;
+    const keep: Segment[] = [];
+    for (const seg of this.#segments) {
+      seg.records = seg.records.filter((r) => r.firstSeq + r.count - 1 > durable);
+      if (seg.records.length > 0) {
+        keep.push(seg);
+        continue;
+      }
+      if (this.#writer?.seg === seg) {
+        await this.#writer.fh.close();
+        this.#writer = undefined;
+      }
+      await rm(seg.path, { force: true });
+    }
+    this.#segments = keep;
+  }
+
+  /**
+   * Renumbers every kept record (all not yet durable, acked or not) so the first starts at `newFirst`, and sets both
+   * pointers to `newFirst - 1`. For a learner whose `acked_seq` does not fit this spool (it lost its store, or this
+   * spool was wiped): seqs must stay contiguous after its acked_seq or it stores nothing. Crash-safe: the rewritten
+   * segment becomes `.ready` before the old ones are removed, and open() finishes a renumbering that got that far.
    */
   renumber(newFirst: number): Promise<void> {
     return this.#enqueue(async () => {
@@ -217,8 +260,8 @@ export class DiskSpool {
       for (const s of this.#segments) await rm(s.path, { force: true });
       await rm(seg.path, { force: true });
       await rename(ready, seg.path);
-      this.#acked = newFirst - 1;
-      await writeAcked(this.dir, this.#acked, this.#opts.durable);
+      this.#acked = this.#durable = newFirst - 1;
+      await writePointers(this.dir, this.#acked, this.#durable, this.#opts.durable);
       this.#segments = recs.length > 0 ? [seg] : [];
       if (recs.length === 0) await rm(seg.path, { force: true });
       this.#nextSeq = seq;
@@ -342,26 +385,29 @@ async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
   }
 }
 
-async function readAcked(dir: string, logger: NonNullable<DiskSpoolOptions["logger"]>): Promise<number> {
+/** The `acked` file; a file from before durable_seq (records were deleted once acked) reads as durable = acked. */
+async function readPointers(dir: string, logger: NonNullable<DiskSpoolOptions["logger"]>): Promise<{ acked: number; durable: number }> {
   const path = join(dir, "acked");
   let text: string;
   try {
     text = await readFile(path, "utf8");
   } catch {
-    return -1;
+    return { acked: -1, durable: -1 };
   }
+  const ok = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= -1;
   try {
-    const v = (JSON.parse(text) as { acked_seq?: unknown }).acked_seq;
-    if (typeof v === "number" && Number.isInteger(v) && v >= -1) return v;
+    const p = JSON.parse(text) as { acked_seq?: unknown; durable_seq?: unknown };
+    const durable = p.durable_seq ?? p.acked_seq;
+    if (ok(p.acked_seq) && ok(durable) && durable <= p.acked_seq) return { acked: p.acked_seq, durable };
   } catch {
     // fall through: the learner's welcome tells us what it has, and it drops duplicates.
   }
   logger.warn(`DiskSpool: ${path} is unreadable (${JSON.stringify(text.slice(0, 80))}); assuming nothing was acked — the learner drops what it already has`);
-  return -1;
+  return { acked: -1, durable: -1 };
 }
 
-async function writeAcked(dir: string, acked: number, durable: boolean): Promise<void> {
+async function writePointers(dir: string, acked: number, durable: number, sync: boolean): Promise<void> {
   const tmp = join(dir, "acked.tmp");
-  await writeFile(tmp, JSON.stringify({ acked_seq: acked }) + "\n", { flush: durable });
+  await writeFile(tmp, JSON.stringify({ acked_seq: acked, durable_seq: durable }) + "\n", { flush: sync });
   await rename(tmp, join(dir, "acked"));
 }

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ExperienceBridge, type ExperienceBridgeOptions } from "./ExperienceBridge.ts";
@@ -12,8 +12,8 @@ import { makeTransition, recordingLogger, waitFor } from "./testing/helpers.ts";
 
 const ROBOT = "r1";
 
-async function setup(options: Partial<ExperienceBridgeOptions> & { heartbeatSec?: number } = {}) {
-  const stub = await LearnerStub.start({ heartbeatSec: options.heartbeatSec });
+async function setup(options: Partial<ExperienceBridgeOptions> & { heartbeatSec?: number; reportDurable?: boolean } = {}) {
+  const stub = await LearnerStub.start({ heartbeatSec: options.heartbeatSec, reportDurable: options.reportDurable });
   const spoolDir = await mkdtemp(join(tmpdir(), "rlft-bridge-"));
   const logger = recordingLogger();
   const open = (extra: Partial<ExperienceBridgeOptions> = {}) =>
@@ -159,6 +159,61 @@ test("a learner that lost its store gets the unacked batches renumbered after it
     assert.equal(await bridge.flush({ timeoutMs: 15_000 }), true);
     assertStoredExactly(s.stub, 20, 2);
     assert.ok(s.logger.warnings.some((w) => /renumbering/.test(w)));
+    await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("a learner killed hard resumes from its checkpoint: the robot rewinds to its acked_seq and resends, nothing renumbered", async () => {
+  const s = await setup({ reportDurable: true });
+  try {
+    const bridge = await s.open();
+    for (let i = 0; i < 40; i++) bridge.push(makeTransition(1, i));
+    assert.equal(await bridge.flush(), true);
+    s.stub.checkpoint(); // seq ≤ 39 durable
+    for (let i = 40; i < 80; i++) bridge.push(makeTransition(1, i));
+    assert.equal(await bridge.flush(), true);
+    assert.equal(bridge.stats().ackedSeq, 79);
+    assert.equal(bridge.stats().durableSeq, 39, "the acks after the checkpoint report it");
+    assert.ok((await readdir(join(s.spoolDir, ROBOT))).some((n) => n.startsWith("seg-")), "acked but not durable: kept on disk");
+    await s.stub.restart({ fromCheckpoint: true }); // the learner lost seq 40..79
+    assert.equal(s.stub.ackedSeq(ROBOT), 39);
+    for (let i = 80; i < 100; i++) bridge.push(makeTransition(1, i));
+    assert.equal(await bridge.flush({ timeoutMs: 15_000 }), true);
+    assertStoredExactly(s.stub, 100);
+    const st = bridge.stats();
+    assert.deepEqual([st.rewound, st.lost, st.ackedSeq, st.lastSeq], [40, 0, 99, 99]);
+    assert.equal(s.logger.warnings.some((w) => /renumbering/.test(w)), false);
+    assert.ok(s.logger.warnings.some((w) => /resending those 40 transitions/.test(w)));
+    s.stub.checkpoint();
+    assert.equal(await bridge.flush({ durable: true, timeoutMs: 15_000 }), true, "a heartbeat reports the new checkpoint");
+    assert.equal(bridge.stats().durableSeq, 99);
+    assert.deepEqual((await readdir(join(s.spoolDir, ROBOT))).filter((n) => n.startsWith("seg-")), [], "durable: deleted");
+    await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("a learner that lost a checkpointed store: renumbered, and the transitions it cannot get back are counted", async () => {
+  const s = await setup({ reportDurable: true });
+  try {
+    const bridge = await s.open();
+    for (let i = 0; i < 30; i++) bridge.push(makeTransition(1, i));
+    assert.equal(await bridge.flush(), true);
+    s.stub.checkpoint();
+    for (let i = 30; i < 50; i++) bridge.push(makeTransition(1, i));
+    assert.equal(await bridge.flush(), true);
+    assert.equal(bridge.stats().durableSeq, 29);
+    await s.stub.restart({ wipe: true });
+    await waitFor(() => bridge.stats().lost > 0, "a heartbeat to tell the robot"); // nothing new to send until then
+    assert.equal(await bridge.flush({ timeoutMs: 15_000 }), true);
+    const st = bridge.stats();
+    assert.deepEqual([st.lost, st.ackedSeq, st.lastSeq], [30, 19, 19], "seq 0..29 were deleted once durable; 30..49 renumbered to 0..19");
+    assert.equal(s.stub.stored.get(ROBOT)!.size, 20);
+    assert.deepEqual([...s.stub.stored.get(ROBOT)!.values()].map((t) => t.step), Array.from({ length: 20 }, (_, i) => 30 + i));
+    assert.ok(s.logger.warnings.some((w) => /30 transitions .* cannot be re-sent/.test(w)));
     await bridge.close();
   } finally {
     await s.cleanup();

@@ -1,9 +1,11 @@
 /**
  * The robot's experience uplink (docs/protocol.md, ARCHITECTURE.md §5): `push()` takes a transition on the control
  * tick without blocking; batches go to a disk spool; one background sender sends spooled batches in order, at most one
- * in flight, over a DEALER with a deadline on every exchange, and advances the spool's `acked` pointer from the
- * learner's acks. A lost link (deadline, or three missed heartbeats) is re-greeted with `hello`, and everything after
- * the learner's `acked_seq` is resent. Nothing leaves the spool before the learner has acknowledged it.
+ * in flight, over a DEALER with a deadline on every exchange, and advances the spool's pointers from the learner's
+ * replies: `acked_seq` (stored in the learner's memory) moves the send pointer, `durable_seq` (in its last completed
+ * checkpoint) lets the spool delete. A lost link (deadline, or three missed heartbeats) is re-greeted with `hello`, and
+ * everything after the learner's `acked_seq` is resent — also after a learner killed hard resumed from an older
+ * checkpoint (the send pointer rewinds). Nothing leaves the spool before the learner's checkpoint holds it.
  */
 import { join } from "node:path";
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
@@ -52,8 +54,14 @@ export interface ExperienceStats {
   spooled: number;
   /** Transitions the learner acknowledged in this process. */
   acked: number;
-  /** Highest seq the learner acknowledged (persisted in the spool). */
+  /** Highest seq the learner acknowledged (persisted in the spool): the send pointer. */
   ackedSeq: number;
+  /** Highest seq in the learner's last completed checkpoint (persisted in the spool): the spool deletes up to it. */
+  durableSeq: number;
+  /** Transitions sent again because a learner resumed from a checkpoint older than its acks (send pointer rewound). */
+  rewound: number;
+  /** Transitions a learner lost that this spool no longer held (it lost its store; warned, then renumbered). */
+  lost: number;
   /** Seq of the last spooled transition. */
   lastSeq: number;
   /** Transitions in the batch awaiting its ack (0 or one batch). */
@@ -110,12 +118,15 @@ export class ExperienceBridge {
   #welcomeListeners = new Set<(w: Welcome) => void>();
   #heartbeatListeners = new Set<(h: HeartbeatReply) => void>();
   #ackListeners = new Set<() => void>();
-  #stats: Omit<ExperienceStats, "ackedSeq" | "lastSeq"> = { pushed: 0, rejected: 0, spooled: 0, acked: 0, inFlight: 0, linkUp: false, droppedReplies: 0, reconnects: 0, lastError: null };
+  #stats: Omit<ExperienceStats, "ackedSeq" | "durableSeq" | "lastSeq"> = { pushed: 0, rejected: 0, spooled: 0, acked: 0, rewound: 0, lost: 0, inFlight: 0, linkUp: false, droppedReplies: 0, reconnects: 0, lastError: null };
+  /** Highest acked seq seen in this process, so a rewound-and-resent transition is not counted as acked twice. */
+  #ackedHigh: number;
 
   private constructor(spool: DiskSpool, o: Resolved) {
     this.spool = spool;
     this.#o = o;
     this.#heartbeatMs = o.heartbeatSec * 1000;
+    this.#ackedHigh = spool.ackedSeq;
   }
 
   /** Opens the spool (replaying what a previous run left unacked) and starts the sender; does not wait for the learner. */
@@ -146,7 +157,7 @@ export class ExperienceBridge {
 
   /** Counters for logs and dashboards. */
   stats(): ExperienceStats {
-    return { ...this.#stats, ackedSeq: this.spool.ackedSeq, lastSeq: this.spool.lastSeq };
+    return { ...this.#stats, ackedSeq: this.spool.ackedSeq, durableSeq: this.spool.durableSeq, lastSeq: this.spool.lastSeq };
   }
 
   /** Calls `cb` on every welcome (first connection and each reconnect); returns the unsubscribe function. */
@@ -168,12 +179,15 @@ export class ExperienceBridge {
     return toPolicy(await this.#request(seq, encodeGetPolicy(seq, version), `get_policy ${version ?? "(latest)"}`, "policy"));
   }
 
-  /** Spools the current batch and waits until the learner has acked everything spooled; false on timeout. */
-  async flush(options: { timeoutMs?: number } = {}): Promise<boolean> {
+  /**
+   * Spools the current batch and waits until the learner has acked everything spooled (with `durable`, until its
+   * checkpoint holds it: reported by acks and heartbeats, so allow a checkpoint period plus a heartbeat); false on timeout.
+   */
+  async flush(options: { timeoutMs?: number; durable?: boolean } = {}): Promise<boolean> {
     const deadline = Date.now() + (options.timeoutMs ?? 4 * this.#o.deadlineMs);
     this.#spoolBatch();
     await Promise.allSettled([...this.#spoolWrites]);
-    while (this.spool.ackedSeq < this.spool.lastSeq) {
+    while ((options.durable ? this.spool.durableSeq : this.spool.ackedSeq) < this.spool.lastSeq) {
       const left = deadline - Date.now();
       if (left <= 0 || this.#closed) return false;
       await new Promise<void>((resolve) => {
@@ -265,38 +279,54 @@ export class ExperienceBridge {
       return;
     }
     if (welcome.heartbeatSec !== undefined) this.#heartbeatMs = welcome.heartbeatSec * 1000;
-    await this.#reconcile(welcome.ackedSeq);
+    await this.#reconcile(welcome.ackedSeq, welcome.durableSeq, "welcome");
     this.#missed = 0;
     this.#stats.linkUp = true;
     this.#stats.lastError = null;
     if (this.#everUp) this.#stats.reconnects++;
     this.#everUp = true;
-    o.logger.info(`ExperienceBridge: linked to ${welcome.learner} at ${o.endpoint}; learner holds seq ≤ ${welcome.ackedSeq}, spool holds ≤ ${this.spool.lastSeq}`);
+    o.logger.info(`ExperienceBridge: linked to ${welcome.learner} at ${o.endpoint}; learner holds seq ≤ ${welcome.ackedSeq} (checkpointed ≤ ${welcome.durableSeq}), spool holds ≤ ${this.spool.lastSeq}`);
     for (const cb of this.#welcomeListeners) cb(welcome);
   }
 
-  /** Aligns the spool with what the learner says it stores (docs/protocol.md § hello). */
-  async #reconcile(learnerAcked: number): Promise<void> {
+  /**
+   * Aligns the spool with what the learner says it stores (`learnerAcked`) and has checkpointed (`learnerDurable`);
+   * docs/protocol.md § Disk spool. The next record sent holds `learnerAcked + 1`.
+   */
+  async #reconcile(learnerAcked: number, learnerDurable: number, from: string): Promise<void> {
     const spool = this.spool;
-    if (learnerAcked < spool.ackedSeq || learnerAcked >= spool.nextSeq) {
-      // The learner lost seqs it had acked (restart without its store), or knows seqs this spool never made (the spool
-      // was wiped): a gap would make it store nothing, so the unacked records continue right after its acked_seq.
-      const why = learnerAcked < spool.ackedSeq ? `the learner lost seq ${learnerAcked + 1}..${spool.ackedSeq} it had acked` : `the learner already holds seq ≤ ${learnerAcked}, beyond this spool's ${spool.lastSeq} (was the spool wiped?)`;
-      this.#o.logger.warn(`ExperienceBridge: ${why}; renumbering the ${spool.pendingRecords} unacked batches to start at seq ${learnerAcked + 1}`);
+    if (learnerAcked < spool.durableSeq || learnerAcked >= spool.nextSeq) {
+      // The learner lost seqs its checkpoint held (restart without its store), or knows seqs this spool never made (the
+      // spool was wiped): a gap would make it store nothing, so the kept records continue right after its acked_seq.
+      let why: string;
+      const lost = Math.max(0, spool.durableSeq - learnerAcked);
+      if (lost > 0) {
+        why = `the learner lost seq ${learnerAcked + 1}..${spool.ackedSeq} although its checkpoint held ≤ ${spool.durableSeq} (restarted without its run_dir?); ${lost} transitions (seq ${learnerAcked + 1}..${spool.durableSeq}) were deleted here once durable and cannot be re-sent`;
+      } else why = `the learner already holds seq ≤ ${learnerAcked}, beyond this spool's ${spool.lastSeq} (was the spool wiped?)`;
+      this.#o.logger.warn(`ExperienceBridge: ${why}; renumbering the ${spool.keptRecords} kept batches to start at seq ${learnerAcked + 1}`);
       await spool.renumber(learnerAcked + 1);
-    } else if (learnerAcked > spool.ackedSeq) {
-      await this.#ack(learnerAcked);
+      this.#ackedHigh = learnerAcked;
+      this.#stats.lost += lost; // counted once the spool is renumbered, so stats() never shows one without the other
+    } else if (learnerAcked < spool.ackedSeq) {
+      // A learner killed hard resumed from a checkpoint older than its last acks: everything after it is still here.
+      const n = spool.ackedSeq - learnerAcked;
+      this.#o.logger.warn(`ExperienceBridge: the learner (${from}) holds seq ≤ ${learnerAcked} but had acked ≤ ${spool.ackedSeq} (it resumed from its checkpoint); resending those ${n} transitions from the spool`);
+      await spool.rewind(learnerAcked);
+      this.#stats.rewound += n;
     }
+    await this.#ack(learnerAcked, learnerDurable);
     this.#cursor = learnerAcked;
   }
 
-  async #ack(ackedSeq: number): Promise<void> {
-    const before = this.spool.ackedSeq;
+  async #ack(ackedSeq: number, durableSeq: number): Promise<void> {
+    const before = { acked: this.spool.ackedSeq, durable: this.spool.durableSeq };
     const upTo = Math.min(ackedSeq, this.spool.lastSeq);
-    if (upTo <= before) return;
-    await this.spool.ack(upTo);
-    this.#stats.acked += upTo - before;
-    for (const cb of this.#ackListeners) cb();
+    await this.spool.ack(upTo, Math.min(durableSeq, upTo));
+    if (upTo > this.#ackedHigh) {
+      this.#stats.acked += upTo - this.#ackedHigh;
+      this.#ackedHigh = upTo;
+    }
+    if (this.spool.ackedSeq !== before.acked || this.spool.durableSeq !== before.durable) for (const cb of this.#ackListeners) cb();
   }
 
   async #send(rec: SpoolRecord): Promise<void> {
@@ -304,18 +334,14 @@ export class ExperienceBridge {
     const head = msgpackDecode(rec.frames[0]) as Record<string, unknown>;
     const frames = [Buffer.from(msgpackEncode({ ...head, seq, first_seq: rec.firstSeq })), ...rec.frames.slice(1)];
     this.#stats.inFlight = rec.count;
-    let acked: number;
+    let ack: { ackedSeq: number; durableSeq: number };
     try {
-      acked = toAck(await this.#request(seq, frames, `transitions ${rec.firstSeq}..${rec.firstSeq + rec.count - 1}`, "ack")).ackedSeq;
+      ack = toAck(await this.#request(seq, frames, `transitions ${rec.firstSeq}..${rec.firstSeq + rec.count - 1}`, "ack"));
     } finally {
       this.#stats.inFlight = 0;
     }
-    if (acked < this.spool.ackedSeq || acked >= this.spool.nextSeq) await this.#reconcile(acked);
-    else {
-      await this.#ack(acked);
-      // A gap (acked < first_seq - 1) moves the cursor back: the next record sent holds acked + 1.
-      this.#cursor = acked;
-    }
+    // Also a gap (acked < first_seq - 1) moves the cursor back: the next record sent holds acked + 1.
+    await this.#reconcile(ack.ackedSeq, ack.durableSeq, "ack");
   }
 
   /** Waits for a new record; after a quiet heartbeat period, sends a heartbeat. */
@@ -336,8 +362,7 @@ export class ExperienceBridge {
     try {
       const reply = toHeartbeatReply(await this.#request(seq, encodeHeartbeat(seq, this.#o.robotId), "heartbeat", "heartbeat", Math.min(this.#o.deadlineMs, this.#heartbeatMs)));
       this.#missed = 0;
-      if (reply.ackedSeq < this.spool.ackedSeq || reply.ackedSeq >= this.spool.nextSeq) await this.#reconcile(reply.ackedSeq);
-      else await this.#ack(reply.ackedSeq);
+      await this.#reconcile(reply.ackedSeq, reply.durableSeq, "heartbeat");
       for (const cb of this.#heartbeatListeners) cb(reply);
     } catch (e) {
       if (!(e instanceof LinkError) || e.code !== "timeout") throw e;

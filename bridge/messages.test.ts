@@ -44,12 +44,17 @@ test("malformed transitions are rejected with what was expected", () => {
 
 test("welcome, ack and heartbeat replies decode into their types; requests are told apart", () => {
   const w = toWelcome(decodeMessage(encodeMessage({ type: "welcome", seq: 1, learner: "L", acked_seq: 41, latest_policy: { version: "res-1", kind: "residual" }, heartbeat_sec: 2 })));
-  assert.deepEqual(w, { seq: 1, learner: "L", ackedSeq: 41, latestPolicy: { version: "res-1", kind: "residual" }, heartbeatSec: 2 });
+  assert.deepEqual(w, { seq: 1, learner: "L", ackedSeq: 41, durableSeq: 41, latestPolicy: { version: "res-1", kind: "residual" }, heartbeatSec: 2 }, "no durable_seq (an older learner): durable = acked");
+  assert.equal(toWelcome(decodeMessage(encodeMessage({ type: "welcome", seq: 1, learner: "L", acked_seq: 41, durable_seq: 30, latest_policy: null }))).durableSeq, 30);
   assert.equal(toWelcome(decodeMessage(encodeMessage({ type: "welcome", seq: 1, learner: "L", acked_seq: -1, latest_policy: null }))).latestPolicy, null);
   assert.throws(() => toWelcome(decodeMessage(encodeMessage({ type: "welcome", seq: 1, learner: "L" }))), /lacks acked_seq/);
-  assert.deepEqual(toAck(decodeMessage(encodeMessage({ type: "ack", seq: 3, acked_seq: 9 }))), { seq: 3, ackedSeq: 9 });
-  const hb = toHeartbeatReply(decodeMessage(encodeMessage({ type: "heartbeat", seq: 4, acked_seq: 2, policy_version: null, updates: 5, online_transitions: 6, offline_transitions: 7 })));
-  assert.deepEqual(hb, { seq: 4, ackedSeq: 2, policyVersion: null, updates: 5, onlineTransitions: 6, offlineTransitions: 7 });
+  assert.deepEqual(toAck(decodeMessage(encodeMessage({ type: "ack", seq: 3, acked_seq: 9 }))), { seq: 3, ackedSeq: 9, durableSeq: 9 });
+  assert.deepEqual(toAck(decodeMessage(encodeMessage({ type: "ack", seq: 3, acked_seq: 9, durable_seq: -1 }))), { seq: 3, ackedSeq: 9, durableSeq: -1 });
+  const hb = toHeartbeatReply(decodeMessage(encodeMessage({ type: "heartbeat", seq: 4, acked_seq: 2, durable_seq: 1, policy_version: null, updates: 5, online_transitions: 6, offline_transitions: 7 })));
+  assert.deepEqual(hb, { seq: 4, ackedSeq: 2, durableSeq: 1, policyVersion: null, updates: 5, onlineTransitions: 6, offlineTransitions: 7 });
+  rejects([head({ type: "ack", seq: 1, acked_seq: 2, durable_seq: 3 })], /durable_seq 3 exceeds acked_seq 2/);
+  rejects([head({ type: "welcome", seq: 1, learner: "L", acked_seq: 2, durable_seq: -2 })], /durable_seq must be >= -1/);
+  rejects([head({ type: "heartbeat", seq: 1, acked_seq: 2, durable_seq: "x", policy_version: null, updates: 0, online_transitions: 0, offline_transitions: 0 })], /heartbeat.durable_seq must be int/);
   assert.throws(() => toHeartbeatReply(decodeMessage(encodeHeartbeat(5, "r"))), /found a heartbeat request/);
   rejects([head({ type: "heartbeat", seq: 1, acked_seq: 2 })], /lacks required field "policy_version"/);
   rejects([head({ type: "welcome", seq: 1, learner: "L", acked_seq: -2 })], /acked_seq must be >= -1/);
@@ -73,7 +78,9 @@ test("policy messages carry raw file frames checked against their byte counts; t
 for (const [file, check] of [
   ["transitions.json", (f: Buffer[]) => assert.ok(toTransitions(decodeMessage(f)).transitions.length >= 1)],
   ["heartbeat.json", (f: Buffer[]) => assert.equal(decodeMessage(f).header.type, "heartbeat")],
-  ["welcome.json", (f: Buffer[]) => assert.ok(toWelcome(decodeMessage(f)).ackedSeq >= -1)],
+  ["welcome.json", (f: Buffer[]) => assert.deepEqual([toWelcome(decodeMessage(f)).ackedSeq, toWelcome(decodeMessage(f)).durableSeq], [39, 31])],
+  ["ack.json", (f: Buffer[]) => assert.deepEqual(toAck(decodeMessage(f)), { seq: 7, ackedSeq: 41, durableSeq: 31 })],
+  ["heartbeat.json", (f: Buffer[]) => assert.deepEqual([toHeartbeatReply(decodeMessage(f)).ackedSeq, toHeartbeatReply(decodeMessage(f)).durableSeq], [41, 41])],
 ] as const) {
   const frames = golden(file);
   test(`learner golden ${file} decodes into its type`, { skip: frames === undefined ? `test/golden/rlft-exp-1/${file} not written yet (learner side)` : false }, () => void check(frames!));

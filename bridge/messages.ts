@@ -21,6 +21,8 @@ export interface Welcome {
   learner: string;
   /** Highest transition seq of this robot the learner has stored; -1 if none. */
   ackedSeq: number;
+  /** Highest seq of this robot in the learner's last completed checkpoint (-1 if none); see {@link durableOf}. */
+  durableSeq: number;
   latestPolicy: { version: string; kind: string } | null;
   heartbeatSec: number | undefined;
 }
@@ -29,6 +31,8 @@ export interface Welcome {
 export interface HeartbeatReply {
   seq: number;
   ackedSeq: number;
+  /** See {@link Welcome.durableSeq}. */
+  durableSeq: number;
   policyVersion: string | null;
   updates: number;
   onlineTransitions: number;
@@ -63,6 +67,14 @@ export interface TransitionBatch {
 /** The PUB topic frame of policy publications. */
 export const POLICY_TOPIC = "policy";
 
+/**
+ * `durable_seq` of a welcome, ack or heartbeat reply: what survives a hard kill of the learner, so what the robot may
+ * delete from its spool. A learner that predates the field kept nothing beyond its acks, so absent means `acked_seq`.
+ */
+export function durableOf(h: Record<string, unknown>): number {
+  return (h.durable_seq as number | undefined) ?? (h.acked_seq as number);
+}
+
 /** Encodes an online `hello`. */
 export function encodeHello(seq: number, h: HelloFields): Buffer[] {
   return encodeMessage({
@@ -79,16 +91,17 @@ export function toWelcome(m: Message): Welcome {
     seq: h.seq,
     learner: h.learner as string,
     ackedSeq: h.acked_seq as number,
+    durableSeq: durableOf(h),
     latestPolicy: (h.latest_policy as Welcome["latestPolicy"] | undefined) ?? null,
     heartbeatSec: h.heartbeat_sec as number | undefined,
   };
 }
 
-/** `ack {acked_seq}` of a transitions batch. */
-export function toAck(m: Message): { seq: number; ackedSeq: number } {
+/** `ack {acked_seq, durable_seq}` of a transitions batch. */
+export function toAck(m: Message): { seq: number; ackedSeq: number; durableSeq: number } {
   const h = expectType(m, "ack");
   if (h.acked_seq === undefined) throw new WireError("ack of a transitions batch lacks acked_seq", { seq: h.seq });
-  return { seq: h.seq, ackedSeq: h.acked_seq as number };
+  return { seq: h.seq, ackedSeq: h.acked_seq as number, durableSeq: durableOf(h) };
 }
 
 /** Encodes a `heartbeat` request. */
@@ -103,6 +116,7 @@ export function toHeartbeatReply(m: Message): HeartbeatReply {
   return {
     seq: h.seq,
     ackedSeq: h.acked_seq as number,
+    durableSeq: durableOf(h),
     policyVersion: h.policy_version as string | null,
     updates: h.updates as number,
     onlineTransitions: h.online_transitions as number,

@@ -31,8 +31,8 @@ const REQUIRED_FIELDS: Record<string, Record<string, FieldType[]>> = {
 /** Optional fields of the online protocol (docs/protocol.md), checked when present; dataset messages omit them. */
 const OPTIONAL_FIELDS: Record<string, Record<string, FieldType[]>> = {
   hello: { mode: ["string"], base_policy_version: ["string", "nil"] },
-  welcome: { acked_seq: ["int"], latest_policy: ["map", "nil"], heartbeat_sec: ["number"] },
-  ack: { acked_seq: ["int"] },
+  welcome: { acked_seq: ["int"], durable_seq: ["int"], latest_policy: ["map", "nil"], heartbeat_sec: ["number"] },
+  ack: { acked_seq: ["int"], durable_seq: ["int"] },
   get_policy: { version: ["string", "nil"] },
   policy: { base_version: ["string", "nil"] },
 };
@@ -201,6 +201,11 @@ function checkOnline(type: MessageType, header: Record<string, unknown>, seq: nu
   }
   const ackedSeq = header.acked_seq;
   if (ackedSeq !== undefined && isInt(ackedSeq) && ackedSeq < -1) throw new WireError(`${type}.acked_seq must be >= -1; found ${ackedSeq}`, { seq });
+  const durableSeq = header.durable_seq;
+  if (durableSeq !== undefined && type !== "heartbeat") {
+    if (isInt(durableSeq) && durableSeq < -1) throw new WireError(`${type}.durable_seq must be >= -1; found ${durableSeq}`, { seq });
+    if (isInt(durableSeq) && isInt(ackedSeq) && durableSeq > ackedSeq) throw new WireError(`${type}.durable_seq ${durableSeq} exceeds acked_seq ${ackedSeq}; a checkpoint holds only what was stored`, { seq });
+  }
   if (type === "welcome") {
     const latest = header.latest_policy;
     if (latest !== undefined && latest !== null) {
@@ -222,6 +227,12 @@ function checkOnline(type: MessageType, header: Record<string, unknown>, seq: nu
       if (!types.some((t) => hasType(header[field], t))) throw new WireError(`heartbeat.${field} must be ${types.join(" or ")}; found ${typeName(header[field])}`, { seq });
     }
     if ((header.acked_seq as number) < -1) throw new WireError(`heartbeat.acked_seq must be >= -1; found ${String(header.acked_seq)}`, { seq });
+    // Optional (learners before durable_seq omit it): the highest seq in the learner's last completed checkpoint.
+    if ("durable_seq" in header) {
+      const d = header.durable_seq;
+      if (!isInt(d)) throw new WireError(`heartbeat.durable_seq must be int; found ${typeName(d)}`, { seq });
+      if (d < -1 || d > (header.acked_seq as number)) throw new WireError(`heartbeat.durable_seq must be in -1..acked_seq (${String(header.acked_seq)}); found ${d}`, { seq });
+    }
   }
 }
 

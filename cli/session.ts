@@ -176,6 +176,11 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   };
   let finalVersion = actor.version;
   try {
+    // Zero base: nothing sensible runs until the learner's first package (published at its start) is loaded.
+    if (o.baseMode === "zero") {
+      const until = Date.now() + 120_000;
+      while (lastPolicyDir === null && !stopped && (learner === null || learner.child.exitCode === null) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+    }
     for (let i = 0; i < o.episodes && !stopped; i++) {
       if (o.pace && learner) await paceLearner(() => updates, () => bridge.stats().pushed, utd, learningStarts, () => stopped || learner!.child.exitCode !== null);
       const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + i, firstEpisode: i });

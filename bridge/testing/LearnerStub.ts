@@ -1,7 +1,9 @@
 /**
  * Test double of the learner's online side (docs/protocol.md): a ROUTER that answers hello, transitions, heartbeat
  * and get_policy with the learner's storage rules (store seq > acked_seq only; a gap stores nothing), plus knobs to
- * misbehave: partial acks, silence, malformed replies, restarts on the same port.
+ * misbehave: partial acks, silence, malformed replies, restarts on the same port. With `reportDurable` it also keeps
+ * a checkpoint (`checkpoint()`), reports `durable_seq`, and can restart from it (`restart({ fromCheckpoint })`), as a
+ * learner killed hard does.
  */
 import { Router, Publisher } from "zeromq";
 import { decodeMessage, encodeMessage } from "../wire.ts";
@@ -43,13 +45,18 @@ export class LearnerStub {
   behaviour: StubBehaviour = {};
   latestPolicy: StubPolicy | undefined;
   heartbeatSec: number | undefined;
+  /** Send `durable_seq` in welcome, ack and heartbeat replies (a learner before it did not). */
+  reportDurable = false;
+  /** Per robot, the acked_seq of the last `checkpoint()`. */
+  durable = new Map<string, number>();
   #router: Router | undefined;
   #pub: Publisher | undefined;
 
   /** Binds a ROUTER (and a PUB for policies) on free loopback ports. */
-  static async start(options: { heartbeatSec?: number; endpoint?: string } = {}): Promise<LearnerStub> {
+  static async start(options: { heartbeatSec?: number; endpoint?: string; reportDurable?: boolean } = {}): Promise<LearnerStub> {
     const stub = new LearnerStub();
     stub.heartbeatSec = options.heartbeatSec;
+    stub.reportDurable = options.reportDurable ?? false;
     await stub.#bind(options.endpoint ?? "tcp://127.0.0.1:*");
     stub.#pub = new Publisher({ linger: 0 });
     await stub.#pub.bind("tcp://127.0.0.1:*");
@@ -65,12 +72,34 @@ export class LearnerStub {
     return i;
   }
 
-  /** Closes the ROUTER and binds a new one on the same port; `wipe` forgets everything stored (a learner without a store). */
-  async restart(options: { wipe?: boolean } = {}): Promise<void> {
+  durableSeq(robotId: string): number {
+    return this.durable.get(robotId) ?? -1;
+  }
+
+  /** Makes everything stored so far durable (a completed checkpoint). */
+  checkpoint(): void {
+    for (const robot of this.stored.keys()) this.durable.set(robot, this.ackedSeq(robot));
+  }
+
+  /**
+   * Closes the ROUTER and binds a new one on the same port; `wipe` forgets everything stored (a learner without a
+   * store), `fromCheckpoint` forgets what the last checkpoint did not hold (a learner killed hard).
+   */
+  async restart(options: { wipe?: boolean; fromCheckpoint?: boolean } = {}): Promise<void> {
     this.#router?.close();
     this.#router = undefined;
-    if (options.wipe) this.stored.clear();
+    if (options.wipe) {
+      this.stored.clear();
+      this.durable.clear();
+    }
+    if (options.fromCheckpoint) {
+      for (const [robot, store] of this.stored) for (const seq of [...store.keys()]) if (seq > this.durableSeq(robot)) store.delete(seq);
+    }
     await this.#bind(this.endpoint);
+  }
+
+  #durableField(robotId: string): { durable_seq?: number } {
+    return this.reportDurable ? { durable_seq: Math.min(this.durableSeq(robotId), this.ackedSeq(robotId)) } : {};
   }
 
   /** Publishes raw frames on the policy PUB socket. */
@@ -135,7 +164,7 @@ export class LearnerStub {
           break;
         }
         reply = encodeMessage({
-          type: "welcome", seq: h.seq, learner: "LearnerStub", acked_seq: this.ackedSeq(h.robot_id as string),
+          type: "welcome", seq: h.seq, learner: "LearnerStub", acked_seq: this.ackedSeq(h.robot_id as string), ...this.#durableField(h.robot_id as string),
           latest_policy: this.latestPolicy === undefined ? null : { version: this.latestPolicy.version, kind: this.latestPolicy.kind },
           ...(this.heartbeatSec === undefined ? {} : { heartbeat_sec: this.heartbeatSec }),
         });
@@ -158,13 +187,13 @@ export class LearnerStub {
             else store.set(seq, batch.transitions[i]);
           }
         }
-        reply = encodeMessage({ type: "ack", seq: h.seq, acked_seq: this.ackedSeq(batch.robotId) });
+        reply = encodeMessage({ type: "ack", seq: h.seq, acked_seq: this.ackedSeq(batch.robotId), ...this.#durableField(batch.robotId) });
         break;
       }
       case "heartbeat":
         this.heartbeats++;
         reply = encodeMessage({
-          type: "heartbeat", seq: h.seq, acked_seq: this.ackedSeq(h.robot_id as string), policy_version: this.latestPolicy?.version ?? null,
+          type: "heartbeat", seq: h.seq, acked_seq: this.ackedSeq(h.robot_id as string), ...this.#durableField(h.robot_id as string), policy_version: this.latestPolicy?.version ?? null,
           updates: 0, online_transitions: 0, offline_transitions: 0,
         });
         break;

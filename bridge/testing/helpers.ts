@@ -27,3 +27,16 @@ export function recordingLogger(): { warn(msg: string): void; info(msg: string):
   const warnings: string[] = [];
   return { warnings, warn: (m: string) => void warnings.push(m), info: () => {} };
 }
+
+/** A transition of any width whose values encode (episode, step): obs in raw units, actions in [-1, 1]. */
+export function makeTransitionOf(episode: number, step: number, obsDim: number, actionDim: number): Transition {
+  const k = episode * 1000 + step;
+  const obs = Array.from({ length: obsDim }, (_, i) => ((k + i) % 97) / 97);
+  const act = (o: number) => Array.from({ length: actionDim }, (_, i) => Math.sin(k + i + o) * 0.5);
+  return {
+    episode, step, obs, nextObs: obs.map((v) => v + 0.01),
+    baseAction: act(0), residualAction: act(0).map(() => 0.01), action: act(0).map((v) => v + 0.01), nextBaseAction: act(1),
+    reward: step % 50 === 49 ? 1 : 0, terminated: step % 50 === 49, truncated: false,
+    intervention: step % 10 === 0, interventionSource: step % 10 === 0 ? "scripted_operator" : "", policyVersion: "bc-test",
+  };
+}

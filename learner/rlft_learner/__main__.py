@@ -12,14 +12,16 @@ from .serve import BenchUpdateCommand, ServeCommand
 COMMANDS = {
     "train-bc": (train_bc, "train a Diffusion Policy by behaviour cloning and export a policy package",
                  "example:\n  python3 -m rlft_learner train-bc --bind tcp://127.0.0.1:5555 --out runs/bc --json-progress\n"
-                 "  python3 -m rlft_learner train-bc --dataset demos.npz --out runs/bc --steps 2000"),
+                 "  python3 -m rlft_learner train-bc --dataset demos.npz --out runs/bc --steps 2000\n"
+                 "  python3 -m rlft_learner train-bc --bind tcp://127.0.0.1:5555 --out runs/bc --save-dataset runs/bc/demos.npz"),
     "make-fixture": (make_fixture, "train a tiny model on synthetic data and export a package (for TS tests)",
                      "example:\n  python3 -m rlft_learner make-fixture --out /tmp/fixture --obs-dim 12 --action-dim 5"),
     "bench-sampler": (bench_sampler, "time the eager PyTorch DDIM sampler at batch 1; prints JSON",
                       "example:\n  python3 -m rlft_learner bench-sampler --package /tmp/fixture --threads 1 --iters 200"),
-    "serve": (ServeCommand, "online residual RL (ResFiT TD3): serve robots over rlft-exp/1, train, publish residual packages",
+    "serve": (ServeCommand, "online residual RL (ResFiT TD3; or algorithm rlpd_sac, the SAC baseline): serve robots over rlft-exp/1, train, publish packages",
               "example:\n  python3 -m rlft_learner serve --config learner.yaml --json-progress\n"
-              "  python3 -m rlft_learner serve --base-package runs/bc/package --run-dir runs/res --max-updates 20000"),
+              "  python3 -m rlft_learner serve --base-package runs/bc/package --run-dir runs/res --max-updates 20000\n"
+              "  python3 -m rlft_learner serve --algorithm rlpd_sac --base-package runs/bc/package --demo-dataset demos.npz"),
     "bench-update": (BenchUpdateCommand, "time residual TD3 updates (critic ensemble + delayed actor); prints JSON",
                      "example:\n  python3 -m rlft_learner bench-update --seconds 5 [--config learner.yaml]"),
 }

@@ -106,7 +106,8 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
 
 
 def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: int, exploration_std: float,
-                            provenance: dict | None = None, vectors: int = 4, seed: int = 0) -> tuple[str, dict]:
+                            provenance: dict | None = None, vectors: int = 4, seed: int = 0,
+                            version_prefix: str = "res") -> tuple[str, dict]:
     """Write a residual package (docs/protocol.md): residual.onnx (obs, base_action -> residual), policy.json with the
     base version and base policy.json sha256, model.pt, test_vectors.json. `base` is a residual_td3.BasePackage.
     Written in a temporary directory and renamed to `parent/<version>`, so nobody sees a half-written package.
@@ -133,7 +134,7 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
     files = ["residual.onnx", "model.pt", "test_vectors.json"]
     policy = {
         "format": "rlft-policy", "format_version": 1, "kind": "residual",
-        "version": f"res-{base.task}-{now.strftime('%Y%m%dT%H%M%SZ')}-{os.urandom(3).hex()}-u{updates}",
+        "version": f"{version_prefix}-{base.task}-{now.strftime('%Y%m%dT%H%M%SZ')}-{os.urandom(3).hex()}-u{updates}",
         "created": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "provenance": {"learner": f"rlft_learner {__version__}", "torch": torch.__version__, "task": base.task,
                        "updates": int(updates), "git": _git_commit(), **(provenance or {})},

@@ -2,6 +2,8 @@
 
 Per robot it keeps `acked_seq` (highest transition seq stored); a resend below it is deduplicated, a batch that starts
 after `acked_seq + 1` (a gap) stores nothing and is answered with `acked_seq` so the robot resends from there.
+`durable_seq` (highest seq in the last completed checkpoint) is reported with it: the robot deletes only what is durable,
+so a learner killed hard and resumed from its checkpoint gets everything after its restored `acked_seq` again.
 Malformed messages are counted and answered with `error`; nothing a client sends can stop the server.
 """
 
@@ -24,9 +26,11 @@ log = logging.getLogger("rlft_learner.online")
 
 @dataclass
 class RobotState:
-    """What the learner remembers about one robot; `acked_seq` and `index` are checkpointed."""
+    """What the learner remembers about one robot; `acked_seq` and `index` are checkpointed. `durable_seq` is the
+    `acked_seq` saved in the last completed checkpoint (what survives a SIGKILL); it only moves in `mark_durable`."""
 
     acked_seq: int = -1
+    durable_seq: int = -1
     index: int = 0  # small int stored in replay rows (links n-step chains per robot)
     config_hash: str = ""
     hello: bool = False  # saw a hello since this learner process started
@@ -89,8 +93,17 @@ class OnlineServer(RouterEndpoint):
         return {rid: {"acked_seq": r.acked_seq, "index": r.index, "config_hash": r.config_hash} for rid, r in self.robots.items()}
 
     def restore(self, robots: dict[str, dict]) -> None:
-        self.robots = {rid: RobotState(acked_seq=int(r["acked_seq"]), index=int(r["index"]), config_hash=str(r["config_hash"]))
+        """State from a checkpoint: everything in it is durable."""
+        self.robots = {rid: RobotState(acked_seq=int(r["acked_seq"]), durable_seq=int(r["acked_seq"]), index=int(r["index"]),
+                                       config_hash=str(r["config_hash"]))
                        for rid, r in robots.items()}
+
+    def mark_durable(self, robots: dict[str, dict]) -> None:
+        """A checkpoint holding `robots` (a `robot_state()` snapshot) completed: their acked_seqs are now durable."""
+        for rid, r in robots.items():
+            robot = self.robots.get(rid)
+            if robot is not None:
+                robot.durable_seq = max(robot.durable_seq, int(r["acked_seq"]))
 
     # -- packages --
     def publish(self, path: str, policy: dict) -> None:
@@ -165,7 +178,7 @@ class OnlineServer(RouterEndpoint):
         log.info("hello from robot %r (task %r), acked_seq %d", rid, h["task"], robot.acked_seq)
         latest = {"version": self.latest.version, "kind": self.latest.kind} if self.latest else None
         self._reply(route, {"type": "welcome", "seq": seq, "learner": LEARNER, "acked_seq": robot.acked_seq,
-                            "latest_policy": latest, "heartbeat_sec": self.heartbeat_sec})
+                            "durable_seq": robot.durable_seq, "latest_policy": latest, "heartbeat_sec": self.heartbeat_sec})
 
     def _transitions(self, route: list[bytes], seq: int, h: dict, t: dict) -> None:
         rid = h["robot_id"]
@@ -190,7 +203,7 @@ class OnlineServer(RouterEndpoint):
                     "robot": np.full(len(seqs), robot.index, np.int64), "seq": seqs}
             self.on_rows(rows)
             robot.acked_seq = int(seqs[-1])  # only after the rows are stored
-        self._reply(route, {"type": "ack", "seq": seq, "acked_seq": robot.acked_seq})
+        self._reply(route, {"type": "ack", "seq": seq, "acked_seq": robot.acked_seq, "durable_seq": robot.durable_seq})
 
     def _heartbeat(self, route: list[bytes], seq: int, h: dict, _: dict) -> None:
         rid = h.get("robot_id")
@@ -200,6 +213,7 @@ class OnlineServer(RouterEndpoint):
         robot = self.robots.get(rid)
         s = self.status()
         self._reply(route, {"type": "heartbeat", "seq": seq, "acked_seq": robot.acked_seq if robot else -1,
+                            "durable_seq": robot.durable_seq if robot else -1,
                             "policy_version": self.latest.version if self.latest else None, "updates": s["updates"],
                             "online_transitions": s["online"], "offline_transitions": s["offline"]})
 

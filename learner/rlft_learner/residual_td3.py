@@ -43,7 +43,7 @@ class Config:
     publish_every: int = field(default=1000, metadata=_h("critic updates between residual package exports (none while the actor has not moved)"))
     keep_packages: int = field(default=5, metadata=_h("newest packages kept on disk; older ones are deleted"))
     checkpoint_every: int = field(default=5000, metadata=_h("critic updates between checkpoints (also on SIGINT/SIGTERM and at the end)"))
-    checkpoint_every_s: float = field(default=60.0, metadata=_h("seconds between checkpoints while new data arrives but no updates run"))
+    checkpoint_every_s: float = field(default=30.0, metadata=_h("seconds between checkpoints while new transitions arrive. Robots keep every transition in their disk spool until a checkpoint holds it (durable_seq), so this bounds how much they keep"))
     max_updates: int = field(default=0, metadata=_h("stop after this many critic updates (0 = forever)"))
     max_seconds: float = field(default=0.0, metadata=_h("stop after this many seconds (0 = forever)"))
     json_progress: bool = field(default=False, metadata=_h("print JSON lines (progress every ~2 s, policy on publish) on stdout"))
@@ -78,6 +78,16 @@ class Config:
     critic_warmup_updates: int = field(default=1000, metadata=_h("critic-only updates before the actor moves (ResFiT 10k)"))
     online_capacity: int = field(default=200_000, metadata=_h("online ring buffer rows"))
     offline_capacity: int = field(default=100_000, metadata=_h("offline ring buffer rows (demos + interventions)"))
+    # --- algorithm: ours, or the HIL-SERL / RLPD baseline (rlpd_sac.py) ---
+    algorithm: str = field(default="residual_td3", metadata=_h("residual_td3 (ours: residual over the BC base) or rlpd_sac (SAC from scratch with demos, the HIL-SERL/RLPD baseline; robots run it over a zero base). rlpd_sac uses actor_hidden/layers, critic_hidden/layers, gamma, n_step, utd, policy_delay, tau, batch_size, offline_fraction, learning_starts and the sac_* keys"))
+    sac_critics: int = field(default=2, metadata=_h("rlpd_sac: Q networks (HIL-SERL 2; target = min of them)"))
+    sac_lr: float = field(default=3e-4, metadata=_h("rlpd_sac: Adam lr of actor, critics and temperature (RLPD/HIL-SERL 3e-4)"))
+    sac_init_temperature: float = field(default=1.0, metadata=_h("rlpd_sac: initial entropy temperature alpha (RLPD 1.0)"))
+    sac_target_entropy: float = field(default=-0.5, metadata=_h("rlpd_sac: target entropy per action dimension (RLPD/HIL-SERL -|A|/2; CleanRL -|A|)"))
+    sac_backup_entropy: bool = field(default=True, metadata=_h("rlpd_sac: subtract alpha*log pi in the TD target (CleanRL)"))
+    sac_exploration_std: float = field(default=-1.0, metadata=_h("rlpd_sac: Gaussian std the robot adds around tanh(mu); < 0 = follow the policy's own spread, clipped to [sac_exploration_min, sac_exploration_max]"))
+    sac_exploration_min: float = field(default=0.05, metadata=_h("rlpd_sac: lower clip of the adaptive exploration std"))
+    sac_exploration_max: float = field(default=0.3, metadata=_h("rlpd_sac: upper clip of the adaptive exploration std"))
 
 
 def config_keys() -> set[str]:

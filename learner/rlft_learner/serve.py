@@ -1,5 +1,5 @@
 """`serve`: the online residual-RL learner. Robots stream transitions in (online_server.py), ResidualTD3 trains on them
-(residual_td3.py), new residual packages are exported and published, and everything is checkpointed so a killed
+(residual_td3.py; with `algorithm: rlpd_sac` the HIL-SERL/RLPD SAC baseline of rlpd_sac.py), new residual packages are exported and published, and everything is checkpointed so a killed
 learner resumes where its last checkpoint left off.
 
     python3 -m rlft_learner serve --config learner.yaml [--max-updates 20000 --json-progress ...]
@@ -30,6 +30,16 @@ from .export import export_residual_package
 from .online_server import OnlineServer
 from .replay import FIELDS
 from .residual_td3 import BasePackage, Config, ResidualTD3, config_keys, demo_rows
+
+ALGORITHMS = ("residual_td3", "rlpd_sac")
+
+
+def make_agent(cfg: Config, obs_dim: int, act_dim: int):
+    """The learner `algorithm` names: ResidualTD3 (ours) or RlpdSAC (the HIL-SERL/RLPD baseline, same interface)."""
+    if cfg.algorithm == "rlpd_sac":
+        from .rlpd_sac import RlpdSAC
+        return RlpdSAC(cfg, obs_dim, act_dim)
+    return ResidualTD3(cfg, obs_dim, act_dim)
 
 log = logging.getLogger("rlft_learner.serve")
 
@@ -67,6 +77,8 @@ def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Conf
     cfg = Config(**values)
     if cfg.utd <= 0 or cfg.n_step < 1 or cfg.critic_heads < 2 or cfg.batch_size < 2 or cfg.policy_delay < 1:
         raise ValueError("config: utd must be > 0, n_step >= 1, critic_heads >= 2 (REDQ picks 2), batch_size >= 2, policy_delay >= 1")
+    if cfg.algorithm not in ALGORITHMS:
+        raise ValueError(f"config: algorithm must be one of {', '.join(ALGORITHMS)}; found {cfg.algorithm!r}")
     return cfg
 
 
@@ -91,7 +103,8 @@ def config_from_args(args: argparse.Namespace) -> Config:
 # ---------------------------------------------------------------------------------------------------------------------
 # Checkpoints: run_dir/ckpt-<updates>-<hex>/{state.pt, online.npz, offline.npz, meta.json}, made current by an atomic
 # rename of run_dir/checkpoint.json. Buffers and acked_seq are saved together, so after a restart `welcome` reports
-# exactly the acked_seq whose transitions are in the restored buffers.
+# exactly the acked_seq whose transitions are in the restored buffers. Once the pointer is renamed, those acked_seqs are
+# reported as `durable_seq` and robots may delete what they cover (docs/protocol.md § Disk spool).
 
 def _atomic_json(path: str, obj: Any) -> None:
     tmp = f"{path}.tmp-{os.getpid()}"
@@ -149,7 +162,7 @@ class Learner:
         self.out = out or (lambda line: (sys.stdout.write(line + "\n"), sys.stdout.flush()))
         torch.set_num_threads(cfg.threads)
         self.base = BasePackage.load(cfg.base_package)
-        self.agent = ResidualTD3(cfg, len(self.base.obs_names), len(self.base.action_names))
+        self.agent = make_agent(cfg, len(self.base.obs_names), len(self.base.action_names))
         os.makedirs(cfg.run_dir, exist_ok=True)
         self.packages_dir = os.path.join(cfg.run_dir, "packages")
         self.latest_version: str | None = None
@@ -160,6 +173,8 @@ class Learner:
         self.server.keep_packages = cfg.keep_packages
         try:
             self._resume_or_start()
+            if cfg.algorithm == "rlpd_sac" and self.latest_version is None:
+                self.publish()  # SAC acts from scratch: robots explore with the initial actor from their first episode
         except Exception:
             self.server.close()
             raise
@@ -181,7 +196,11 @@ class Learner:
             log.info("resumed %s from update %d (acked_seq %s, latest package %s)", self.cfg.run_dir, self.agent.updates,
                      {k: v["acked_seq"] for k, v in meta["robots"].items()}, self.latest_version)
         elif self.cfg.demo_dataset:
-            rows = demo_rows(self.cfg.demo_dataset, self.base)
+            if self.cfg.algorithm == "rlpd_sac":
+                from .rlpd_sac import zero_base_demo_rows
+                rows = zero_base_demo_rows(self.cfg.demo_dataset, self.base)
+            else:
+                rows = demo_rows(self.cfg.demo_dataset, self.base)
             self.agent.add_offline(rows)
             log.info("offline buffer: %d demo transitions from %s", len(rows["seq"]), self.cfg.demo_dataset)
 
@@ -193,17 +212,22 @@ class Learner:
         return {"updates": self.agent.updates, "online": len(self.agent.online), "offline": len(self.agent.offline)}
 
     def checkpoint(self) -> None:
-        meta = {"base_version": self.base.version, "robots": self.server.robot_state(), "latest_version": self.latest_version,
+        robots = self.server.robot_state()
+        meta = {"base_version": self.base.version, "robots": robots, "latest_version": self.latest_version,
                 "published_at": self.published_at, "updates": self.agent.updates, "config": dataclasses.asdict(self.cfg)}
         name = save_checkpoint(self.cfg.run_dir, self.agent, meta)
+        self.server.mark_durable(robots)  # only now: the pointer rename made this checkpoint the one a restart loads
         self.dirty = False
         log.info("checkpoint %s (update %d)", name, self.agent.updates)
 
     def publish(self) -> None:
         a = self.agent
+        sac = self.cfg.algorithm == "rlpd_sac"
         path, policy = export_residual_package(
-            a.actor, self.base, self.packages_dir, a.updates, self.cfg.exploration_std,
-            provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps})
+            a.actor, self.base, self.packages_dir, a.updates, a.exploration_std() if sac else self.cfg.exploration_std,
+            provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps,
+                        "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
+            version_prefix="sac" if sac else "res")
         self.server.publish(path, policy)
         self.latest_version, self.published_at = policy["version"], a.updates
         kept = sorted((d for d in os.listdir(self.packages_dir) if not d.startswith(".")),
@@ -248,10 +272,21 @@ class Learner:
             self.checkpoint()
             self.server.close()
         done = {"event": "done", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
-                "policy_version": self.latest_version, "malformed": self.server.stats.malformed}
+                "policy_version": self.latest_version, "malformed": self.server.stats.malformed, "robots": self.robot_summary()}
         if cfg.json_progress:
             self.out(json.dumps(done))
         return done
+
+    def robot_summary(self) -> dict[str, dict[str, int]]:
+        """Per robot: acked/durable seq and the online rows held with how many distinct seqs (end-to-end counts)."""
+        size = len(self.agent.online)
+        robot, seq = self.agent.online.data["robot"][:size], self.agent.online.data["seq"][:size]
+        out = {}
+        for rid, r in self.server.robots.items():
+            mine = seq[robot == r.index]
+            out[rid] = {"acked_seq": r.acked_seq, "durable_seq": r.durable_seq, "online_rows": int(len(mine)),
+                        "distinct_seqs": int(len(np.unique(mine)))}
+        return out
 
     def _progress(self, metrics, window: dict[str, list[float]], ups: float, elapsed: float) -> None:
         a = self.agent
@@ -275,7 +310,7 @@ def bench_update(cfg: Config, seconds: float = 5.0, obs_dim: int = 12, act_dim: 
         base = BasePackage.load(cfg.base_package)
         obs_dim, act_dim = len(base.obs_names), len(base.action_names)
     cfg = dataclasses.replace(cfg, critic_warmup_updates=0, learning_starts=1)
-    agent = ResidualTD3(cfg, obs_dim, act_dim)
+    agent = make_agent(cfg, obs_dim, act_dim)
     rng = np.random.default_rng(0)
     n = 20_000
     rows = {k: rng.uniform(-1, 1, size=(n,) if w is None else (n, obs_dim if w == "obs" else act_dim)).astype(dt)
@@ -291,7 +326,8 @@ def bench_update(cfg: Config, seconds: float = 5.0, obs_dim: int = 12, act_dim: 
         k += 1
     ups = k / (time.perf_counter() - t0)
     return {"event": "bench-update", "updates_per_s": round(ups, 1), "env_steps_per_s_at_utd": round(ups / cfg.utd, 1),
-            "batch_size": cfg.batch_size, "threads": cfg.threads, "critic_heads": cfg.critic_heads,
+            "algorithm": cfg.algorithm, "batch_size": cfg.batch_size, "threads": cfg.threads,
+            "critic_heads": cfg.sac_critics if cfg.algorithm == "rlpd_sac" else cfg.critic_heads,
             "critic_hidden": cfg.critic_hidden, "actor_hidden": cfg.actor_hidden, "obs_dim": obs_dim, "act_dim": act_dim,
             "device": cfg.device, "torch": torch.__version__}
 

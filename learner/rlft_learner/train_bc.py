@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from .cli import add_dataclass_args, dataclass_from_args
-from .data import Normalizer, load_npz, make_windows
+from .data import Normalizer, load_npz, make_windows, save_npz
 from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
 from .export import PackageMeta, export_package
 from .server import Dataset, ExperienceServer
@@ -40,6 +40,7 @@ def _h(text: str) -> dict:
 class Config:
     bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address the robot side uploads demos to"))
     dataset: str = field(default="", metadata=_h("read demos from this .npz instead of the server"))
+    save_dataset: str = field(default="", metadata=_h("also write the received episodes to this .npz (the format --dataset and serve's demo_dataset read)"))
     timeout: float = field(default=300.0, metadata=_h("seconds to wait for the next message before giving up"))
     out: str = field(default="runs/bc", metadata=_h("run directory; the package goes to OUT/package"))
     steps: int = field(default=4000, metadata=_h("gradient steps; the default takes about 2 min on 2 CPU cores"))
@@ -143,6 +144,10 @@ def run(cfg: Config) -> dict:
                 log.warning("%d malformed messages were rejected", server.stats.malformed)
     if not data.episodes:
         raise ValueError("the dataset has no episodes; record demos first")
+    if cfg.save_dataset:
+        os.makedirs(os.path.dirname(os.path.abspath(cfg.save_dataset)), exist_ok=True)
+        save_npz(cfg.save_dataset, data)
+        log.info("wrote %d episodes to %s", len(data.episodes), cfg.save_dataset)
     os.makedirs(cfg.out, exist_ok=True)
     metrics = open(os.path.join(cfg.out, "metrics.jsonl"), "w")
 

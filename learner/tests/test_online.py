@@ -83,7 +83,7 @@ def test_two_robots_dedup_gap_and_bad_frames_keep_serving(learner):
         bad = ask(b, hello(1, robot="r1", version="bc-other"))
         assert bad["type"] == "error" and "bc-other" in bad["reason"] and VERSION in bad["reason"]
         assert ask(b, hello(2, robot="r1"))["acked_seq"] == -1
-        assert ask(a, transitions(2, 0, 5)) == {"type": "ack", "seq": 2, "acked_seq": 4, "protocol": "rlft-exp/1"}
+        assert ask(a, transitions(2, 0, 5)) == {"type": "ack", "seq": 2, "acked_seq": 4, "durable_seq": -1, "protocol": "rlft-exp/1"}
         assert ask(b, transitions(3, 0, 4, robot="r1", intervention=1.0))["acked_seq"] == 3
         assert ask(a, transitions(3, 3, 4))["acked_seq"] == 6  # resend of 3, 4 + new 5, 6: duplicates dropped
         assert ask(a, transitions(4, 0, 5))["acked_seq"] == 6  # a full duplicate
@@ -175,12 +175,19 @@ def test_killed_learner_resumes_from_checkpoint_with_its_acked_seq(tmp_path):
         assert ask(sock, transitions(1, 0, 30))["acked_seq"] == 29
         pointer = tmp_path / "run" / "checkpoint.json"
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if pointer.exists():
-                meta = json.load(open(tmp_path / "run" / json.load(open(pointer))["dir"] / "meta.json"))
-                if meta["robots"]["r0"]["acked_seq"] == 29 and meta["updates"] > 0:
-                    break
+        hb_seq = 100
+        while time.monotonic() < deadline:  # the learner reports the checkpoint as durable_seq once it completed
+            hb_seq += 1
+            hb = ask(sock, encode({"type": "heartbeat", "seq": hb_seq, "robot_id": "r0"}))
+            if hb["durable_seq"] == 29 and pointer.exists() and \
+                    json.load(open(tmp_path / "run" / json.load(open(pointer))["dir"] / "meta.json"))["updates"] > 0:
+                break
+            assert hb["durable_seq"] in (-1, 29) and hb["acked_seq"] == 29
             time.sleep(0.05)
+        assert hb["durable_seq"] == 29
+        meta = json.load(open(tmp_path / "run" / json.load(open(pointer))["dir"] / "meta.json"))
+        assert meta["robots"]["r0"]["acked_seq"] == 29
+        assert ask(sock, transitions(2, 30, 5)) == {"type": "ack", "seq": 2, "acked_seq": 34, "durable_seq": 29, "protocol": "rlft-exp/1"}
         os.kill(proc.pid, signal.SIGKILL)  # no chance to checkpoint on the way out
         proc.wait(10)
         meta = json.load(open(tmp_path / "run" / json.load(open(pointer))["dir"] / "meta.json"))
@@ -191,14 +198,18 @@ def test_killed_learner_resumes_from_checkpoint_with_its_acked_seq(tmp_path):
         sock.close()
         sock = client(exp)
         w = ask(sock, hello(0))
-        assert w["acked_seq"] == meta["robots"]["r0"]["acked_seq"] == 29
-        assert ask(sock, transitions(1, 30, 10))["acked_seq"] == 39
+        restored = meta["robots"]["r0"]["acked_seq"]
+        assert 29 <= restored <= 34  # a checkpoint may have caught seq 30..34 before the kill
+        assert w["acked_seq"] == w["durable_seq"] == restored  # all it restored is durable; the robot resends after it
+        assert ask(sock, transitions(1, restored + 1, 39 - restored))["acked_seq"] == 39
         progress = _wait_for(proc, "progress")
         while progress["updates"] <= meta["updates"]:
             progress = _wait_for(proc, "progress")
         assert progress["online"] == 40
         proc.send_signal(signal.SIGTERM)
-        assert _wait_for(proc, "done")["updates"] >= progress["updates"]
+        done = _wait_for(proc, "done")
+        assert done["updates"] >= progress["updates"]
+        assert done["robots"]["r0"] == {"acked_seq": 39, "durable_seq": 39, "online_rows": 40, "distinct_seqs": 40}
         assert proc.wait(20) == 0
     finally:
         sock.close()

@@ -69,14 +69,16 @@ def _online_files() -> dict[str, dict]:
             "type": "hello", "seq": 1, "robot_id": "sim-0", "config_hash": "sha256:0123abcd", "obs_names": OBS_NAMES,
             "action_names": ACTION_NAMES, "task": "push_cube", "mode": "online",
             "base_policy_version": "bc-push_cube-20261130T001500Z-a1b2c3"}),
-        "welcome": _valid("welcome to an online robot: resend after acked_seq 39, latest residual package", {
-            "type": "welcome", "seq": 1, "learner": "rlft_learner 0.1.0", "acked_seq": 39,
+        "welcome": _valid("welcome to an online robot: resend after acked_seq 39, keep seq > durable_seq 31, latest residual package", {
+            "type": "welcome", "seq": 1, "learner": "rlft_learner 0.1.0", "acked_seq": 39, "durable_seq": 31,
             "latest_policy": {"version": "res-push_cube-20261130T001500Z-a1b2c3-u1000", "kind": "residual"},
             "heartbeat_sec": 2.0}),
         "transitions": _valid("2 transitions of sim-0 (seq 40, 41): an intervention step, then a success", header, tensors),
+        "ack": _valid("ack of seq 40, 41: stored up to 41, the last checkpoint holds up to 31",
+                      {"type": "ack", "seq": 7, "acked_seq": 41, "durable_seq": 31}),
         "heartbeat-request": _valid("heartbeat from an idle robot", {"type": "heartbeat", "seq": 8, "robot_id": "sim-0"}),
         "heartbeat": _valid("heartbeat reply with the learner's counters", {
-            "type": "heartbeat", "seq": 8, "acked_seq": 41, "policy_version": "res-push_cube-20261130T001500Z-a1b2c3-u1000",
+            "type": "heartbeat", "seq": 8, "acked_seq": 41, "durable_seq": 41, "policy_version": "res-push_cube-20261130T001500Z-a1b2c3-u1000",
             "updates": 1000, "online_transitions": 42, "offline_transitions": 1}),
         "bad-transitions-truncated": _invalid("transitions whose action frame is 8 bytes short of 2x5 float32",
                                               good[:5] + [good[5][:-8]] + good[6:], "frame size"),

@@ -1,0 +1,312 @@
+/**
+ * `npm run bench:learning`: sample efficiency of online fine-tuning, measured side by side in one run on the same task,
+ * the same demos and the same online episode budget (ALGORITHMS.md §5):
+ *   - BC base alone (diffusion policy trained on the scripted demos);
+ *   - BC + residual RL (ours: ResFiT-style TD3 residual, `runSession` with the scripted operator);
+ *   - RLPD-style SAC from scratch with the same demos (the HIL-SERL baseline, learner `algorithm: rlpd_sac`), run by the
+ *     same machinery over a zero base with the same operator and budget.
+ * For both learners: success rate vs online episodes (the package live after k episodes, on held-out seeds, Wilson 95%
+ * intervals), intervention rate over the session, learner updates/s; a final evaluation of at least 100 held-out
+ * episodes; and transitions/s through the experience bridge next to raw ZeroMQ loopback for the same bytes.
+ * Writes bench/results/learning-<date>.{json,md,png} and learning-latest.*; prints the markdown table.
+ * Demos and BC are cached per task in bench/work/<task>/ (reruns skip collection and training).
+ *
+ * Usage: npm run bench:learning [-- --task push_cube|peg_insert] [-- --episodes 300] [-- --quick]
+ *        [-- --methods residual,sac] [-- --res-set key=value ...] [-- --sac-set key=value ...] [-- --no-throughput]
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, copyFileSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { spawnSync } from "node:child_process";
+import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
+import { Stack } from "../launch/Stack.ts";
+import { PolicyActor } from "../nodes/PolicyNode.ts";
+import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
+import { runEpisodes } from "../cli/runEpisodes.ts";
+import { streamEpisodes } from "../cli/trainBc.ts";
+import { startLearner } from "../cli/learnerProcess.ts";
+import { freePort } from "../cli/ports.ts";
+import { findPython, learnerEnv } from "../cli/python.ts";
+import { runSession } from "../cli/session.ts";
+import { percentile } from "../cli/stats.ts";
+import { PolicyPackage } from "../policies/PolicyPackage.ts";
+import { measureThroughput } from "./learningThroughput.ts";
+import { markdown, rate, type CurvePoint, type LearningBench, type MethodResult, type SessionEpisodeRow, type TaskResult } from "./learningReport.ts";
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Arguments.
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.includes(name);
+const arg = (name: string, dflt: string) => {
+  const i = argv.indexOf(name);
+  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
+};
+const args = (name: string) => argv.flatMap((a, i) => (a === name && i + 1 < argv.length ? [argv[i + 1]] : []));
+const num = (name: string, dflt: number) => {
+  const v = Number(arg(name, String(dflt)));
+  if (!Number.isFinite(v)) throw new Error(`${name}: expected a number, got ${arg(name, "")}`);
+  return v;
+};
+if (flag("--help") || flag("-h")) {
+  console.log(readFileSync(new URL(import.meta.url), "utf8").split("*/")[0]);
+  process.exit(0);
+}
+const quick = flag("--quick");
+const TASKS = ["push_cube", "peg_insert"] as const;
+type Task = (typeof TASKS)[number];
+const taskArg = arg("--task", "");
+if (taskArg && !TASKS.includes(taskArg as Task)) throw new Error(`--task: one of ${TASKS.join(", ")}; got ${taskArg}`);
+const tasks: Task[] = taskArg ? [taskArg as Task] : [...TASKS];
+const P = {
+  episodes: num("--episodes", quick ? 20 : 300),
+  evalEvery: num("--eval-every", quick ? 10 : 50),
+  evalSeeds: num("--eval-seeds", quick ? 10 : 50),
+  finalEval: num("--final-eval", quick ? 20 : 100),
+  evalSeed: num("--eval-seed", 1000),
+  sessionSeed: num("--session-seed", 2000),
+  demos: num("--demos", quick ? 20 : 50),
+  quality: num("--quality", 0.7),
+  bcSteps: num("--bc-steps", quick ? 500 : 4000),
+  throughputN: num("--throughput-transitions", quick ? 5000 : 20_000),
+};
+if (P.evalSeeds > P.finalEval) throw new Error("--eval-seeds must not exceed --final-eval (curve seeds are the first final-eval seeds)");
+const methods = arg("--methods", "residual,sac").split(",").filter(Boolean);
+for (const m of methods) if (m !== "residual" && m !== "sac") throw new Error(`--methods: residual and/or sac; got ${m}`);
+const LAUNCH = "launch/sim_push.yaml";
+const WORK = resolve(arg("--work", "bench/work"));
+const TARGET: Record<Task, number> = { push_cube: 0.95, peg_insert: 0.9 };
+
+function kv(list: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const s of list) {
+    const [k, v] = s.split("=");
+    if (!k || v === undefined) throw new Error(`expected key=value, got '${s}'`);
+    out[k] = Number.isFinite(Number(v)) && v !== "" ? Number(v) : v === "true" ? true : v === "false" ? false : v;
+  }
+  return out;
+}
+// Both learners: same demos, same seed, same UTD (learner default 2), gamma 0.99 and n-step 3 (residual_td3 defaults);
+// every package kept so the curve can evaluate what was live at episode k.
+const COMMON: Record<string, unknown> = { keep_packages: 100_000, seed: 1, ...(quick ? { learning_starts: 200, critic_warmup_updates: 200, publish_every: 200 } : {}) };
+const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
+  residual: { ...COMMON, ...kv(args("--res-set")) },
+  // HIL-SERL/RLPD: 2 LayerNorm critics 256x256, actor 256x256, lr 3e-4, auto-entropy (target -|A|/2), 50/50 batches.
+  sac: { ...COMMON, algorithm: "rlpd_sac", critic_hidden: 256, critic_layers: 2, actor_hidden: 256, actor_layers: 2, ...kv(args("--sac-set")) },
+};
+const LABEL: Record<string, string> = { residual: "BC + residual RL (ours)", sac: "RLPD-SAC from scratch + demos" };
+
+const t0 = performance.now();
+const log = (m: string) => console.log(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${m}`);
+const readJson = <T>(f: string): T => JSON.parse(readFileSync(f, "utf8")) as T;
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Demos and BC, cached per task.
+
+function launchFor(task: Task): LaunchConfig {
+  const cfg = loadLaunch(LAUNCH);
+  cfg.task = task;
+  cfg.camera.enabled = false;
+  return cfg;
+}
+
+async function demosAndBc(task: Task, dir: string) {
+  mkdirSync(dir, { recursive: true });
+  const demos = join(dir, "demos");
+  const demosMeta = join(dir, "demos.json");
+  const tag = `${P.demos}-${P.quality}`;
+  if (!existsSync(demosMeta) || readJson<{ tag: string }>(demosMeta).tag !== tag) {
+    log(`${task}: collecting ${P.demos} scripted demonstrations (quality ${P.quality})`);
+    rmSync(demos, { recursive: true, force: true });
+    rmSync(join(dir, "bc"), { recursive: true, force: true });
+    const cfg = launchFor(task);
+    cfg.actor = { ...cfg.actor, kind: "expert", expert_quality: P.quality };
+    const { summary } = await runEpisodes(cfg, { count: P.demos, seed: 0, label: "collect", recordTo: demos, metadata: { source: "scripted_expert" } });
+    writeFileSync(demosMeta, JSON.stringify({ tag, episodes: summary.episodes, successes: summary.successes }, null, 2));
+  } else log(`${task}: reusing demos in ${demos}`);
+  const d = readJson<{ episodes: number; successes: number }>(demosMeta);
+
+  const bcDir = join(dir, "bc");
+  const bcMeta = join(bcDir, "bc.json");
+  const npz = join(bcDir, "demos.npz");
+  if (!existsSync(bcMeta) || readJson<{ steps: number }>(bcMeta).steps !== P.bcSteps || !existsSync(npz)) {
+    log(`${task}: training BC (${P.bcSteps} steps) on the successful demos; dataset → ${npz}`);
+    rmSync(bcDir, { recursive: true, force: true });
+    const endpoint = `tcp://127.0.0.1:${await freePort()}`;
+    // One torch thread: on a shared 2-core machine two OpenMP threads measured ~10x slower (spin-waits under load).
+    const learner = startLearner(["train-bc", "--bind", endpoint, "--out", bcDir, "--json-progress", "--steps", String(P.bcSteps), "--threads", "1", "--save-dataset", npz]);
+    try {
+      const learnerFailed = learner.done.then(() => new Promise<never>(() => undefined));
+      await Promise.race([streamEpisodes(demos, endpoint), learnerFailed]);
+    } catch (e) {
+      learner.child.kill("SIGTERM");
+      throw e;
+    }
+    const done = await learner.done;
+    writeFileSync(bcMeta, JSON.stringify({ package: String(done.package), steps: P.bcSteps, finalLoss: Number(done.final_loss), episodes: Number(done.episodes), seconds: Number(done.seconds) }, null, 2));
+  } else log(`${task}: reusing BC package in ${bcDir}`);
+  const bc = readJson<{ package: string; steps: number; finalLoss: number; episodes: number }>(bcMeta);
+  return { demos: { episodes: d.episodes, successes: d.successes, used: bc.episodes, quality: P.quality, dataset: npz }, bc };
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Evaluation: no operator, no exploration noise, no recording.
+
+async function evaluate(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, count: number): Promise<EpisodeResult[]> {
+  const cfg = launchFor(task);
+  cfg.actor = { ...cfg.actor, kind: "policy", package: basePackage, residual };
+  cfg.operator.enabled = false;
+  cfg.recorder.enabled = false;
+  const stack = await Stack.create(cfg, { quiet: true, training: false });
+  (stack.actor.actor as PolicyActor).zeroBase = zeroBase;
+  try {
+    return await stack.runEpisodes({ count, seed: P.evalSeed });
+  } finally {
+    await stack.shutdown();
+  }
+}
+
+const successes = (rs: EpisodeResult[], n = rs.length) => rs.slice(0, n).filter((r) => r.outcome === "success").length;
+const meanSteps = (rs: EpisodeResult[]) => rs.reduce((a, r) => a + r.steps, 0) / Math.max(1, rs.length);
+
+// ---------------------------------------------------------------------------------------------------------------------
+// One learner: session, then the curve and the final evaluation.
+
+async function runMethod(task: Task, method: string, bcPackage: string, bcVersion: string, bcFinal: EpisodeResult[], demoNpz: string, dir: string): Promise<MethodResult> {
+  const zero = method === "sac";
+  const out = join(dir, method);
+  rmSync(out, { recursive: true, force: true });
+  const cfg = launchFor(task);
+  cfg.actor = { ...cfg.actor, kind: "policy", package: bcPackage };
+  cfg.operator.enabled = true;
+  cfg.recorder.enabled = false;
+  const learnerConfig = { ...METHOD_CONFIG[method], demo_dataset: resolve(demoNpz) };
+  log(`${task}/${method}: online session, ${P.episodes} episodes (seeds ${P.sessionSeed}..), learner ${JSON.stringify(learnerConfig)}`);
+  const ts = performance.now();
+  let lastLog = 0;
+  const res = await runSession({
+    config: cfg, learner: true, episodes: P.episodes, seed: P.sessionSeed, out, learnerConfig, pace: true, baseMode: zero ? "zero" : "policy", window: 20,
+    onStatus: (s) => {
+      if (s.episode - lastLog >= Math.max(1, Math.floor(P.episodes / 15)) || s.episode === P.episodes) {
+        lastLog = s.episode;
+        log(`${task}/${method}: episode ${s.episode}/${s.episodes}, success(20) ${(100 * s.rollingSuccess).toFixed(0)}%, interventions ${(100 * s.interventionRate).toFixed(0)}%, ${s.learnerUpdates} updates (${s.updatesPerSec.toFixed(0)}/s), policy ${s.policyVersion}`);
+      }
+    },
+  });
+  const wall = (performance.now() - ts) / 1000;
+  const eps: SessionEpisodeRow[] = res.episodes.map((e) => ({ episode: e.episode, outcome: e.outcome, steps: e.steps, interventionSteps: e.interventionSteps, policyVersion: e.policyVersion }));
+
+  // Package lookup: the learner's packages (keep_packages is high) or the robot's verified cache.
+  const packageDir = (version: string): string => {
+    for (const d of [join(out, "learner", "packages", version), join(out, "policies", version)]) if (existsSync(join(d, "policy.json"))) return d;
+    throw new Error(`${task}/${method}: package ${version} is neither in ${out}/learner/packages nor in ${out}/policies`);
+  };
+  const cache = new Map<string, EpisodeResult[]>();
+  const run = async (version: string, n: number): Promise<EpisodeResult[]> => {
+    const hit = cache.get(version);
+    if (hit && hit.length >= n) return hit;
+    let rs: EpisodeResult[];
+    if (!zero && version === bcVersion) rs = bcFinal;
+    else if (version.startsWith("zero@")) rs = await evaluate(task, bcPackage, undefined, true, n);
+    else rs = await evaluate(task, bcPackage, packageDir(version), zero, n);
+    cache.set(version, rs);
+    return rs;
+  };
+  const finalVersion = eps.length ? eps[eps.length - 1].policyVersion : res.finalVersion;
+  log(`${task}/${method}: final evaluation of ${finalVersion} on ${P.finalEval} held-out seeds`);
+  const final = await run(finalVersion, P.finalEval);
+  const curve: CurvePoint[] = [];
+  for (let k = 0; k <= eps.length; k += P.evalEvery) {
+    const version = k === 0 ? (eps[0]?.policyVersion ?? finalVersion) : eps[k - 1].policyVersion;
+    const rs = await run(version, P.evalSeeds);
+    curve.push({ episodes: k, version, ...rate(successes(rs, P.evalSeeds), P.evalSeeds) });
+  }
+  if (curve[curve.length - 1]?.episodes !== eps.length && eps.length > 0) {
+    curve.push({ episodes: eps.length, version: finalVersion, ...rate(successes(final, P.evalSeeds), P.evalSeeds) });
+  }
+  log(`${task}/${method}: curve ${curve.map((c) => `${c.episodes}:${(100 * c.rate).toFixed(0)}%`).join(" ")}; final ${(100 * successes(final) / final.length).toFixed(1)}%`);
+
+  const metrics = join(out, "learner", "metrics.jsonl");
+  const ups = existsSync(metrics)
+    ? readFileSync(metrics, "utf8").split("\n").filter(Boolean).map((l) => Number((JSON.parse(l) as Record<string, number>)["charts/updates_per_s"])).filter((x) => x > 0)
+    : [];
+  const pk = join(out, "learner", "packages");
+  const steps = eps.reduce((a, e) => a + e.steps, 0);
+  const target = TARGET[task];
+  return {
+    label: LABEL[method],
+    learnerConfig,
+    curve,
+    final: { version: finalVersion, meanSteps: meanSteps(final), ...rate(successes(final), final.length) },
+    session: {
+      dir: out,
+      episodes: eps,
+      wallSeconds: wall,
+      learnerUpdates: res.learnerUpdates,
+      updatesPerSecMedian: ups.length ? percentile(ups, 50) : 0,
+      updatesPerSecOverall: res.learnerUpdates / wall,
+      transitions: res.transitions,
+      packages: existsSync(pk) ? readdirSync(pk).filter((d) => !d.startsWith(".")).length : 0,
+      interventionRate: steps ? eps.reduce((a, e) => a + e.interventionSteps, 0) / steps : 0,
+      onlineSuccess: rate(eps.filter((e) => e.outcome === "success").length, eps.length),
+    },
+    episodesToTarget: curve.find((c) => c.rate >= target)?.episodes ?? null,
+  };
+}
+
+async function runTask(task: Task, stamp: string): Promise<TaskResult> {
+  const ts = performance.now();
+  const dir = join(WORK, task + (quick ? "-quick" : ""));
+  const { demos, bc } = await demosAndBc(task, dir);
+  const bcVersion = (await PolicyPackage.load(bc.package)).json.version;
+  const bcEvalFile = join(dir, "bc", `eval-${P.evalSeed}-${P.finalEval}.json`);
+  let bcFinal: EpisodeResult[];
+  if (existsSync(bcEvalFile)) bcFinal = readJson<EpisodeResult[]>(bcEvalFile);
+  else {
+    log(`${task}: evaluating BC alone on ${P.finalEval} held-out seeds (${P.evalSeed}..)`);
+    bcFinal = await evaluate(task, bc.package, undefined, false, P.finalEval);
+    writeFileSync(bcEvalFile, JSON.stringify(bcFinal));
+  }
+  log(`${task}: BC alone ${successes(bcFinal)}/${bcFinal.length}`);
+  const result: TaskResult = {
+    task, target: TARGET[task], demos, bc: { package: bc.package, steps: bc.steps, finalLoss: bc.finalLoss, final: { meanSteps: meanSteps(bcFinal), ...rate(successes(bcFinal), bcFinal.length) } },
+    methods: {}, seconds: 0,
+  };
+  for (const m of methods) result.methods[m] = await runMethod(task, m, bc.package, bcVersion, bcFinal, demos.dataset, join(dir, "sessions", stamp));
+  result.seconds = (performance.now() - ts) / 1000;
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Main.
+
+const date = new Date().toISOString();
+const stamp = date.replace(/[:.]/g, "-");
+const bench: LearningBench = {
+  date, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
+  tasks: [], throughput: null, seconds: 0,
+  notes: [
+    "Same demos (the BC training set, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 as on a real 10 Hz robot.",
+    "RLPD-SAC baseline (learner/rlft_learner/rlpd_sac.py): 2 LayerNorm critics 256x256, actor 256x256, Adam lr 3e-4, auto-entropy (target -|A|/2, initial alpha 1), 50/50 demo/online batches, UTD 2 and one actor update per env step like ours. gamma 0.99 and 3-step returns like ours for a like-for-like comparison (HIL-SERL uses gamma 0.97, RLPD 1-step).",
+    "The SAC actor runs on the robot as a residual package with scale 1 over a zero base; the behaviour policy is its deterministic mean tanh(mu) plus Gaussian noise with the policy's own mean spread (clipped to [0.05, 0.3]), not SAC's own tanh-Gaussian sample. The learner publishes its untrained actor at start, so it explores from episode 0.",
+    "Ours (residual TD3) uses the learner defaults: 10-head REDQ critic 128 wide, residual scale 0.1, exploration std 0.05, critic warm-up 1000 updates.",
+    `Curve points evaluate the package that ran online episode k (session.jsonl) on the first ${P.evalSeeds} of the ${P.finalEval} final-evaluation seeds; evaluation runs without operator and without exploration noise.`,
+  ],
+};
+for (const task of tasks) bench.tasks.push(await runTask(task, stamp));
+if (!flag("--no-throughput")) {
+  log(`throughput: ${P.throughputN} transitions through the bridge vs raw ZeroMQ`);
+  bench.throughput = await measureThroughput(bench.tasks[0].bc.package, P.throughputN);
+}
+bench.seconds = (performance.now() - t0) / 1000;
+
+mkdirSync("bench/results", { recursive: true });
+const base = join("bench/results", `learning-${stamp}`);
+const md = markdown(bench);
+writeFileSync(`${base}.json`, JSON.stringify(bench, null, 2));
+writeFileSync(`${base}.md`, md + "\n");
+console.log("\n" + md + "\n");
+const plot = spawnSync(findPython(), ["bench/plot_learning.py", `${base}.json`, `${base}.png`], { env: learnerEnv(), encoding: "utf8" });
+if (plot.status === 0) console.log(`plot: ${base}.png`);
+else if (plot.status === 3) console.log(`no plot: matplotlib is missing. On Debian/Ubuntu: sudo apt-get install -y python3-matplotlib (then: python3 bench/plot_learning.py ${base}.json ${base}.png)`);
+else console.log(`plot failed:\n${plot.stderr}`);
+for (const ext of ["json", "md", "png"]) if (existsSync(`${base}.${ext}`)) copyFileSync(`${base}.${ext}`, `bench/results/learning-latest.${ext}`);
+console.log(`written: ${base}.{json,md${existsSync(`${base}.png`) ? ",png" : ""}} (+ bench/results/learning-latest.*)`);

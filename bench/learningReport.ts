@@ -1,0 +1,137 @@
+/** Types and the markdown table of `npm run bench:learning` (bench/learning.ts). */
+import { wilson } from "../cli/stats.ts";
+import type { ThroughputResult } from "./learningThroughput.ts";
+
+/** Successes out of n held-out episodes, with a Wilson 95% interval. */
+export interface Rate {
+  successes: number;
+  n: number;
+  rate: number;
+  lo: number;
+  hi: number;
+}
+
+export function rate(successes: number, n: number): Rate {
+  const w = wilson(successes, n);
+  return { successes, n, rate: w.p, lo: w.lo, hi: w.hi };
+}
+
+/** One point of a learning curve: the package live after `episodes` online episodes, on held-out seeds. */
+export interface CurvePoint extends Rate {
+  episodes: number;
+  version: string;
+}
+
+/** One online episode of a session, as session.jsonl records it. */
+export interface SessionEpisodeRow {
+  episode: number;
+  outcome: string;
+  steps: number;
+  interventionSteps: number;
+  policyVersion: string;
+}
+
+export interface MethodResult {
+  label: string;
+  learnerConfig: Record<string, unknown>;
+  curve: CurvePoint[];
+  final: Rate & { version: string; meanSteps: number };
+  session: {
+    dir: string;
+    episodes: SessionEpisodeRow[];
+    wallSeconds: number;
+    learnerUpdates: number;
+    /** Median of the learner's own updates/s over its progress windows with updates running. */
+    updatesPerSecMedian: number;
+    /** learner updates / session wall time (includes sim time while the learner waited for data). */
+    updatesPerSecOverall: number;
+    transitions: { pushed: number; acked: number };
+    packages: number;
+    /** Steps under operator control / all steps, over the whole session. */
+    interventionRate: number;
+    /** Online success rate of the session's own (exploring, operator-supervised) episodes. */
+    onlineSuccess: Rate;
+  };
+  /** First curve point whose success rate reaches the task target (ALGORITHMS.md §5), or null. */
+  episodesToTarget: number | null;
+}
+
+export interface TaskResult {
+  task: string;
+  target: number;
+  demos: { episodes: number; successes: number; used: number; quality: number; dataset: string };
+  bc: { package: string; steps: number; finalLoss: number; final: Rate & { meanSteps: number } };
+  methods: Record<string, MethodResult>;
+  seconds: number;
+}
+
+export interface LearningBench {
+  date: string;
+  quick: boolean;
+  episodes: number;
+  evalEvery: number;
+  evalSeeds: number;
+  finalEval: number;
+  evalSeed: number;
+  sessionSeed: number;
+  tasks: TaskResult[];
+  throughput: ThroughputResult | null;
+  notes: string[];
+  seconds: number;
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const ci = (r: Rate) => `${pct(r.rate)} (${r.successes}/${r.n}) [${pct(r.lo)}, ${pct(r.hi)}]`;
+
+function interventionSlice(eps: SessionEpisodeRow[]): string {
+  const steps = eps.reduce((a, e) => a + e.steps, 0);
+  return steps ? pct(eps.reduce((a, e) => a + e.interventionSteps, 0) / steps) : "-";
+}
+
+/** The whole report as markdown. */
+export function markdown(b: LearningBench): string {
+  const out: string[] = [];
+  out.push(`# Learning benchmark ${b.date}${b.quick ? " (quick smoke run)" : ""}`, "");
+  out.push(`Online budget ${b.episodes} episodes per method (session seeds ${b.sessionSeed}..), same demos, same scripted operator. ` +
+    `Curve: the package live after k episodes on ${b.evalSeeds} held-out seeds (${b.evalSeed}..) every ${b.evalEvery} episodes; ` +
+    `final: the package that ran the last online episode on ${b.finalEval} held-out seeds. Rates with Wilson 95% intervals.`, "");
+  for (const t of b.tasks) {
+    out.push(`## ${t.task}  (target ${pct(t.target)}; ${(t.seconds / 60).toFixed(1)} min)`, "");
+    out.push(`Demos: ${t.demos.used} successful of ${t.demos.episodes} scripted episodes (expert quality ${t.demos.quality}); BC ${t.bc.steps} steps, final loss ${t.bc.finalLoss.toFixed(4)}.`, "");
+    out.push("| method | final success (held-out) | episodes to target | interventions first→last 20% | online success | learner updates/s (median / overall) | transitions acked | packages |");
+    out.push("|---|---|---|---|---|---|---|---|");
+    out.push(`| BC base alone | ${ci(t.bc.final)} | - | - | - | - | - | - |`);
+    for (const m of Object.values(t.methods)) {
+      const e = m.session.episodes;
+      const q = Math.max(1, Math.floor(e.length / 5));
+      out.push(`| ${m.label} | ${ci(m.final)} | ${m.episodesToTarget ?? `not reached in ${b.episodes}`} | ${interventionSlice(e.slice(0, q))} → ${interventionSlice(e.slice(-q))} | ` +
+        `${ci(m.session.onlineSuccess)} | ${m.session.updatesPerSecMedian.toFixed(0)} / ${m.session.updatesPerSecOverall.toFixed(0)} | ` +
+        `${m.session.transitions.acked}/${m.session.transitions.pushed} | ${m.session.packages} |`);
+    }
+    out.push("");
+    out.push("| online episodes | " + Object.values(t.methods).map((m) => m.label).join(" | ") + " |");
+    out.push("|---|" + Object.values(t.methods).map(() => "---").join("|") + "|");
+    const ks = [...new Set(Object.values(t.methods).flatMap((m) => m.curve.map((c) => c.episodes)))].sort((a, b) => a - b);
+    for (const k of ks) {
+      out.push(`| ${k} | ` + Object.values(t.methods).map((m) => {
+        const c = m.curve.find((p) => p.episodes === k);
+        return c ? ci(c) : "-";
+      }).join(" | ") + " |");
+    }
+    out.push("");
+  }
+  if (b.throughput) {
+    const tp = b.throughput;
+    const f = (x: number) => x.toFixed(0);
+    out.push("## Experience link throughput", "");
+    out.push(`${tp.transitions} transitions in batches of ${tp.batchSize} (${tp.batchBytes} bytes, ${tp.batchFrames} frames per encoded batch).`, "");
+    out.push("| path | transitions/s | MB/s | vs raw request-reply |", "|---|---|---|---|");
+    out.push(`| experience bridge → learner (fsync'ed spool, decode, replay insert) | ${f(tp.bridge.transitionsPerSec)} | ${tp.bridge.mbPerSec.toFixed(2)} | ${tp.ratio.toFixed(3)}× |`);
+    out.push(`| raw ZeroMQ DEALER→ROUTER, one batch in flight | ${f(tp.rawRequestReply.transitionsPerSec)} | ${tp.rawRequestReply.mbPerSec.toFixed(1)} | 1× |`);
+    out.push(`| raw ZeroMQ DEALER→ROUTER, pipelined | ${f(tp.rawPipelined.transitionsPerSec)} | ${tp.rawPipelined.mbPerSec.toFixed(1)} | ${(tp.rawPipelined.transitionsPerSec / tp.rawRequestReply.transitionsPerSec).toFixed(1)}× |`);
+    out.push("");
+  }
+  if (b.notes.length) out.push("## Notes", "", ...b.notes.map((n) => `- ${n}`), "");
+  out.push(`Total ${(b.seconds / 60).toFixed(1)} min.`);
+  return out.join("\n");
+}

@@ -1,0 +1,76 @@
+"""Plot of `npm run bench:learning`: per task, success rate vs online episodes (Wilson 95% bands) and the intervention
+rate over the session, for each learner, with BC alone as a reference line.
+
+    python3 bench/plot_learning.py bench/results/learning-latest.json out.png
+
+Exits with status 3 when matplotlib is missing (the bench then prints the install line).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def rolling_intervention(episodes: list[dict], window: int) -> tuple[list[int], list[float]]:
+    xs, ys = [], []
+    for i in range(len(episodes)):
+        chunk = episodes[max(0, i + 1 - window): i + 1]
+        steps = sum(e["steps"] for e in chunk)
+        xs.append(i + 1)
+        ys.append(100.0 * sum(e["interventionSteps"] for e in chunk) / steps if steps else 0.0)
+    return xs, ys
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is missing: sudo apt-get install -y python3-matplotlib", file=sys.stderr)
+        return 3
+    bench = json.load(open(argv[1]))
+    tasks = bench["tasks"]
+    fig, axes = plt.subplots(2, max(1, len(tasks)), figsize=(6.5 * max(1, len(tasks)), 8), squeeze=False)
+    colours = {"residual": "tab:blue", "sac": "tab:orange"}
+    for col, t in enumerate(tasks):
+        ax, ax2 = axes[0][col], axes[1][col]
+        bc = t["bc"]["final"]
+        ax.axhline(100 * bc["rate"], color="grey", ls="--", label=f"BC alone {100 * bc['rate']:.0f}%")
+        ax.axhspan(100 * bc["lo"], 100 * bc["hi"], color="grey", alpha=0.12)
+        ax.axhline(100 * t["target"], color="green", ls=":", lw=1, label=f"target {100 * t['target']:.0f}%")
+        window = max(5, bench["episodes"] // 15)
+        for name, m in t["methods"].items():
+            c = colours.get(name)
+            xs = [p["episodes"] for p in m["curve"]]
+            ax.plot(xs, [100 * p["rate"] for p in m["curve"]], "o-", color=c, label=f"{m['label']} (final {100 * m['final']['rate']:.0f}%)")
+            ax.fill_between(xs, [100 * p["lo"] for p in m["curve"]], [100 * p["hi"] for p in m["curve"]], color=c, alpha=0.15)
+            f = m["final"]
+            ax.errorbar([xs[-1] + bench["episodes"] * 0.02], [100 * f["rate"]], yerr=[[100 * (f["rate"] - f["lo"])], [100 * (f["hi"] - f["rate"])]],
+                        fmt="s", color=c, capsize=3)
+            ix, iy = rolling_intervention(m["session"]["episodes"], window)
+            ax2.plot(ix, iy, color=c, label=m["label"])
+        ax.set_title(f"{t['task']}: held-out success ({bench['evalSeeds']} seeds per point, final {bench['finalEval']})")
+        ax.set_xlabel("online episodes")
+        ax.set_ylabel("success rate (%)")
+        ax.set_ylim(-2, 102)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left")
+        ax2.set_title(f"{t['task']}: operator intervention rate (rolling {window} episodes)")
+        ax2.set_xlabel("online episodes")
+        ax2.set_ylabel("steps under operator control (%)")
+        ax2.set_ylim(-2, 102)
+        ax2.grid(alpha=0.3)
+        ax2.legend(fontsize=8)
+    fig.suptitle(f"rlft learning benchmark {bench['date']}" + (" (quick)" if bench.get("quick") else ""))
+    fig.tight_layout()
+    fig.savefig(argv[2], dpi=110)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
