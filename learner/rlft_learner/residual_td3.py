@@ -73,6 +73,7 @@ class Config:
     weight_decay: float = field(default=0.01, metadata=_h("AdamW weight decay (torch default)"))
     grad_clip: float = field(default=1.0, metadata=_h("max gradient norm, actor and critic"))
     batch_size: int = field(default=256, metadata=_h("transitions per update"))
+    intervention_action: str = field(default="executed", metadata=_h("intervention steps store the operator's action as executed, or clipped to base +- residual_scale (clipped: ALGORITHMS.md §2)"))
     offline_fraction: float = field(default=0.5, metadata=_h("share of each batch from the offline buffer (RLPD 50/50) when it has data"))
     learning_starts: int = field(default=500, metadata=_h("online transitions before the first update (ResFiT warms up with 10k env steps)"))
     critic_warmup_updates: int = field(default=1000, metadata=_h("critic-only updates before the actor moves (ResFiT 10k)"))
@@ -140,6 +141,19 @@ class BasePackage:
 # ---------------------------------------------------------------------------------------------------------------------
 # Intervention routing (HIL-SERL, ALGORITHMS.md §2).
 
+def clip_interventions(rows: dict[str, np.ndarray], scale: float) -> dict[str, np.ndarray]:
+    """For intervention steps, store base + clip(a_human - a_base, -scale, scale): the residual target is the human
+    correction clipped to what the residual can express (ALGORITHMS.md §2). Unclipped, the critic credits large
+    operator actions far outside the residual's box and the actor chases their average direction out of context."""
+    mask = rows["intervention"] > 0.5
+    if not mask.any():
+        return rows
+    out = dict(rows)
+    base = rows["base_action"][mask]
+    out["action"] = rows["action"].copy()
+    out["action"][mask] = np.clip(base + np.clip(rows["action"][mask] - base, -scale, scale), -1, 1)
+    return out
+
 def route(rows: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
     """Split received rows into (online rows, offline rows): every step goes online; intervention steps (the operator's
     executed action) also go to the offline buffer. The policy's own steps around an intervention stay online only."""
@@ -160,6 +174,9 @@ def redq_target(q_next: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 class ResidualTD3:
     """Networks, optimisers, buffers and counters; `add()` takes received rows, `update()` runs one critic update
     (and every `policy_delay`-th time, after the critic warm-up, one actor update)."""
+
+    #: Intervention actions can be clipped to the residual's box (see clip_interventions); a full policy keeps them.
+    clips_interventions = True
 
     def __init__(self, cfg: Config, obs_dim: int, act_dim: int):
         self.cfg, self.obs_dim, self.act_dim = cfg, obs_dim, act_dim
@@ -182,6 +199,8 @@ class ResidualTD3:
 
     # -- data --
     def add(self, rows: dict[str, np.ndarray]) -> None:
+        if self.clips_interventions and self.cfg.intervention_action == "clipped":
+            rows = clip_interventions(rows, self.cfg.residual_scale)
         online, offline = route(rows)
         self.online.add(online)
         if offline is not None:

@@ -87,6 +87,7 @@ class RlpdSAC:
 
     # Data handling is the residual learner's: HIL-SERL routing, RLPD 50/50 n-step batches, the UTD clock.
     add = ResidualTD3.add
+    clips_interventions = False  # a policy from scratch can express the operator's whole action
     add_offline = ResidualTD3.add_offline
     updates_due = ResidualTD3.updates_due
     sample = ResidualTD3.sample

@@ -171,3 +171,18 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     agent.add_offline(r)
     out = agent.offline.nstep(np.array([18, 19, 20]), n=3, gamma=0.99)
     assert out["discount"][0] == 0 and out["discount"][1] == 0 and out["discount"][2] > 0  # episodes do not chain
+
+
+def test_clipped_intervention_actions_stay_inside_the_residual_box():
+    """ALGORITHMS.md §2: the residual target of an intervention step is a_human - a_base, clipped to the residual bound."""
+    from rlft_learner.residual_td3 import clip_interventions
+    rows = {
+        "intervention": np.array([0.0, 1.0, 1.0], np.float32),
+        "base_action": np.array([[0.0, 0.0], [0.2, -0.2], [0.95, 0.0]], np.float32),
+        "action": np.array([[0.5, 0.5], [0.9, -0.25], [1.0, 0.0]], np.float32),
+    }
+    out = clip_interventions(rows, 0.1)
+    np.testing.assert_allclose(out["action"][0], [0.5, 0.5])  # the policy's own step is untouched
+    np.testing.assert_allclose(out["action"][1], [0.3, -0.25], atol=1e-6)  # clipped to base + 0.1, inside on dim 2
+    np.testing.assert_allclose(out["action"][2], [1.0, 0.0], atol=1e-6)  # still within [-1, 1]
+    np.testing.assert_allclose(rows["action"][1], [0.9, -0.25])  # the input rows are not modified
