@@ -58,11 +58,13 @@ export interface TrainBcResult {
 }
 
 /** Trains a diffusion BC policy on the episodes in `data`; the package goes under `out`. */
-export async function trainBc(opts: { data: string; out: string; steps?: number; includeFailures?: boolean; quiet?: boolean }): Promise<TrainBcResult> {
+export async function trainBc(opts: { data: string; out: string; steps?: number; includeFailures?: boolean; quiet?: boolean; saveDataset?: string }): Promise<TrainBcResult> {
   const port = await freePort();
   const endpoint = `tcp://127.0.0.1:${port}`;
   const args = ["train-bc", "--bind", endpoint, "--out", opts.out, "--json-progress"];
   if (opts.steps) args.push("--steps", String(opts.steps));
+  // The same demos, as .npz, seed the online learner's offline buffer (RLPD 50/50 batches, ALGORITHMS.md §1).
+  if (opts.saveDataset) args.push("--save-dataset", opts.saveDataset);
   let bar: ReturnType<typeof progress> | null = null;
   const learner = startLearner(args, (e) => {
     if (e.event === "progress" && !opts.quiet) {

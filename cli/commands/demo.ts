@@ -36,7 +36,7 @@ export function registerDemoCommand(program: Command): void {
     .option("--eval-seed <n>", "first evaluation seed", Number, 1000)
     .option("--quality <q>", "scripted expert quality in [0,1]", Number, 0.7)
     .option("--steps <n>", "BC gradient steps (learner default when omitted)", Number)
-    .option("--online-episodes <n>", "online fine-tuning episodes with the scripted operator (0 skips it)", Number, 80)
+    .option("--online-episodes <n>", "online fine-tuning episodes with the scripted operator (0 skips it)", Number, 200)
     .option("--launch <file>", "launch file", DEFAULT_LAUNCH)
     .addHelpText("after", "\nExample:\n  rlft demo                    # or: npm run demo\n  rlft demo --demos 20 --online-episodes 20 --eval-episodes 20 --out runs/quick\n")
     .action(async (o) => {
@@ -57,7 +57,8 @@ export function registerDemoCommand(program: Command): void {
 
       console.log(`\n[2/4] training a diffusion policy on the successful demonstrations`);
       const t1 = performance.now();
-      const bc = await trainBc({ data: demos, out });
+      const demosNpz = join(out, "demos.npz");
+      const bc = await trainBc({ data: demos, out, saveDataset: demosNpz });
       const trainSec = (performance.now() - t1) / 1000;
       console.log(`      final loss ${bc.finalLoss.toFixed(4)} after ${bc.steps} steps on ${bc.episodes} episodes (${trainSec.toFixed(0)} s)`);
 
@@ -79,9 +80,9 @@ export function registerDemoCommand(program: Command): void {
           seed: 2000,
           out: sdir,
           pace: true,
-          // ResFiT keeps the actor lr tiny (1e-6 over 300k steps). At this budget 1e-4 (the learner's default) measured
-          // 46% vs BC 64% on seeds 1000-1049 after 80 episodes, 1e-5 measured 60%: the smaller step does no harm.
-          learnerConfig: { actor_lr: 1e-5 },
+          // The demos seed the offline buffer (RLPD 50/50 batches, as in ResFiT). Measured on push_cube (npm run
+          // bench:learning): success dips while the critic warms up (~50 episodes), then climbs past BC from ~100 episodes.
+          learnerConfig: { demo_dataset: demosNpz },
           onStatus: (st) => bar.update(st.episode, { "": statusLine(st) }),
         });
         bar.stop();
