@@ -22,9 +22,7 @@ import { Stack } from "../launch/Stack.ts";
 import { PolicyActor } from "../nodes/PolicyNode.ts";
 import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 import { runEpisodes } from "../cli/runEpisodes.ts";
-import { streamEpisodes } from "../cli/trainBc.ts";
-import { startLearner } from "../cli/learnerProcess.ts";
-import { freePort } from "../cli/ports.ts";
+import { trainBc } from "../cli/trainBc.ts";
 import { findPython, learnerEnv } from "../cli/python.ts";
 import { runSession } from "../cli/session.ts";
 import { percentile } from "../cli/stats.ts";
@@ -130,17 +128,8 @@ async function demosAndBc(task: Task, dir: string) {
   if (!existsSync(bcMeta) || readJson<{ steps: number }>(bcMeta).steps !== P.bcSteps || !existsSync(npz)) {
     log(`${task}: training BC (${P.bcSteps} steps) on the successful demos; dataset → ${npz}`);
     rmSync(bcDir, { recursive: true, force: true });
-    const endpoint = `tcp://127.0.0.1:${await freePort()}`;
-    // One torch thread: on a shared 2-core machine two OpenMP threads measured ~10x slower (spin-waits under load).
-    const learner = startLearner(["train-bc", "--bind", endpoint, "--out", bcDir, "--json-progress", "--steps", String(P.bcSteps), "--threads", "1", "--save-dataset", npz]);
-    try {
-      const learnerFailed = learner.done.then(() => new Promise<never>(() => undefined));
-      await Promise.race([streamEpisodes(demos, endpoint), learnerFailed]);
-    } catch (e) {
-      learner.child.kill("SIGTERM");
-      throw e;
-    }
-    const done = await learner.done;
+    const r = await trainBc({ data: demos, out: bcDir, steps: P.bcSteps, quiet: true, saveDataset: npz });
+    const done = { ...r.done, package: r.packageDir, final_loss: r.finalLoss, episodes: r.episodes };
     writeFileSync(bcMeta, JSON.stringify({ package: String(done.package), steps: P.bcSteps, finalLoss: Number(done.final_loss), episodes: Number(done.episodes), seconds: Number(done.seconds) }, null, 2));
   } else log(`${task}: reusing BC package in ${bcDir}`);
   const bc = readJson<{ package: string; steps: number; finalLoss: number; episodes: number }>(bcMeta);
