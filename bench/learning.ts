@@ -129,7 +129,7 @@ async function demosAndBc(task: Task, dir: string) {
     log(`${task}: training BC (${P.bcSteps} steps) on the successful demos; dataset → ${npz}`);
     rmSync(bcDir, { recursive: true, force: true });
     const r = await trainBc({ data: demos, out: bcDir, steps: P.bcSteps, quiet: true, saveDataset: npz });
-    const done = { ...r.done, package: r.packageDir, final_loss: r.finalLoss, episodes: r.episodes };
+    const done = { package: r.packageDir, final_loss: r.finalLoss, episodes: r.episodes, seconds: Number(r.done.seconds) };
     writeFileSync(bcMeta, JSON.stringify({ package: String(done.package), steps: P.bcSteps, finalLoss: Number(done.final_loss), episodes: Number(done.episodes), seconds: Number(done.seconds) }, null, 2));
   } else log(`${task}: reusing BC package in ${bcDir}`);
   const bc = readJson<{ package: string; steps: number; finalLoss: number; episodes: number }>(bcMeta);
