@@ -50,7 +50,7 @@ def main(argv: list[str]) -> int:
             ax.plot(xs, [100 * p["rate"] for p in m["curve"]], "o-", color=c, label=f"{m['label']} (final {100 * m['final']['rate']:.0f}%)")
             ax.fill_between(xs, [100 * p["lo"] for p in m["curve"]], [100 * p["hi"] for p in m["curve"]], color=c, alpha=0.15)
             f = m["final"]
-            ax.errorbar([xs[-1] + bench["episodes"] * 0.02], [100 * f["rate"]], yerr=[[100 * (f["rate"] - f["lo"])], [100 * (f["hi"] - f["rate"])]],
+            ax.errorbar([xs[-1] + bench["episodes"] * 0.02], [100 * f["rate"]], yerr=[[max(0.0, 100 * (f["rate"] - f["lo"]))], [max(0.0, 100 * (f["hi"] - f["rate"]))]],
                         fmt="s", color=c, capsize=3)
             ix, iy = rolling_intervention(m["session"]["episodes"], window)
             ax2.plot(ix, iy, color=c, label=m["label"])
