@@ -12,23 +12,15 @@ import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpa
 import { Dealer } from "zeromq";
 import { decodeMessage, WireError, type Message } from "./wire.ts";
 import { DiskSpool, type SpoolRecord } from "./DiskSpool.ts";
-import { encodeGetPolicy, encodeHeartbeat, encodeHello, encodeTransitions, toAck, toHeartbeatReply, toPolicy, toWelcome, type HeartbeatReply, type PolicyMessage, type Welcome } from "./messages.ts";
+import { encodeGetPolicy, encodeHeartbeat, encodeHello, encodeTransitions, toAck, toHeartbeatReply, toPolicy, toWelcome, type HeartbeatReply, type HelloFields, type PolicyMessage, type Welcome } from "./messages.ts";
 import type { Transition } from "./Transition.ts";
 
 /** Options of {@link ExperienceBridge.open}. */
-export interface ExperienceBridgeOptions {
+export interface ExperienceBridgeOptions extends HelloFields {
   /** The learner's experience ROUTER, e.g. `tcp://learner:5555`. */
   endpoint: string;
   /** The spool lives in `<spoolDir>/<robotId>/`. */
   spoolDir: string;
-  robotId: string;
-  /** Must equal the learner's, or it refuses the hello. */
-  configHash: string;
-  obsNames: readonly string[];
-  actionNames: readonly string[];
-  task: string;
-  /** Version of the base package the robot runs; the learner refuses a robot on another base. */
-  basePolicyVersion: string | null;
   /** Transitions per spooled batch. Default 32. */
   batchSize?: number;
   /** A partial batch is spooled at least this often, so an episode is sent while it runs. Default 500 ms. */

@@ -9,6 +9,11 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+def help_meta(text: str) -> dict:
+    """Dataclass field metadata carrying the --help text of a config key."""
+    return {"help": text}
+
+
 def add_dataclass_args(parser: argparse.ArgumentParser, cls: type) -> None:
     """One option per field, default from the dataclass, help from the field's `help` metadata."""
     hints = {f.name: f for f in dataclasses.fields(cls)}

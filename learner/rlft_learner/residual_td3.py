@@ -19,12 +19,9 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import torch
 
+from .cli import help_meta as _h
 from .replay import Batch, ReplayBuffer, to_batch
 from .residual_nets import CriticEnsemble, ResidualActor, combine
-
-
-def _h(text: str) -> dict:
-    return {"help": text}
 
 
 @dataclass

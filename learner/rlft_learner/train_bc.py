@@ -23,17 +23,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, dataclass_from_args
+from .cli import add_dataclass_args, dataclass_from_args, help_meta as _h
 from .data import Normalizer, load_npz, make_windows, save_npz
 from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
 from .export import PackageMeta, export_package
 from .server import Dataset, ExperienceServer
 
 log = logging.getLogger("rlft_learner.train_bc")
-
-
-def _h(text: str) -> dict:
-    return {"help": text}
 
 
 @dataclass
