@@ -16,7 +16,8 @@ from rlft_learner.protocol import decode, decode_policy, encode
 from rlft_learner.residual_td3 import Config
 from rlft_learner.serve import Learner
 from test_residual import write_base
-from test_server import free_port
+from test_server import ask, free_port
+from test_server import client as server_client
 
 LEARNER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 VERSION = "bc-toy-20261130T000000Z-abcdef"
@@ -25,16 +26,7 @@ SMALL = dict(critic_heads=2, critic_hidden=16, actor_hidden=16, batch_size=16, l
 
 
 def client(endpoint):
-    sock = zmq.Context.instance().socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.RCVTIMEO, 10000)
-    sock.connect(endpoint)
-    return sock
-
-
-def ask(sock, frames):
-    sock.send_multipart(frames)
-    return decode(sock.recv_multipart())[0]
+    return server_client(endpoint, timeout_ms=10000)  # the learner may be busy training
 
 
 def hello(seq, robot="r0", version=VERSION, **over):

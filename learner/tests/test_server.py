@@ -33,10 +33,11 @@ def server():
     srv.close()
 
 
-def client(endpoint):
+def client(endpoint, timeout_ms=5000):
+    """A robot-side DEALER with a receive deadline (shared by the online-server tests)."""
     sock = zmq.Context.instance().socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.RCVTIMEO, 5000)
+    sock.setsockopt(zmq.RCVTIMEO, timeout_ms)
     sock.connect(endpoint)
     return sock
 
