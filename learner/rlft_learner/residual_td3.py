@@ -66,6 +66,7 @@ class Config:
     target_noise_clip: float = field(default=0.3, metadata=_h("smoothing noise clip, as a fraction of residual_scale (ResFiT 0.3)"))
     tau: float = field(default=0.005, metadata=_h("Polyak rate of the target networks"))
     actor_lr: float = field(default=1e-4, metadata=_h("AdamW actor lr. Paper 1e-6 over 300k+ GPU steps; at CPU budgets (a few hundred episodes) 1e-6 barely moves the zero-initialised head, and tanh*scale bounds the residual anyway"))
+    actor_bc_weight: float = field(default=0.0, metadata=_h("TD3+BC (Fujimoto & Gu 2021) anchor for the residual: actor loss = -Q/mean|Q| + w * mean((res - clip(a_offline - a_base))^2) / scale^2 over the batch's offline rows (demos, interventions). 0 = plain TD3 actor loss"))
     critic_lr: float = field(default=3e-4, metadata=_h("AdamW critic lr (RLPD 3e-4; ResFiT 1e-4)"))
     weight_decay: float = field(default=0.01, metadata=_h("AdamW weight decay (torch default)"))
     grad_clip: float = field(default=1.0, metadata=_h("max gradient norm, actor and critic"))
@@ -190,6 +191,7 @@ class ResidualTD3:
         self.rng = np.random.default_rng(cfg.seed)
         self.gen = torch.Generator().manual_seed(cfg.seed)
         self.updates = 0  # critic updates
+        self._n_off = 0  # offline rows in the last sampled batch
         self.actor_updates = 0
         self.env_steps = 0  # online transitions received (the UTD clock)
         self.intervention_steps = 0
@@ -218,6 +220,7 @@ class ResidualTD3:
     def sample(self) -> Batch:
         cfg = self.cfg
         n_off = int(round(cfg.batch_size * cfg.offline_fraction)) if len(self.offline) else 0
+        self._n_off = n_off  # offline rows are the batch's last n_off rows (see the actor's BC anchor)
         parts = [self.online.nstep(self.online.sample_idx(cfg.batch_size - n_off, self.rng), cfg.n_step, cfg.gamma)]
         if n_off:
             parts.append(self.offline.nstep(self.offline.sample_idx(n_off, self.rng), cfg.n_step, cfg.gamma))
@@ -253,7 +256,17 @@ class ResidualTD3:
         # Delayed actor updates (TD3), only after the critic warm-up (ResFiT: critic-only updates before the actor moves).
         if self.updates > cfg.critic_warmup_updates and self.updates % cfg.policy_delay == 0:
             residual = self.actor(b.obs, b.base_action)  # (B, A)
-            actor_loss = -self.critic(b.obs, combine(b.base_action, residual)).mean()  # mean over heads and batch
+            q_pi = self.critic(b.obs, combine(b.base_action, residual))  # (E, B)
+            n_off, s = self._n_off, cfg.residual_scale
+            if cfg.actor_bc_weight > 0 and n_off > 0:
+                # TD3+BC: Q normalised by its mean magnitude so the anchor's weight does not depend on the reward scale;
+                # the anchor pulls the residual toward what the demo / operator did relative to the base, inside the box.
+                target = (b.action[-n_off:] - b.base_action[-n_off:]).clamp(-s, s)  # (n_off, A)
+                bc = ((residual[-n_off:] - target) ** 2).mean() / (s * s)
+                actor_loss = -q_pi.mean() / q_pi.abs().mean().detach().clamp_min(1e-6) + cfg.actor_bc_weight * bc
+                out["losses/actor_bc"] = bc.item()
+            else:
+                actor_loss = -q_pi.mean()  # mean over heads and batch
             self.actor_opt.zero_grad(set_to_none=True)
             actor_loss.backward()
             torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.grad_clip)

@@ -186,3 +186,22 @@ def test_clipped_intervention_actions_stay_inside_the_residual_box():
     np.testing.assert_allclose(out["action"][1], [0.3, -0.25], atol=1e-6)  # clipped to base + 0.1, inside on dim 2
     np.testing.assert_allclose(out["action"][2], [1.0, 0.0], atol=1e-6)  # still within [-1, 1]
     np.testing.assert_allclose(rows["action"][1], [0.9, -0.25])  # the input rows are not modified
+
+
+def test_bc_anchor_pulls_the_residual_toward_offline_corrections_when_q_is_flat():
+    """TD3+BC anchor (actor_bc_weight): with a critic that has learnt nothing, the actor's only signal is the anchor, so
+    the residual moves toward what the offline rows did relative to the base (+0.05 here), clipped to the box."""
+    torch.set_num_threads(1)
+    cfg = Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
+                 policy_delay=1, actor_lr=3e-3, actor_bc_weight=1.0, residual_scale=0.1, critic_lr=0.0, seed=0)
+    agent = ResidualTD3(cfg, obs_dim=3, act_dim=2)
+    r = rows(list(range(200)), obs_dim=3, act_dim=2)
+    r["base_action"] = np.zeros((200, 2), np.float32)
+    r["action"] = np.full((200, 2), 0.05, np.float32)  # the operator / demo did base + 0.05
+    agent.add_offline(r)
+    agent.add(rows(list(range(1000, 1200)), obs_dim=3, act_dim=2))
+    metrics = [agent.update() for _ in range(300)]
+    assert "losses/actor_bc" in metrics[-1] and metrics[-1]["losses/actor_bc"] < metrics[0]["losses/actor_bc"]
+    with torch.no_grad():
+        res = agent.actor(torch.zeros(5, 3), torch.zeros(5, 2))
+    assert float(res.mean()) > 0.02 and float(res.abs().max()) <= 0.1 + 1e-6
