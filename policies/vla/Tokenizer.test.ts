@@ -34,7 +34,7 @@ test("the learner's tokenizer.json loads in tokenizers.js (Hugging Face) and enc
     const theirs = hf.encode(g.text).ids;
     // tokenizers.js 0.2.0's WordLevel gives `undefined` for an out-of-vocabulary word where the Rust library gives
     // the unk_token's id (what we do, and what the golden ids above pin), so those inputs are compared there only.
-    if (theirs.length > 16 || theirs.some((id) => id === undefined)) continue;
+    if (theirs.length > 16 || theirs.some((id: number | undefined) => id === undefined)) continue;
     const e = ours.encode(g.text);
     assert.deepEqual(e.ids.filter((_, i) => e.attentionMask[i] === 1), theirs, JSON.stringify(g.text));
   }
