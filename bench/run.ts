@@ -4,7 +4,9 @@
  *  1. One whole action chunk (all DDIM steps): onnxruntime-node with the loop in one graph, vs the TS
  *     scheduler calling the one-step denoiser, vs PyTorch eager (the learner's own sampler) — 1 thread each.
  *  2. Simulation speed (simulated seconds per wall second) of the full stack, with and without the camera.
- * Usage: npm run bench [-- --package DIR] [-- --iters N]
+ *  3. VLA inference: the prefix (once per chunk) and one action-expert step (per Euler step), p50/p99, in
+ *     onnxruntime-node (worker thread, as the robot runs them) vs the same networks in PyTorch eager — 1 thread each.
+ * Usage: npm run bench [-- --package DIR] [-- --vla-package DIR] [-- --iters N]
  */
 import { existsSync, mkdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { spawnSync } from "node:child_process";
@@ -15,6 +17,7 @@ import { findPython, learnerEnv } from "../cli/python.ts";
 import { percentile } from "../cli/stats.ts";
 import { loadLaunch } from "../launch/LaunchConfig.ts";
 import { runEpisodes } from "../cli/runEpisodes.ts";
+import { VlaPolicy } from "../policies/vla/VlaPolicy.ts";
 
 const argv = process.argv.slice(2);
 const arg = (name: string, dflt: string) => {
@@ -65,7 +68,51 @@ async function simSpeed(camera: boolean): Promise<number> {
   return summary.simSeconds / summary.wallSeconds;
 }
 
+function vlaPackageForBench(): { dir: string; cleanup: () => void; source: string } {
+  const given = arg("--vla-package", "");
+  if (given) return { dir: given, cleanup: () => undefined, source: given };
+  if (existsSync("runs/vla/package/policy.json")) return { dir: "runs/vla/package", cleanup: () => undefined, source: "runs/vla/package (rlft train-vla)" };
+  // The tiny VLA's default size, a few steps on synthetic data: latency does not depend on the weights.
+  const root = mkdtempSync(join(tmpdir(), "rlft-bench-vla-"));
+  const r = spawnSync(py, ["-m", "rlft_learner", "train-vla", "--synthetic", "--steps", "5", "--out", root], { env: learnerEnv(), stdio: ["ignore", "ignore", "inherit"] });
+  if (r.status !== 0) throw new Error("train-vla --synthetic failed");
+  return { dir: join(root, "package"), cleanup: () => rmSync(root, { recursive: true, force: true }), source: "train-vla --synthetic (default size)" };
+}
+
+type Pct = { p50: number; p99: number };
+const pct = (xs: number[]): Pct => ({ p50: percentile(xs, 50), p99: percentile(xs, 99) });
+
+async function onnxVla(dir: string): Promise<{ prefix: Pct; step: Pct; chunk: Pct; steps: number }> {
+  const p = await VlaPolicy.create(dir, { threads: 1 });
+  const images: Record<string, { width: number; height: number; data: Uint8Array }> = {};
+  for (const c of p.package.json.cameras) {
+    const [top, left, h, w] = c.crop;
+    images[c.name] = { width: left + w, height: top + h, data: Uint8Array.from({ length: (left + w) * (top + h) * 3 }, (_, i) => (i * 37) % 256) };
+  }
+  const input = { state: p.package.state.offset, instruction: "push the blue cube to the left target", images };
+  for (let i = 0; i < 10; i++) await p.sampleChunk(input);
+  const prefix: number[] = [];
+  const step: number[] = [];
+  const chunk: number[] = [];
+  for (let i = 0; i < Math.ceil(iters / 3); i++) {
+    const c = await p.sampleChunk(input);
+    prefix.push(c.prefixMs);
+    step.push(...c.stepMs);
+    chunk.push(c.inferenceMs);
+  }
+  await p.close();
+  return { prefix: pct(prefix), step: pct(step), chunk: pct(chunk), steps: p.package.json.flow.steps };
+}
+
+function torchVla(dir: string): { prefix: Pct; step: Pct } {
+  const r = spawnSync(py, ["-m", "rlft_learner", "bench-vla", "--package", dir, "--threads", "1", "--iters", String(iters)], { env: learnerEnv(), encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`bench-vla failed:\n${r.stderr}`);
+  const j = JSON.parse(r.stdout.trim().split("\n").filter((l) => l.startsWith("{")).pop()!) as Record<"prefix" | "expert_step", { p50_ms: number; p99_ms: number }>;
+  return { prefix: { p50: j.prefix.p50_ms, p99: j.prefix.p99_ms }, step: { p50: j.expert_step.p50_ms, p99: j.expert_step.p99_ms } };
+}
+
 const pkg = packageForBench();
+const vlaPkg = vlaPackageForBench();
 try {
   console.log(`policy: ${pkg.source}; ${iters} chunks each, batch 1, 1 intra-op thread`);
   const graph = await onnxChunk(pkg.dir, "graph");
@@ -73,6 +120,8 @@ try {
   const torch = torchChunk(pkg.dir);
   const simNoCam = await simSpeed(false);
   const simCam = await simSpeed(true);
+  const vlaOnnx = await onnxVla(vlaPkg.dir);
+  const vlaTorch = torchVla(vlaPkg.dir);
   const f = (x: number) => x.toFixed(3).padStart(8);
   console.log("\nwhole action chunk (all DDIM steps)      p50 ms    p99 ms   p50 vs PyTorch");
   console.log(`  onnxruntime-node, loop in one graph  ${f(graph.p50)}  ${f(graph.p99)}   ${(graph.p50 / torch.p50).toFixed(2)}×`);
@@ -81,6 +130,12 @@ try {
   console.log("\nsimulation speed (sim seconds per wall second, full stack, expert actor, 10 Hz control)");
   console.log(`  without camera                       ${simNoCam.toFixed(1)}×`);
   console.log(`  with 64×64 ray-cast camera at 10 Hz  ${simCam.toFixed(1)}×   (camera costs ${(100 * (1 - simCam / simNoCam)).toFixed(0)}% of the speed)`);
+  console.log(`\nVLA inference (${vlaPkg.source}), batch 1, 1 thread      p50 ms    p99 ms   p50 vs PyTorch`);
+  console.log(`  prefix, onnxruntime-node (worker)    ${f(vlaOnnx.prefix.p50)}  ${f(vlaOnnx.prefix.p99)}   ${(vlaOnnx.prefix.p50 / vlaTorch.prefix.p50).toFixed(2)}×`);
+  console.log(`  prefix, PyTorch eager                ${f(vlaTorch.prefix.p50)}  ${f(vlaTorch.prefix.p99)}   1.00×`);
+  console.log(`  expert step, onnxruntime-node        ${f(vlaOnnx.step.p50)}  ${f(vlaOnnx.step.p99)}   ${(vlaOnnx.step.p50 / vlaTorch.step.p50).toFixed(2)}×`);
+  console.log(`  expert step, PyTorch eager           ${f(vlaTorch.step.p50)}  ${f(vlaTorch.step.p99)}   1.00×`);
+  console.log(`  whole chunk (prefix + ${vlaOnnx.steps} steps), onnx  ${f(vlaOnnx.chunk.p50)}  ${f(vlaOnnx.chunk.p99)}`);
   const result = {
     date: new Date().toISOString(),
     policy: pkg.source,
@@ -89,6 +144,13 @@ try {
     ratio_onnx_graph_vs_torch_p50: graph.p50 / torch.p50,
     ratio_onnx_ts_vs_torch_p50: ts.p50 / torch.p50,
     sim_realtime_factor: { without_camera: simNoCam, with_camera: simCam },
+    vla: {
+      package: vlaPkg.source,
+      onnx_ms: vlaOnnx,
+      torch_eager_ms: vlaTorch,
+      ratio_prefix_onnx_vs_torch_p50: vlaOnnx.prefix.p50 / vlaTorch.prefix.p50,
+      ratio_step_onnx_vs_torch_p50: vlaOnnx.step.p50 / vlaTorch.step.p50,
+    },
   };
   mkdirSync("bench/results", { recursive: true });
   const out = join("bench/results", `${result.date.replace(/[:.]/g, "-")}.json`);
@@ -97,4 +159,5 @@ try {
   console.log(`\nwritten to ${out}`);
 } finally {
   pkg.cleanup();
+  vlaPkg.cleanup();
 }

@@ -18,7 +18,9 @@ export const LaunchSchema = z
     /** Robot description name, recorded into every episode's metadata. */
     robot: z.string().default("rlft_arm5"),
     /** Task the episode manager runs and the sim builds. */
-    task: z.enum(["reach", "push_cube", "peg_insert"]).default("push_cube"),
+    task: z.enum(["reach", "push_cube", "peg_insert", "multi_push"]).default("push_cube"),
+    /** Language instruction for every episode (multi_push; a VLA policy reads it). Default: each seed's own instruction. */
+    instruction: z.string().min(1).optional(),
     /** Control rate of the policy / expert / safety loop. */
     control_hz: z.number().positive().max(1000).default(10),
     /** Arm driver: the sim, or (later issues) a real arm. */
@@ -54,11 +56,13 @@ export const LaunchSchema = z
         sampler: z.enum(["graph", "ts"]).default("graph"),
         /** Intra-op threads for onnxruntime. */
         threads: z.number().int().min(1).max(64).default(1),
+        /** VLA packages: a camera frame older than this at a chunk boundary counts as missing (the arm holds). */
+        max_image_age_sec: z.number().positive().default(0.25),
         /** Scripted expert quality in [0,1] (kind: expert): lower = noisier, hesitant, sometimes failing. */
         expert_quality: z.number().min(0).max(1).default(0.7),
       })
       .strict()
-      .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, expert_quality: 0.7 }),
+      .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7 }),
     safety: z
       .object({
         /** Largest joint-target change per tick, per joint (rad, gripper m). One value applies to all. */

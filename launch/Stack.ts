@@ -14,6 +14,8 @@ import { CameraNode } from "../nodes/CameraNode.ts";
 import { ActorNode, type Actor } from "../nodes/ActorNode.ts";
 import { ExpertActor } from "../nodes/ExpertNode.ts";
 import { PolicyActor } from "../nodes/PolicyNode.ts";
+import { VlaActor } from "../nodes/VlaNode.ts";
+import { policyKind } from "../policies/vla/VlaPackage.ts";
 import { SafetySupervisorNode } from "../nodes/SafetySupervisorNode.ts";
 import { EpisodeManagerNode, type EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 import { RecorderNode } from "../nodes/RecorderNode.ts";
@@ -85,7 +87,7 @@ export class Stack {
     }
     const runtime = await createRuntime(config.runtime, { clock: config.clock, logLevel: opts.quiet ? "error" : "info" });
     const hz = config.control_hz;
-    const driver = await SimArmDriver.create({ task: config.task, controlHz: hz, randomizePhysics: config.driver.randomize_physics });
+    const driver = await SimArmDriver.create({ task: config.task, controlHz: hz, randomizePhysics: config.driver.randomize_physics, instruction: config.instruction });
     const names = driver.jointNames;
     const maxStep = typeof config.safety.max_step === "number" ? names.map(() => config.safety.max_step as number) : config.safety.max_step;
     if (maxStep.length !== names.length) throw new Error(`safety.max_step: expected ${names.length} values (${names.join(", ")}), got ${maxStep.length}`);
@@ -96,8 +98,22 @@ export class Stack {
     if (config.actor.kind === "expert") {
       actor = new ExpertActor({ task: config.task, quality: config.actor.expert_quality, jointNames: names });
       policyVersion = `scripted_expert@${config.actor.expert_quality}`;
+    } else if (!config.actor.package) {
+      throw new Error("actor.package: a policy package directory is required when actor.kind is policy (or pass --policy DIR)");
+    } else if ((await policyKind(config.actor.package)) === "vla") {
+      const v = await VlaActor.create(config.actor.package, {
+        jointNames: names,
+        observationNames: driver.sim.observation().names,
+        cameras: config.camera.enabled ? ["front"] : [],
+        maxImageAgeSec: config.actor.max_image_age_sec,
+        instruction: config.instruction,
+        providers: config.actor.providers,
+        threads: config.actor.threads,
+        logger: { info: (m) => !opts.quiet && console.log(m), warn: (m) => console.warn(m) },
+      });
+      actor = v;
+      policyVersion = v.version;
     } else {
-      if (!config.actor.package) throw new Error("actor.package: a policy package directory is required when actor.kind is policy (or pass --policy DIR)");
       const p = await PolicyActor.create(config.actor.package, {
         jointNames: names,
         observationNames: driver.sim.observation().names,
@@ -140,17 +156,19 @@ export class Stack {
       inputTopic: TOPICS.arbiterCommand.topic,
     });
     if (recorder) nodes.push(recorder);
-    nodes.push(armNode, actorNode, ...(operator ? [operator] : []), arbiter, safety, manager);
+    // The camera ticks right after the driver: a frame shows the state the actor is about to answer.
+    nodes.push(armNode);
+    if (config.camera.enabled) {
+      const cam = new RayCamera(driver.sim, { width: config.camera.width, height: config.camera.height });
+      nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: config.camera.rate_hz }));
+    }
+    nodes.push(actorNode, ...(operator ? [operator] : []), arbiter, safety, manager);
     let experience: ExperienceNode | null = null;
     if (opts.experience) {
       if (!policyActor) throw new Error("online experience needs actor.kind: policy (transitions carry the base policy's actions)");
       const spec = policyActor.policy.package.json.action;
       experience = new ExperienceNode(runtime.createNode("experience_bridge"), opts.experience, { normaliseAction: (raw) => normaliseAction(spec, raw) });
       nodes.push(experience);
-    }
-    if (config.camera.enabled) {
-      const cam = new RayCamera(driver.sim, { width: config.camera.width, height: config.camera.height });
-      nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: config.camera.rate_hz }));
     }
     for (const n of nodes) await n.configure();
     for (const n of nodes) await n.activate();

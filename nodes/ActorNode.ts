@@ -7,14 +7,40 @@ import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
 import { TOPICS } from "./topics.ts";
 import { jointState, sameTime, type EpisodeEventMsg, type ObservationMsg } from "./msgs.ts";
+import type { Time } from "../runtime/Runtime.ts";
+
+/** The latest frame of one camera (sensor_msgs/Image, rgb8), as an actor receives it. */
+export interface CameraImage {
+  width: number;
+  height: number;
+  encoding: string;
+  /** Row-major pixels, `step` bytes per row. */
+  data: Uint8Array;
+  step: number;
+  stamp: Time;
+}
+
+/** What an actor sees on a tick: the observation vector, and the latest frame of each camera it asked for. */
+export interface ActorInput {
+  names: string[];
+  values: number[];
+  /** The tick's time (the observation's stamp). */
+  stamp?: Time;
+  /** camera name → latest frame; a camera that has sent nothing yet is absent. */
+  images?: Record<string, CameraImage>;
+}
 
 /** What an actor implements. */
 export interface Actor {
   readonly jointNames: readonly string[];
+  /** Cameras the actor reads (VLA policies): ActorNode subscribes to /camera/<name>/image for each. */
+  readonly cameras?: readonly string[];
   /** Episode start (seeded, so runs are reproducible). */
   reset(seed: number): void;
+  /** The language instruction of the coming episode (from /task/instruction, published before the reset event). */
+  setInstruction?(text: string): void;
   /** The joint targets for this observation. */
-  act(obs: { names: string[]; values: number[] }): number[] | Promise<number[]>;
+  act(obs: ActorInput): number[] | Promise<number[]>;
   /** For learned policies: what the last `act` was made of, in normalised action space (published on /policy/action). */
   lastAction?(): ActionInfo | null;
 }
@@ -40,6 +66,7 @@ export class ActorNode extends NodeBase {
   #pubInfo?: Publisher<unknown>;
   #obs: ObservationMsg | null = null;
   #lastActed: ObservationMsg | null = null;
+  #images: Record<string, CameraImage> = {};
   #errors = 0;
   /** Last error from `act`, if any. */
   lastError = "";
@@ -61,8 +88,19 @@ export class ActorNode extends NodeBase {
         this.actor.reset(Number(e.seed));
         this.#obs = null;
         this.#lastActed = null;
+        // A frame from before the reset shows the old scene: the actor must wait for a fresh one.
+        this.#images = {};
       }
     });
+    if (this.actor.setInstruction) {
+      this.subscribe<{ data: string }>(TOPICS.instruction, (m) => this.actor.setInstruction?.(m.data));
+    }
+    for (const cam of this.actor.cameras ?? []) {
+      type ImageMsg = { header: { stamp: Time }; width: number; height: number; encoding: string; step: number; data: Uint8Array };
+      this.subscribe<ImageMsg>({ topic: `/camera/${cam}/image`, type: TOPICS.image.type }, (m) => {
+        this.#images[cam] = { width: m.width, height: m.height, encoding: m.encoding, data: m.data, step: m.step, stamp: m.header.stamp };
+      });
+    }
   }
 
   override async activate(): Promise<void> {
@@ -80,7 +118,7 @@ export class ActorNode extends NodeBase {
     if (!obs || (this.#lastActed && sameTime(obs.header.stamp, this.#lastActed.header.stamp))) return;
     this.#lastActed = obs;
     try {
-      const action = await this.actor.act({ names: obs.names, values: Array.from(obs.values) });
+      const action = await this.actor.act({ names: obs.names, values: Array.from(obs.values), stamp: obs.header.stamp, images: { ...this.#images } });
       const info = this.actor.lastAction?.();
       if (info) this.#pubInfo?.publish({ header: { stamp: obs.header.stamp, frame_id: "" }, policy_version: info.version, base_action: info.base, residual_action: info.residual, action: info.action });
       this.#pub?.publish(jointState(obs.header.stamp, this.actor.jointNames, action));

@@ -24,6 +24,7 @@ export class ArmDriverNode extends NodeBase {
   #pubState?: Publisher<unknown>;
   #pubObs?: Publisher<unknown>;
   #pubReward?: Publisher<unknown>;
+  #pubInstruction?: Publisher<unknown>;
   #command: number[] | null = null;
   #successSent = false;
   #lastError = "";
@@ -41,6 +42,7 @@ export class ArmDriverNode extends NodeBase {
     if (this.#opts.world) {
       this.#pubObs = this.node.createPublisher(TOPICS.observation.type, TOPICS.observation.topic);
       this.#pubReward = this.node.createPublisher(TOPICS.reward.type, TOPICS.reward.topic);
+      this.#pubInstruction = this.node.createPublisher(TOPICS.instruction.type, TOPICS.instruction.topic, { durability: "transient_local", depth: 1 });
     }
     this.subscribe<JointStateMsg>(TOPICS.jointCommand, (m) => {
       this.#command = Array.from(m.position);
@@ -52,6 +54,9 @@ export class ArmDriverNode extends NodeBase {
         this.#successSent = false;
         this.#publish();
       }
+      // On start (the recorder has opened the episode's file by then), before the first tick: the episode's instruction.
+      const instruction = this.#opts.world?.sim.instruction ?? null;
+      if (e.event === "start" && instruction !== null) this.#pubInstruction?.publish({ data: instruction });
     });
   }
 

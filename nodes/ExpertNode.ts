@@ -4,10 +4,11 @@
  */
 import { ScriptedExpert } from "../sim/ScriptedExpert.ts";
 import type { Actor } from "./ActorNode.ts";
+import type { TaskName } from "../sim/tasks.ts";
 
 /** Options of the expert actor. */
 export interface ExpertActorOptions {
-  task: "reach" | "push_cube" | "peg_insert";
+  task: TaskName;
   quality: number;
   jointNames: readonly string[];
 }

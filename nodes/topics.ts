@@ -21,6 +21,8 @@ export const TOPICS = {
   safetyEvent: { topic: "/safety/events", type: "rlft_interfaces/msg/SafetyEvent" },
   image: { topic: "/camera/front/image", type: "sensor_msgs/msg/Image" },
   depth: { topic: "/camera/front/depth", type: "sensor_msgs/msg/Image" },
+  /** The episode's language instruction (multi_push), published at reset, latched; VLA policies condition on it. */
+  instruction: { topic: "/task/instruction", type: "std_msgs/msg/String" },
 } as const;
 
 /** Topics the recorder writes by default: everything. */

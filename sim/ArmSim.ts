@@ -6,6 +6,7 @@ import { createRng } from "./rng.ts";
 import { sampleEpisode } from "./sampleEpisode.ts";
 import { sceneXml } from "./scene.ts";
 import { TASKS, type TaskName, type TaskSpec } from "./tasks.ts";
+import { goalFromInstruction, type CubeColor, type MultiPushGoal, type TargetSide } from "./multiPush.ts";
 
 /** Options of {@link ArmSim.create}. */
 export interface ArmSimOptions {
@@ -16,6 +17,11 @@ export interface ArmSimOptions {
   controlHz?: number;
   /** Jitter cube/table friction and cube mass from the reset seed (domain randomisation); default false. */
   randomizePhysics?: boolean;
+  /**
+   * multi_push: a fixed instruction for every episode (e.g. from `rlft eval --instruction`); the goal is read from
+   * it, and parts it does not name (colour, side) come from the seed. Default: the seed's own instruction.
+   */
+  instruction?: string;
 }
 
 /** Where the sim keeps each quantity inside MuJoCo's flat arrays, looked up by name once. */
@@ -31,6 +37,10 @@ interface Layout {
   pegQpos: number;
   pegBody: number;
   frictionGeoms: number[];
+  /** Loose objects whose mass the physics jitter scales: the cube(s) or the peg. */
+  objectBodies: number[];
+  /** multi_push: both cubes and both targets; cubeQpos/cubeBody/targetMocap above point at the instructed pair. */
+  multi: { cubeQpos: Record<CubeColor, number>; cubeBody: Record<CubeColor, number>; targetMocap: Record<TargetSide, number> } | null;
 }
 
 let sceneCounter = 0;
@@ -55,8 +65,11 @@ export class ArmSim {
   readonly #randomize: boolean;
   readonly #layout: Layout;
   readonly #nominalFriction: number[];
-  readonly #nominalMass: number;
-  readonly #nominalInertia: number[];
+  readonly #nominalMass: number[];
+  readonly #nominalInertia: number[][];
+  readonly #fixedInstruction: string | undefined;
+  #instruction: string | null = null;
+  #goal: MultiPushGoal | null = null;
   #initialDistance = 1;
   #closed = false;
 
@@ -92,13 +105,13 @@ export class ArmSim {
     this.task = { ...TASKS[opts.task], controlHz };
     this.#substeps = substeps;
     this.#randomize = opts.randomizePhysics ?? false;
+    this.#fixedInstruction = opts.instruction;
     this.#layout = this.#lookUp();
     const fr = model.geom_friction as Float64Array;
     this.#nominalFriction = this.#layout.frictionGeoms.map((g) => fr[3 * g]);
-    // The loose object whose mass the physics jitter scales: the cube, or the peg.
-    const cb = this.#objectBody();
-    this.#nominalMass = cb >= 0 ? (model.body_mass as Float64Array)[cb] : 0;
-    this.#nominalInertia = cb >= 0 ? Array.from((model.body_inertia as Float64Array).subarray(3 * cb, 3 * cb + 3)) : [];
+    const bodies = this.#layout.objectBodies;
+    this.#nominalMass = bodies.map((b) => (model.body_mass as Float64Array)[b]);
+    this.#nominalInertia = bodies.map((b) => Array.from((model.body_inertia as Float64Array).subarray(3 * b, 3 * b + 3)));
   }
 
   #lookUp(): Layout {
@@ -117,8 +130,20 @@ export class ArmSim {
     const fingers = ["finger_left", "finger_right"].map(joint);
     const cubeJoint = id(JOINT, "cube", false);
     const pegJoint = id(JOINT, "peg", false);
-    const targetBody = id(mj.mjtObj.mjOBJ_BODY.value, "target");
+    const BODY = mj.mjtObj.mjOBJ_BODY.value;
+    const isMulti = this.task.name === "multi_push";
+    const mocap = (name: string): number => (m.body_mocapid as Int32Array)[id(BODY, name)];
+    const multi = isMulti
+      ? {
+          cubeQpos: { red: qadr[id(JOINT, "cube_red")], blue: qadr[id(JOINT, "cube_blue")] },
+          cubeBody: { red: id(BODY, "cube_red"), blue: id(BODY, "cube_blue") },
+          targetMocap: { left: mocap("target_left"), right: mocap("target_right") },
+        }
+      : null;
+    const targetBody = id(BODY, isMulti ? "target_left" : "target");
     const GEOM = mj.mjtObj.mjOBJ_GEOM.value;
+    const cubeBody = id(BODY, "cube", false);
+    const pegBody = id(BODY, "peg", false);
     return {
       armQpos: arm.map((j) => qadr[j]),
       armDof: arm.map((j) => dadr[j]),
@@ -126,16 +151,24 @@ export class ArmSim {
       fingerDof: [dadr[fingers[0]], dadr[fingers[1]]],
       eeSite: id(mj.mjtObj.mjOBJ_SITE.value, "ee"),
       targetMocap: (m.body_mocapid as Int32Array)[targetBody],
-      cubeQpos: cubeJoint >= 0 ? qadr[cubeJoint] : -1,
-      cubeBody: id(mj.mjtObj.mjOBJ_BODY.value, "cube", false),
+      cubeQpos: multi ? multi.cubeQpos.red : cubeJoint >= 0 ? qadr[cubeJoint] : -1,
+      cubeBody: multi ? multi.cubeBody.red : cubeBody,
       pegQpos: pegJoint >= 0 ? qadr[pegJoint] : -1,
-      pegBody: id(mj.mjtObj.mjOBJ_BODY.value, "peg", false),
-      frictionGeoms: ["table", "cube", "peg"].map((n) => id(GEOM, n, false)).filter((g) => g >= 0),
+      pegBody,
+      frictionGeoms: ["table", "cube", "peg", "cube_red", "cube_blue"].map((n) => id(GEOM, n, false)).filter((g) => g >= 0),
+      objectBodies: multi ? [multi.cubeBody.red, multi.cubeBody.blue] : [cubeBody, pegBody].filter((b) => b >= 0),
+      multi,
     };
   }
 
-  #objectBody(): number {
-    return this.#layout.cubeBody >= 0 ? this.#layout.cubeBody : this.#layout.pegBody;
+  /** multi_push: the episode's instruction (the seed's, or the fixed one); null for the other tasks. */
+  get instruction(): string | null {
+    return this.#instruction;
+  }
+
+  /** multi_push: which cube goes to which target this episode; null for the other tasks. */
+  get goal(): MultiPushGoal | null {
+    return this.#goal;
   }
 
   /** Puts arm, cube and target in the random start state of `seed` (same seed → same state). */
@@ -149,11 +182,20 @@ export class ArmSim {
     const qpos = this.data.qpos as Float64Array;
     L.armQpos.forEach((a, i) => (qpos[a] = init.q[i]));
     qpos[L.fingerQpos[0]] = qpos[L.fingerQpos[1]] = init.q[4] / 2;
-    if (init.cube && L.cubeQpos >= 0) {
-      const c = L.cubeQpos;
-      qpos.set([init.cube.x, init.cube.y, ARM_SPEC.cubeHalf, Math.cos(init.cube.yaw / 2), 0, 0, Math.sin(init.cube.yaw / 2)], c);
-    }
-    (this.data.mocap_pos as Float64Array).set(init.target, 3 * L.targetMocap);
+    const placeCube = (c: { x: number; y: number; yaw: number }, adr: number): void =>
+      qpos.set([c.x, c.y, ARM_SPEC.cubeHalf, Math.cos(c.yaw / 2), 0, 0, Math.sin(c.yaw / 2)], adr);
+    if (init.multi && L.multi) {
+      const M = L.multi;
+      const fixed = this.#fixedInstruction;
+      this.#goal = fixed === undefined ? init.multi.goal : goalFromInstruction(fixed, init.multi.goal).goal;
+      this.#instruction = fixed ?? init.multi.instruction;
+      for (const color of ["red", "blue"] as const) placeCube(init.multi.cubes[color], M.cubeQpos[color]);
+      for (const side of ["left", "right"] as const) (this.data.mocap_pos as Float64Array).set(init.multi.targets[side], 3 * M.targetMocap[side]);
+      L.cubeQpos = M.cubeQpos[this.#goal.color];
+      L.cubeBody = M.cubeBody[this.#goal.color];
+      L.targetMocap = M.targetMocap[this.#goal.side];
+    } else if (init.cube && L.cubeQpos >= 0) placeCube(init.cube, L.cubeQpos);
+    if (!init.multi) (this.data.mocap_pos as Float64Array).set(init.target, 3 * L.targetMocap);
     const yaw = init.targetYaw ?? 0;
     (this.data.mocap_quat as Float64Array).set([Math.cos(yaw / 2), 0, 0, Math.sin(yaw / 2)], 4 * L.targetMocap);
     (this.data.ctrl as Float64Array).set(init.q);
@@ -186,12 +228,11 @@ export class ArmSim {
     const rng = createRng(seed ^ 0x5bd1e995);
     const jitter = (lo: number, hi: number): number => (this.#randomize ? rng.uniform(lo, hi) : 1);
     L.frictionGeoms.forEach((g, i) => (fr[3 * g] = this.#nominalFriction[i] * jitter(0.7, 1.3)));
-    const body = this.#objectBody();
-    if (body >= 0) {
+    L.objectBodies.forEach((body, i) => {
       const k = jitter(0.7, 1.5);
-      (this.model.body_mass as Float64Array)[body] = this.#nominalMass * k;
-      (this.model.body_inertia as Float64Array).set(this.#nominalInertia.map((v) => v * k), 3 * body);
-    }
+      (this.model.body_mass as Float64Array)[body] = this.#nominalMass[i] * k;
+      (this.model.body_inertia as Float64Array).set(this.#nominalInertia[i].map((v) => v * k), 3 * body);
+    });
   }
 
   /**
@@ -256,7 +297,7 @@ export class ArmSim {
     return [p[i], p[i + 1], p[i + 2]];
   }
 
-  /** Cube centre (push_cube only; NaN for reach). */
+  /** Cube centre (push_cube; multi_push: the instructed cube; NaN otherwise). */
   cubePosition(): [number, number, number] {
     const c = this.#layout.cubeQpos;
     if (c < 0) return [NaN, NaN, NaN];
@@ -301,6 +342,15 @@ export class ArmSim {
       case "reach":
         values = [...q, ...ee, ...t];
         break;
+      case "multi_push": {
+        const M = this.#layout.multi!;
+        const qp = this.data.qpos as Float64Array;
+        const mp = this.data.mocap_pos as Float64Array;
+        const xy = (adr: number): number[] => [qp[adr], qp[adr + 1]];
+        const txy = (m: number): number[] => [mp[3 * m], mp[3 * m + 1]];
+        values = [...q, ...ee, ...this.cubePosition().slice(0, 2), t[0], t[1], ...xy(M.cubeQpos.red), ...xy(M.cubeQpos.blue), ...txy(M.targetMocap.left), ...txy(M.targetMocap.right)];
+        break;
+      }
     }
     return { names: [...this.task.observationNames], values };
   }
@@ -310,11 +360,15 @@ export class ArmSim {
     this.#assertOpen();
     const d = this.#taskDistance();
     let failed = !Number.isFinite(d);
-    if (this.task.name === "push_cube") {
-      const [x, y, z] = this.cubePosition();
+    if (this.task.name === "push_cube" || this.task.name === "multi_push") {
       const t = ARM_SPEC.table;
-      // Off the table (or sunk through it after a blow-up): the episode cannot be won any more.
-      failed ||= z < 0 || x < t.xMin || x > t.xMax || Math.abs(y) > t.yHalf;
+      const M = this.#layout.multi;
+      const q = this.data.qpos as Float64Array;
+      // Off the table (or sunk through it after a blow-up): the episode cannot be won any more (either cube for multi_push).
+      for (const c of M ? [M.cubeQpos.red, M.cubeQpos.blue] : [this.#layout.cubeQpos]) {
+        const [x, y, z] = [q[c], q[c + 1], q[c + 2]];
+        failed ||= z < 0 || x < t.xMin || x > t.xMax || Math.abs(y) > t.yHalf;
+      }
     }
     // Goal reached: within successRadius of the target; for the peg, inside the hole and deep enough.
     let reached = d < this.task.successRadius;
@@ -351,7 +405,7 @@ export class ArmSim {
       const p = ARM_SPEC.peg;
       return Math.hypot(b[0] - t[0], b[1] - t[1], b[2] - (p.height - p.insertDepth));
     }
-    if (this.task.name === "push_cube") {
+    if (this.task.name === "push_cube" || this.task.name === "multi_push") {
       const c = this.cubePosition();
       return Math.hypot(c[0] - t[0], c[1] - t[1]);
     }

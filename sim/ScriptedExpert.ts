@@ -61,7 +61,7 @@ const PEG = {
 type Phase = "approach" | "descend" | "push" | "retreat" | "done" | "align" | "insert";
 type FailureMode = "none" | "giveUp" | "misaim" | "slow";
 
-const TASK_NAMES: readonly TaskName[] = ["reach", "push_cube", "peg_insert"];
+const TASK_NAMES: readonly TaskName[] = ["reach", "push_cube", "peg_insert", "multi_push"];
 
 /** Scripted push_cube / peg_insert / reach demonstrator with a quality knob. */
 export class ScriptedExpert {
@@ -90,7 +90,8 @@ export class ScriptedExpert {
     if (!TASK_NAMES.includes(opts.task)) {
       throw new Error(`ScriptedExpert: unknown task "${String(opts.task)}"; expected one of ${TASK_NAMES.join(", ")}`);
     }
-    this.task = opts.task;
+    // multi_push is push_cube on the instructed cube and target (the observation's cube.* and target.*).
+    this.task = opts.task === "multi_push" ? "push_cube" : opts.task;
     this.quality = quality;
     this.#rng = createRng(0);
     this.reset(opts.seed ?? 0);

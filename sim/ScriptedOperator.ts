@@ -195,7 +195,9 @@ function gauge(task: TaskName, obs: { names: readonly string[]; values: readonly
   };
   const ee = [get("ee.x"), get("ee.y"), get("ee.z")];
   switch (task) {
-    case "push_cube": {
+    case "push_cube":
+    case "multi_push": {
+      // multi_push: cube.* / target.* are the instructed pair.
       const c = [get("cube.x"), get("cube.y"), ARM_SPEC.cubeHalf];
       const remaining = Math.hypot(c[0] - get("target.x"), c[1] - get("target.y"));
       return { remaining, approach: Math.hypot(ee[0] - c[0], ee[1] - c[1], ee[2] - c[2]), pressing: false };

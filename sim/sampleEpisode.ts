@@ -3,6 +3,7 @@ import { ARM_SPEC } from "./armSpec.ts";
 import { inverseKinematics } from "./kinematics.ts";
 import { createRng } from "./rng.ts";
 import type { TaskName } from "./tasks.ts";
+import { sampleMultiPush, type MultiPushLayout } from "./multiPush.ts";
 
 /** Initial state of one episode. */
 export interface EpisodeInit {
@@ -14,6 +15,8 @@ export interface EpisodeInit {
   target: [number, number, number];
   /** Yaw of the target body (peg_insert: the fixture faces the base, so the held peg's sides line up with the hole's). */
   targetYaw?: number;
+  /** multi_push: both cubes, both targets, the goal and the instruction. */
+  multi?: MultiPushLayout;
 }
 
 /** Draws the start pose, the cube and the target of an episode of `task` from `seed`. */
@@ -31,6 +34,11 @@ export function sampleEpisode(task: TaskName, seed: number): EpisodeInit {
     const a = rng.uniform(-0.6, 0.6);
     // The arm has no wrist roll: the held peg's yaw is the pan angle, atan2(y, x), at the hole too.
     return { q, target: [r * Math.cos(a), r * Math.sin(a), 0], targetYaw: a };
+  }
+  if (task === "multi_push") {
+    const multi = sampleMultiPush(rng);
+    const c = multi.cubes[multi.goal.color];
+    return { q, cube: c, target: multi.targets[multi.goal.side], multi };
   }
   if (task === "reach") {
     const r = rng.uniform(0.14, 0.28);

@@ -6,7 +6,8 @@ import type { TaskName } from "./tasks.ts";
 export interface SceneOptions {
   /**
    * `push_cube` adds the free cube and a flat target disc; `reach` a floating target ball; `peg_insert`
-   * a free square peg (ArmSim.reset puts it between the fingers) and the hole fixture as the mocap `target`.
+   * a free square peg (ArmSim.reset puts it between the fingers) and the hole fixture as the mocap `target`;
+   * `multi_push` a red and a blue cube (`cube_red`, `cube_blue`) and two discs (`target_left`, `target_right`).
    */
   task: TaskName;
   /** Physics step in seconds (contract: 0.002). */
@@ -98,6 +99,18 @@ function taskXml(task: TaskName, world: string): string {
     <body name="target" mocap="true" pos="0.3 0 0">
       <geom name="target" type="cylinder" size="${s.targetRadius} 0.0005" pos="0 0 0.0006" rgba="0.1 0.8 0.2 1" contype="0" conaffinity="0"/>
     </body>`;
+    case "multi_push": {
+      const cube = (color: string, rgba: string, y: number): string => `
+    <body name="cube_${color}" pos="0.22 ${y} ${s.cubeHalf}">
+      <freejoint name="cube_${color}"/>
+      <geom name="cube_${color}" type="box" size="${s.cubeHalf} ${s.cubeHalf} ${s.cubeHalf}" mass="0.08" friction="0.5 0.005 0.0001" rgba="${rgba}" ${world}/>
+    </body>`;
+      const disc = (side: string, y: number): string => `
+    <body name="target_${side}" mocap="true" pos="0.22 ${y} 0">
+      <geom name="target_${side}" type="cylinder" size="${s.targetRadius} 0.0005" pos="0 0 0.0006" rgba="0.1 0.8 0.2 1" contype="0" conaffinity="0"/>
+    </body>`;
+      return cube("red", "0.9 0.1 0.1 1", 0.06) + cube("blue", "0.1 0.25 0.9 1", -0.06) + disc("left", 0.15) + disc("right", -0.15);
+    }
     case "reach":
       return `
     <body name="target" mocap="true" pos="0.25 0 0.1">

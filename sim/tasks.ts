@@ -1,7 +1,7 @@
 /** The tasks the sim arm can run, with the observation layout each one publishes (docs/contracts.md). */
 
 /** Name of a sim task. */
-export type TaskName = "reach" | "push_cube" | "peg_insert";
+export type TaskName = "reach" | "push_cube" | "peg_insert" | "multi_push";
 
 /** What a task is: limits, rates and the observation/action layout that the rest of rlft codes against. */
 export interface TaskSpec {
@@ -57,5 +57,17 @@ export const TASKS: Readonly<Record<TaskName, TaskSpec>> = {
     // ArmSim.status also asks for the peg's bottom face ARM_SPEC.peg.insertDepth below the fixture top.
     successRadius: 0.01,
     description: "insert the held square peg at least 2 cm deep into the square hole of the fixture (2 mm clearance per side)",
+  },
+  multi_push: {
+    name: "multi_push",
+    // Same pushing as push_cube, plus finding the right cube; the clean expert needs ~4–7 s.
+    maxSteps: 150,
+    controlHz: 10,
+    // cube/target: the instructed pair (privileged: for the scripted expert and operator, never a VLA's state);
+    // then every object, so a state-based policy could also solve it.
+    observationNames: [...q, "ee.x", "ee.y", "ee.z", "cube.x", "cube.y", "target.x", "target.y", "red.x", "red.y", "blue.x", "blue.y", "left.x", "left.y", "right.x", "right.y"],
+    actionNames: joints,
+    successRadius: 0.035,
+    description: "push the red or blue cube to the left or right target, as the episode's instruction says (sim/multiPush.ts)",
   },
 };

@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { loadLaunch, type LaunchConfig } from "../../launch/LaunchConfig.ts";
 import { runEpisodes, formatRate, type EpisodeSummary } from "../runEpisodes.ts";
+import { policyKind } from "../../policies/vla/VlaPackage.ts";
 
 /** The launch file collect and eval start from when none is given. */
 export const DEFAULT_LAUNCH = "launch/sim_push.yaml";
@@ -41,19 +42,21 @@ export function registerEpisodeCommands(program: Command): void {
     .command("collect")
     .description("Record scripted-expert demonstrations in simulation, one MCAP file per episode")
     .requiredOption("--out <dir>", "where the MCAP episodes and index.json go")
-    .option("--task <task>", "reach | push_cube | peg_insert", "push_cube")
+    .option("--task <task>", "reach | push_cube | peg_insert | multi_push", "push_cube")
     .option("--episodes <n>", "number of episodes", int("--episodes", 1), 50)
     .option("--seed <n>", "first seed (episode i uses seed+i)", int("--seed", 0), 0)
     .option("--quality <q>", "expert quality in [0,1]: lower is noisier, hesitant, sometimes failing", Number, 0.7)
     .option("--no-camera", "skip the ray-cast camera (faster)")
     .option("--launch <file>", "launch file to start from", DEFAULT_LAUNCH)
     .option("--json", "print the summary as JSON")
-    .addHelpText("after", "\nExample:\n  rlft collect --task push_cube --episodes 50 --out data/demos\n")
+    .addHelpText("after", "\nExamples:\n  rlft collect --task push_cube --episodes 50 --out data/demos\n  rlft collect --task multi_push --episodes 200 --quality 1 --out data/multi   # with a camera frame every tick, for train-vla\n")
     .action(async (o) => {
       const cfg = baseConfig(o.launch);
       cfg.task = o.task;
       cfg.actor = { ...cfg.actor, kind: "expert", expert_quality: o.quality };
       cfg.camera.enabled = o.camera;
+      // multi_push demos train a VLA: a frame every control tick, so every recorded action has its image.
+      if (o.task === "multi_push") cfg.camera.rate_hz = cfg.control_hz;
       cfg.recorder.enabled = true;
       const { summary } = await runEpisodes(cfg, { count: o.episodes, seed: o.seed, label: "collect", recordTo: o.out, metadata: { source: "scripted_expert" } });
       printSummary(summary, o.json);
@@ -65,7 +68,8 @@ export function registerEpisodeCommands(program: Command): void {
     .description("Evaluate a policy package in simulation and print its success rate with a Wilson 95% interval")
     .requiredOption("--policy <dir>", "policy package directory (the BC base)")
     .option("--residual <dir>", "residual package trained on that base by rlft session")
-    .option("--task <task>", "reach | push_cube | peg_insert", "push_cube")
+    .option("--task <task>", "reach | push_cube | peg_insert | multi_push", "push_cube")
+    .option("--instruction <text>", "multi_push: the instruction of every episode (the VLA reads it; the goal is taken from its colour and side words). Default: each seed's own")
     .option("--episodes <n>", "number of episodes", int("--episodes", 1), 50)
     .option("--seed <n>", "first seed; keep evaluation seeds disjoint from training seeds", int("--seed", 0), 1000)
     .option("--sampler <mode>", "graph (whole DDIM loop in one ONNX graph) | ts (TS scheduler)", "graph")
@@ -73,13 +77,19 @@ export function registerEpisodeCommands(program: Command): void {
     .option("--no-camera", "skip the ray-cast camera (faster)")
     .option("--launch <file>", "launch file to start from", DEFAULT_LAUNCH)
     .option("--json", "print the summary as JSON")
-    .addHelpText("after", "\nExamples:\n  rlft eval --policy runs/demo/package --task push_cube --episodes 50 --seed 1000\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --episodes 50\n")
+    .addHelpText("after", "\nExamples:\n  rlft eval --policy runs/demo/package --task push_cube --episodes 50 --seed 1000\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\" --episodes 20\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --episodes 50\n")
     .action(async (o) => {
       const cfg = baseConfig(o.launch);
       cfg.task = o.task;
       cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy, residual: o.residual, sampler: o.sampler };
       cfg.camera.enabled = o.camera && !!o.recordTo;
       cfg.recorder.enabled = !!o.recordTo;
+      if (o.instruction) cfg.instruction = o.instruction;
+      if ((await policyKind(o.policy)) === "vla") {
+        // A VLA sees through the camera: a frame every control tick, as in its training data.
+        cfg.camera.enabled = true;
+        cfg.camera.rate_hz = cfg.control_hz;
+      }
       const { summary } = await runEpisodes(cfg, { count: o.episodes, seed: o.seed, label: "eval", recordTo: o.recordTo });
       printSummary(summary, o.json);
     });

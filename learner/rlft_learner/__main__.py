@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from . import __version__, bench_sampler, make_fixture, train_bc
+from . import __version__, bench_sampler, bench_vla, make_fixture, train_bc, train_vla
 from .serve import BenchUpdateCommand, ServeCommand
 
 COMMANDS = {
@@ -14,6 +14,11 @@ COMMANDS = {
                  "example:\n  python3 -m rlft_learner train-bc --bind tcp://127.0.0.1:5555 --out runs/bc --json-progress\n"
                  "  python3 -m rlft_learner train-bc --dataset demos.npz --out runs/bc --steps 2000\n"
                  "  python3 -m rlft_learner train-bc --bind tcp://127.0.0.1:5555 --out runs/bc --save-dataset runs/bc/demos.npz"),
+    "train-vla": (train_vla, "train a tiny language-conditioned VLA (pi0-style flow matching) and export a VLA package",
+                  "example:\n  python3 -m rlft_learner train-vla --dataset runs/vla/dataset --out runs/vla --steps 3000\n"
+                  "  python3 -m rlft_learner train-vla --synthetic --steps 20 --width 32 --out /tmp/vla"),
+    "bench-vla": (bench_vla, "time the VLA's prefix and one action-expert step in eager PyTorch at batch 1; prints JSON",
+                  "example:\n  python3 -m rlft_learner bench-vla --package runs/vla/package --threads 1 --iters 200"),
     "make-fixture": (make_fixture, "train a tiny model on synthetic data and export a package (for TS tests)",
                      "example:\n  python3 -m rlft_learner make-fixture --out /tmp/fixture --obs-dim 12 --action-dim 5"),
     "bench-sampler": (bench_sampler, "time the eager PyTorch DDIM sampler at batch 1; prints JSON",

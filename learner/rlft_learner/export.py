@@ -60,6 +60,15 @@ def _export(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], 
     onnx.checker.check_model(onnx.load(path), full_check=True)
 
 
+def _export_multi(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], outputs: list[str]) -> None:
+    """As _export, for graphs with several outputs (the VLA's prefix and action expert); batch axes dynamic."""
+    axes = {name: {0: "batch"} for name in inputs + outputs}
+    kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    torch.onnx.export(module, args, path, input_names=inputs, output_names=outputs, dynamic_axes=axes,
+                      opset_version=OPSET, do_constant_folding=True, **kwargs)
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+
+
 def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timesteps: list[int], norm: Normalizer,
                    meta: PackageMeta, out_dir: str, vectors: int = 3, seed: int = 0) -> str:
     """Export `net` (eval mode, on CPU) and its sampler into `out_dir`; returns the path of policy.json."""

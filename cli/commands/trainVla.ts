@@ -1,0 +1,39 @@
+/** `rlft train-vla`: recorded multi-task episodes → rlft-vla-dataset → `python3 -m rlft_learner train-vla` → VLA package. */
+import { join, resolve } from "node:path";
+import type { Command } from "commander";
+import { writeVlaDataset } from "../vlaDataset.ts";
+import { episodeFiles } from "../dataset.ts";
+import { startLearner } from "../learnerProcess.ts";
+import { progress } from "../progress.ts";
+
+/** Registers train-vla on `program`. */
+export function registerTrainVlaCommand(program: Command): void {
+  program
+    .command("train-vla")
+    .description("Train the tiny language-conditioned VLA on recorded episodes (camera + instruction) and write a VLA package")
+    .requiredOption("--data <dir>", "MCAP episodes recorded with a camera and an instruction (rlft collect --task multi_push)")
+    .option("--out <dir>", "run directory: dataset/ and package/ go here", "runs/vla")
+    .option("--steps <n>", "gradient steps", "3000")
+    .option("--include-failures", "also train on failed episodes")
+    .option("--learner-arg <arg...>", "extra options for python3 -m rlft_learner train-vla (e.g. --learner-arg=--width=48)")
+    .addHelpText("after", "\nExample:\n  rlft collect --task multi_push --episodes 160 --quality 1 --out data/multi\n  rlft train-vla --data data/multi --out runs/vla --steps 3000\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\"\n")
+    .action(async (o) => {
+      const datasetDir = join(o.out, "dataset");
+      const bar = progress("dataset", episodeFiles(o.data).length, { unit: "episodes" });
+      let n = 0;
+      const s = await writeVlaDataset(o.data, datasetDir, { includeFailures: o.includeFailures, onEpisode: () => bar.update(++n) });
+      bar.stop();
+      console.log(`dataset: ${s.episodes} episodes, ${s.ticks} ticks (${s.skippedEpisodes} skipped) in ${resolve(datasetDir)}`);
+      for (const [text, count] of Object.entries(s.instructions).sort()) console.log(`  ${String(count).padStart(4)} × ${text}`);
+      let train: ReturnType<typeof progress> | null = null;
+      const args = ["train-vla", "--dataset", datasetDir, "--out", o.out, "--steps", String(o.steps), "--json-progress", ...(o.learnerArg ?? [])];
+      const learner = startLearner(args, (e) => {
+        if (e.event !== "progress") return;
+        train ??= progress("train", Number(e.total), { unit: "steps" });
+        train.update(Number(e.step), { loss: Number(e.loss).toFixed(4) });
+      });
+      const done = await learner.done;
+      (train as ReturnType<typeof progress> | null)?.stop();
+      console.log(`VLA package: ${String(done.package)} (final flow loss ${Number(done.final_loss).toFixed(4)}, ${done.seconds} s)`);
+    });
+}

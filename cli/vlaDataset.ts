@@ -1,0 +1,152 @@
+/**
+ * Recorded MCAP episodes → an `rlft-vla-dataset` directory (learner/rlft_learner/vla_data.py, docs/policy-package.md):
+ * meta.json + obs.npy + action.npy + image_<camera>.npy. Each control tick's /observation is paired with the
+ * /joint_command of the same stamp and the camera frame of the same stamp (or the latest before it); the episode's
+ * instruction comes from /task/instruction. Ticks without a frame yet are dropped, as the VLA would hold there.
+ */
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { EpisodeReader } from "../recording/EpisodeReader.ts";
+import { TOPICS } from "../nodes/topics.ts";
+import type { JointStateMsg, ObservationMsg } from "../nodes/msgs.ts";
+import { episodeFiles } from "./dataset.ts";
+import { taskVocabulary } from "../sim/multiPush.ts";
+
+interface ImageMsg {
+  header: { stamp: { sec: number; nanosec: number } };
+  width: number;
+  height: number;
+  encoding: string;
+  step: number;
+  data: Uint8Array;
+}
+
+/** A .npy (format 1.0) header for a C-order array of `descr` ("<f4", "|u1") and `shape`. */
+export function npyHeader(descr: string, shape: readonly number[]): Buffer {
+  const dict = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(", ")}${shape.length === 1 ? "," : ""}), }`;
+  const total = Math.ceil((10 + dict.length + 1) / 64) * 64;
+  const header = dict + " ".repeat(total - 10 - dict.length - 1) + "\n";
+  const pre = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, header.length & 0xff, header.length >> 8]);
+  return Buffer.concat([pre, Buffer.from(header, "latin1")]);
+}
+
+/** Streams rows into a .npy file whose row count is only known at the end (the header is rewritten then). */
+class NpyWriter {
+  #fd: number;
+  #rows = 0;
+  constructor(
+    readonly path: string,
+    readonly descr: string,
+    readonly rowShape: readonly number[],
+  ) {
+    this.#fd = openSync(path, "w");
+    writeSync(this.#fd, npyHeader(descr, [0, ...rowShape]));
+  }
+  write(bytes: Uint8Array): void {
+    writeSync(this.#fd, bytes);
+    this.#rows++;
+  }
+  close(): void {
+    // Same header length for any row count below 10^12, so it fits in place.
+    const h = npyHeader(this.descr, [this.#rows, ...this.rowShape]);
+    const first = npyHeader(this.descr, [0, ...this.rowShape]);
+    if (h.length !== first.length) throw new Error(`${this.path}: npy header grew; rewrite the file`);
+    writeSync(this.#fd, h, 0, h.length, 0);
+    closeSync(this.#fd);
+  }
+}
+
+const key = (s: { sec: number; nanosec: number }): bigint => BigInt(s.sec) * 1_000_000_000n + BigInt(s.nanosec);
+
+/** Summary of a conversion. */
+export interface VlaDatasetSummary {
+  dir: string;
+  episodes: number;
+  ticks: number;
+  skippedEpisodes: number;
+  instructions: Record<string, number>;
+}
+
+/** Converts the episodes in `data` (successful ones unless includeFailures) into a dataset directory `out`. */
+export async function writeVlaDataset(data: string, out: string, opts: { includeFailures?: boolean; camera?: string; onEpisode?: () => void } = {}): Promise<VlaDatasetSummary> {
+  const camera = opts.camera ?? "front";
+  const imageTopic = `/camera/${camera}/image`;
+  mkdirSync(out, { recursive: true });
+  let obsW: NpyWriter | null = null;
+  let actW: NpyWriter | null = null;
+  let imgW: NpyWriter | null = null;
+  let meta: { task: string; obs_names: string[]; action_names: string[]; height: number; width: number } | null = null;
+  const episodes: { episode: number; seed: number; length: number; success: boolean; instruction: string; file: string }[] = [];
+  const instructions: Record<string, number> = {};
+  let skipped = 0;
+  for (const file of episodeFiles(data)) {
+    opts.onEpisode?.();
+    const r = await EpisodeReader.open(file);
+    try {
+      const success = r.result?.success === "true";
+      if (!success && !opts.includeFailures) {
+        skipped++;
+        continue;
+      }
+      const obs: ObservationMsg[] = [];
+      const cmds = new Map<bigint, JointStateMsg>();
+      const images: ImageMsg[] = [];
+      let instruction = "";
+      for await (const m of r.messages({ topics: [TOPICS.observation.topic, TOPICS.jointCommand.topic, imageTopic, TOPICS.instruction.topic] })) {
+        if (m.topic === TOPICS.observation.topic) obs.push(m.message as unknown as ObservationMsg);
+        else if (m.topic === TOPICS.jointCommand.topic) cmds.set(key((m.message as unknown as JointStateMsg).header.stamp), m.message as unknown as JointStateMsg);
+        else if (m.topic === imageTopic) images.push(m.message as unknown as ImageMsg);
+        else instruction = (m.message as unknown as { data: string }).data;
+      }
+      if (!instruction || images.length === 0) {
+        skipped++;
+        continue;
+      }
+      let length = 0;
+      let j = -1;
+      for (const o of obs) {
+        const t = key(o.header.stamp);
+        const c = cmds.get(t);
+        while (j + 1 < images.length && key(images[j + 1].header.stamp) <= t) j++;
+        if (!c || j < 0) continue;
+        const img = images[j];
+        if (img.encoding !== "rgb8" || img.step !== img.width * 3) throw new Error(`${file}: ${imageTopic} is ${img.encoding} with step ${img.step}; expected packed rgb8`);
+        if (!meta) {
+          meta = { task: r.episode?.task ?? "unknown", obs_names: [...o.names], action_names: [...c.name], height: img.height, width: img.width };
+          obsW = new NpyWriter(join(out, "obs.npy"), "<f4", [o.names.length]);
+          actW = new NpyWriter(join(out, "action.npy"), "<f4", [c.name.length]);
+          imgW = new NpyWriter(join(out, `image_${camera}.npy`), "|u1", [img.height, img.width, 3]);
+        }
+        if (img.height !== meta.height || img.width !== meta.width) throw new Error(`${file}: frame ${img.width}×${img.height}, the first episode's were ${meta.width}×${meta.height}`);
+        if (o.names.join() !== meta.obs_names.join()) throw new Error(`${file}: observation names differ from the first episode's`);
+        obsW!.write(new Uint8Array(Float32Array.from(o.values).buffer));
+        actW!.write(new Uint8Array(Float32Array.from(c.position).buffer));
+        imgW!.write(img.data);
+        length++;
+      }
+      if (length === 0) {
+        skipped++;
+        continue;
+      }
+      episodes.push({ episode: Number(r.episode?.episode ?? -1), seed: Number(r.episode?.seed ?? -1), length, success, instruction, file });
+      instructions[instruction] = (instructions[instruction] ?? 0) + 1;
+    } finally {
+      await r.close();
+    }
+  }
+  for (const w of [obsW, actW, imgW]) w?.close();
+  if (!meta) throw new Error(`none of the episodes in ${data} has an instruction, camera frames and commands — record them with: rlft collect --task multi_push --out ${data}`);
+  const doc = {
+    format: "rlft-vla-dataset",
+    format_version: 1,
+    task: meta.task,
+    obs_names: meta.obs_names,
+    action_names: meta.action_names,
+    cameras: [{ name: camera, height: meta.height, width: meta.width }],
+    // Every word the task's instructions can use, so the tokenizer knows words no demo happened to say.
+    vocabulary: meta.task === "multi_push" ? taskVocabulary() : [],
+    episodes,
+  };
+  writeFileSync(join(out, "meta.json"), JSON.stringify(doc, null, 2));
+  return { dir: out, episodes: episodes.length, ticks: episodes.reduce((a, e) => a + e.length, 0), skippedEpisodes: skipped, instructions };
+}

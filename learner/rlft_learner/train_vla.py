@@ -1,0 +1,211 @@
+"""Behaviour cloning of a tiny language-conditioned VLA (vla.py) with pi0's flow-matching objective.
+
+Reads an `rlft-vla-dataset` directory (vla_data.py; `rlft train-vla` writes it from recorded MCAP episodes), builds
+the instruction tokenizer from the task vocabulary, trains, and exports a VLA package (vla_export.py).
+
+    python3 -m rlft_learner train-vla --dataset runs/vla/dataset --out runs/vla --steps 3000
+    python3 -m rlft_learner train-vla --synthetic --steps 20 --width 32 --out /tmp/vla   # a tiny real package, for tests
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .cli import add_dataclass_args, dataclass_from_args, help_meta as _h
+from .tokenizer import WordLevelTokenizer
+from .vla import ImageSpec, TinyVla, VlaConfig, preprocess_images
+from .vla_data import VlaDataset, load_vla_dataset, synthetic_vla_dataset
+from .vla_export import export_vla_package
+
+log = logging.getLogger("rlft_learner.train_vla")
+
+
+@dataclass
+class Config:
+    dataset: str = field(default="", metadata=_h("rlft-vla-dataset directory (meta.json + .npy files)"))
+    synthetic: bool = field(default=False, metadata=_h("train on a small synthetic dataset instead (tests, fixtures)"))
+    out: str = field(default="runs/vla", metadata=_h("run directory; the package goes to OUT/package"))
+    steps: int = field(default=3000, metadata=_h("gradient steps"))
+    batch_size: int = field(default=64, metadata=_h("samples per gradient step"))
+    lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate"))
+    weight_decay: float = field(default=1e-4, metadata=_h("AdamW weight decay"))
+    warmup_steps: int = field(default=200, metadata=_h("linear LR warm-up before the cosine decay"))
+    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights"))
+    horizon: int = field(default=16, metadata=_h("predicted action chunk length"))
+    execute_steps: int = field(default=8, metadata=_h("actions executed per chunk on the robot"))
+    flow_steps: int = field(default=10, metadata=_h("Euler steps at inference (pi0: 10)"))
+    width: int = field(default=64, metadata=_h("token width of prefix and action expert"))
+    heads: int = field(default=4, metadata=_h("attention heads"))
+    prefix_layers: int = field(default=2, metadata=_h("transformer blocks in the prefix encoder"))
+    expert_layers: int = field(default=2, metadata=_h("transformer blocks in the action expert"))
+    max_tokens: int = field(default=16, metadata=_h("instruction length incl. [CLS]/[SEP] (truncate / pad)"))
+    state_prefix: str = field(default="q.", metadata=_h("observation names starting with this are the state input (proprioception only)"))
+    image_height: int = field(default=32, metadata=_h("model input height after crop + resize"))
+    image_width: int = field(default=40, metadata=_h("model input width after crop + resize"))
+    crop: str = field(default="14,2,48,60", metadata=_h("top,left,height,width crop of the source frame"))
+    shift: int = field(default=2, metadata=_h("random-shift augmentation in pixels (DrQ); 0 = off"))
+    state_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension state std"))
+    seed: int = field(default=1, metadata=_h("random seed"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads"))
+    log_every: int = field(default=100, metadata=_h("steps between progress lines"))
+    json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+def cosine_lr(step: int, total: int, warmup: int) -> float:
+    if step < warmup:
+        return (step + 1) / warmup
+    return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
+
+
+def random_shift(x: torch.Tensor, pad: int, gen: torch.Generator) -> torch.Tensor:
+    """DrQ (Kostrikov et al. 2020) random translation by up to `pad` pixels, per sample, via integer crops."""
+    if pad <= 0:
+        return x
+    B, C, H, W = x.shape
+    padded = F.pad(x, (pad, pad, pad, pad), mode="replicate")  # (B, C, H+2p, W+2p)
+    dy = torch.randint(0, 2 * pad + 1, (B,), generator=gen)
+    dx = torch.randint(0, 2 * pad + 1, (B,), generator=gen)
+    return torch.stack([padded[i, :, dy[i]:dy[i] + H, dx[i]:dx[i] + W] for i in range(B)])
+
+
+def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str]):
+    """Tokenizer, model config, normalisation and the training tensors."""
+    tok = WordLevelTokenizer.build(data.instructions + vocabulary, max_length=cfg.max_tokens)
+    state_idx = [i for i, n in enumerate(data.obs_names) if n.startswith(cfg.state_prefix)]
+    if not state_idx:
+        raise ValueError(f"no observation name starts with {cfg.state_prefix!r} (names: {', '.join(data.obs_names)})")
+    crop = [int(v) for v in cfg.crop.split(",")]
+    cams = []
+    for name, arr in data.images.items():
+        cams.append(ImageSpec(name=name, source_height=int(arr.shape[1]), source_width=int(arr.shape[2]), crop=crop,
+                              height=cfg.image_height, width=cfg.image_width))
+    mcfg = VlaConfig(state_dim=len(state_idx), action_dim=data.action.shape[1], horizon=cfg.horizon,
+                     vocab_size=len(tok.vocab), max_tokens=cfg.max_tokens, cameras=cams, width=cfg.width, heads=cfg.heads,
+                     prefix_layers=cfg.prefix_layers, expert_layers=cfg.expert_layers)
+    state = data.obs[:, state_idx].astype(np.float64)
+    act = data.action.astype(np.float64)
+    lo, hi = act.min(0), act.max(0)
+    pad = np.maximum(1e-3 - (hi - lo), 0) / 2
+    norm = {"state": {"mean": state.mean(0), "std": np.maximum(state.std(0), cfg.state_std_floor)},
+            "actions": {"min": lo - pad, "max": hi + pad}}
+    state_n = torch.from_numpy(((state - norm["state"]["mean"]) / norm["state"]["std"]).astype(np.float32))  # (N, S)
+    act_n = torch.from_numpy((2 * (act - norm["actions"]["min"]) / (norm["actions"]["max"] - norm["actions"]["min"]) - 1).astype(np.float32))
+    images = []
+    for spec in cams:
+        src = data.images[spec.name]
+        chunks = [preprocess_images(torch.from_numpy(np.array(src[i:i + 2048])), spec) for i in range(0, len(src), 2048)]
+        images.append(torch.cat(chunks))  # (N, 3, h, w)
+    ep_ids, ep_mask = zip(*(tok.encode(s) for s in data.instructions))
+    ep_of_tick = np.repeat(np.arange(len(data.lengths)), data.lengths)  # (N,)
+    starts = data.starts
+    t_in_ep = np.arange(len(ep_of_tick)) - starts[ep_of_tick]
+    # Action chunk of tick i: the commands of ticks i..i+H-1, the episode's last one repeated past its end.
+    idx = starts[ep_of_tick][:, None] + np.minimum(t_in_ep[:, None] + np.arange(cfg.horizon)[None, :],
+                                                   (data.lengths[ep_of_tick] - 1)[:, None])  # (N, H)
+    tensors = {"state": state_n, "images": images, "chunks": act_n[torch.from_numpy(idx)],  # (N, H, A)
+               "ids": torch.tensor(ep_ids, dtype=torch.int64)[torch.from_numpy(ep_of_tick)],  # (N, L)
+               "mask": torch.tensor(ep_mask, dtype=torch.int64)[torch.from_numpy(ep_of_tick)]}
+    names = [data.obs_names[i] for i in state_idx]
+    return tok, mcfg, norm, tensors, names
+
+
+def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, list[float]]:
+    torch.manual_seed(cfg.seed)
+    model = TinyVla(mcfg)
+    ema = TinyVla(mcfg)
+    ema.load_state_dict(model.state_dict())
+    ema.requires_grad_(False)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
+    gen = torch.Generator().manual_seed(cfg.seed)
+    beta = torch.distributions.Beta(torch.tensor(1.5), torch.tensor(1.0))
+    n = len(tensors["state"])
+    log.info("training on %d ticks, %d params", n, sum(p.numel() for p in model.parameters()))
+    losses, t0 = [], time.perf_counter()
+    for step in range(cfg.steps):
+        idx = torch.randint(0, n, (cfg.batch_size,), generator=gen)
+        imgs = [random_shift(x[idx], cfg.shift, gen) for x in tensors["images"]]
+        a = tensors["chunks"][idx]  # (B, H, A)
+        noise = torch.randn(a.shape, generator=gen)
+        # pi0: t ~ Beta(1.5, 1) on (0.001, 1], more weight on the noisy end.
+        t = 0.001 + 0.999 * beta.sample((cfg.batch_size,))  # (B,)
+        x_t = t[:, None, None] * noise + (1 - t[:, None, None]) * a
+        prefix, pmask = model.prefix(tensors["state"][idx], tensors["ids"][idx], tensors["mask"][idx], *imgs)
+        loss = F.mse_loss(model.expert(x_t, t, prefix, pmask), noise - a)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        decay = min(cfg.ema_decay, (1 + step) / (10 + step))
+        with torch.no_grad():
+            for pe, p in zip(ema.parameters(), model.parameters()):
+                pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
+        losses.append(loss.item())
+        if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
+            emit({"step": step + 1, "total": cfg.steps, "losses/flow": float(np.mean(losses[-cfg.log_every:])),
+                  "charts/SPS": (step + 1) / (time.perf_counter() - t0)})
+    return ema.eval(), losses
+
+
+def run(cfg: Config) -> dict:
+    started = time.perf_counter()
+    torch.set_num_threads(cfg.threads)
+    if cfg.synthetic:
+        data, vocabulary = synthetic_vla_dataset(seed=cfg.seed), []
+    elif cfg.dataset:
+        data = load_vla_dataset(cfg.dataset)
+        with open(os.path.join(cfg.dataset, "meta.json"), encoding="utf-8") as f:
+            vocabulary = list(json.load(f).get("vocabulary", []))
+    else:
+        raise ValueError("pass --dataset DIR (written by `rlft train-vla`) or --synthetic")
+    tok, mcfg, norm, tensors, state_names = prepare(cfg, data, vocabulary)
+    os.makedirs(cfg.out, exist_ok=True)
+
+    def emit(m: dict) -> None:
+        metrics.write(json.dumps(m) + "\n")
+        metrics.flush()
+        if cfg.json_progress:
+            print(json.dumps({"event": "progress", "step": m["step"], "total": m["total"], "loss": m["losses/flow"]}), flush=True)
+        else:
+            print(f"step {m['step']:>6}/{m['total']}  losses/flow {m['losses/flow']:.4f}  charts/SPS {m['charts/SPS']:.1f}", flush=True)
+
+    with open(os.path.join(cfg.out, "metrics.jsonl"), "w") as metrics:
+        model, losses = train(cfg, mcfg, tensors, emit)
+    package = os.path.join(cfg.out, "package")
+    meta = {"task": data.task, "state_names": state_names, "action_names": data.action_names,
+            "episodes": len(data.lengths), "instructions": data.instructions[:2]}
+    export_vla_package(model, tok, norm, meta, package, flow_steps=cfg.flow_steps, execute_steps=cfg.execute_steps, seed=cfg.seed)
+    with open(os.path.join(cfg.out, "config.json"), "w") as f:
+        json.dump(asdict(cfg), f, indent=2)
+    done = {"event": "done", "package": os.path.abspath(package), "final_loss": float(np.mean(losses[-cfg.log_every:])),
+            "steps": cfg.steps, "episodes": int(len(data.lengths)), "seconds": round(time.perf_counter() - started, 2)}
+    print(json.dumps(done) if cfg.json_progress else f"done: package {done['package']}  final loss {done['final_loss']:.4f}  ({done['seconds']} s)", flush=True)
+    return done
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_dataclass_args(parser, Config)
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = dataclass_from_args(Config, args)
+    try:
+        run(cfg)
+    except (ValueError, OSError) as exc:
+        if cfg.json_progress:
+            print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
+        print(f"train-vla: {exc}", file=sys.stderr)
+        return 1
+    return 0

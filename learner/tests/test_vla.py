@@ -1,0 +1,60 @@
+"""The tiny VLA: tokenizer.json, preprocessing, flow-matching training and the exported package."""
+
+import json
+import os
+
+import numpy as np
+import torch
+
+from rlft_learner import train_vla
+from rlft_learner.tokenizer import WordLevelTokenizer
+from rlft_learner.vla import ImageSpec, TinyVla, VlaConfig, preprocess_images
+
+
+def test_tokenizer_json_is_a_wordlevel_tokenizer_with_unk_pad_and_template():
+    tok = WordLevelTokenizer.build(["push the red cube to the left target"], max_length=12)
+    doc = tok.to_json()
+    assert doc["model"]["type"] == "WordLevel" and doc["model"]["unk_token"] == "[UNK]"
+    assert [t["content"] for t in doc["added_tokens"]] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+    assert doc["padding"]["strategy"] == {"Fixed": 12} and doc["post_processor"]["type"] == "TemplateProcessing"
+    ids, mask = tok.encode("Push the RED cube, to the azure target")
+    unk, comma = tok.vocab["[UNK]"], tok.vocab.get(",")
+    assert comma is None and ids.count(unk) == 2  # "," and "azure" are not in the vocabulary
+    assert len(ids) == 12 and ids[0] == tok.vocab["[CLS]"] and ids[10] == tok.vocab["[SEP]"] and sum(mask) == 11
+    ids, mask = tok.encode("push the red cube " * 5)
+    assert len(ids) == 12 and ids[-1] == tok.vocab["[SEP]"] and sum(mask) == 12  # truncated to fit [CLS] ... [SEP]
+
+
+def test_preprocess_crops_resizes_and_normalises():
+    spec = ImageSpec(source_height=4, source_width=4, crop=[0, 0, 2, 2], height=1, width=1, mean=[0, 0, 0], std=[1, 1, 1])
+    frames = torch.zeros(1, 4, 4, 3, dtype=torch.uint8)
+    frames[0, 0, 1] = 255
+    frames[0, 1, 0] = 255
+    x = preprocess_images(frames, spec)
+    assert x.shape == (1, 3, 1, 1) and torch.allclose(x, torch.full((1, 3, 1, 1), 0.5))
+
+
+def test_flow_sampler_runs_the_prefix_once_and_the_expert_per_step():
+    cfg = VlaConfig(vocab_size=10, width=32, cameras=[ImageSpec()])
+    model = TinyVla(cfg).eval()
+    calls = {"prefix": 0, "expert": 0}
+    model.prefix.register_forward_hook(lambda *a: calls.__setitem__("prefix", calls["prefix"] + 1))
+    model.expert.register_forward_hook(lambda *a: calls.__setitem__("expert", calls["expert"] + 1))
+    img = torch.randn(2, 3, cfg.cameras[0].height, cfg.cameras[0].width)
+    out = model.sample(torch.randn(2, 5), torch.ones(2, 16, dtype=torch.int64), torch.ones(2, 16, dtype=torch.int64), [img],
+                       torch.randn(2, cfg.horizon, cfg.action_dim), steps=10)
+    assert out.shape == (2, cfg.horizon, cfg.action_dim) and calls == {"prefix": 1, "expert": 10}
+
+
+def test_train_vla_synthetic_exports_a_complete_package(tmp_path):
+    cfg = train_vla.Config(synthetic=True, steps=3, width=32, log_every=1, out=str(tmp_path))
+    done = train_vla.run(cfg)
+    pkg = done["package"]
+    policy = json.load(open(os.path.join(pkg, "policy.json")))
+    assert policy["kind"] == "vla" and set(policy["files"].values()) == {"prefix.onnx", "action_expert.onnx"}
+    for f in ["prefix.onnx", "action_expert.onnx", "tokenizer.json", "norm_stats.json", "test_vectors.json", "model.pt"]:
+        assert f in policy["sha256"] and os.path.getsize(os.path.join(pkg, f)) > 0
+    tok = WordLevelTokenizer.load(os.path.join(pkg, "tokenizer.json"))
+    assert policy["language"]["vocab_size"] == len(tok.vocab) and policy["language"]["max_length"] == tok.max_length
+    vec = json.load(open(os.path.join(pkg, "test_vectors.json")))
+    assert np.isfinite(np.array(vec["actions"])).all()

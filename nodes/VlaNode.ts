@@ -1,0 +1,162 @@
+/**
+ * policy (VLA): a language-conditioned VLA package as an actor. Per chunk it needs a fresh frame from every camera the
+ * package names and the episode's instruction (/task/instruction); it executes `execute_steps` actions of each chunk.
+ * A missing or stale camera frame at a chunk boundary makes it hold — it commands the measured joint positions and
+ * does not run the model on an old or absent image — and it re-plans as soon as frames arrive.
+ */
+import { VlaPolicy } from "../policies/vla/VlaPolicy.ts";
+import { assertVlaCompatible } from "../policies/vla/VlaPackage.ts";
+import type { RgbFrame } from "../policies/vla/preprocess.ts";
+import type { Actor, ActionInfo, ActorInput } from "./ActorNode.ts";
+import { fromTime } from "./msgs.ts";
+import { normaliseAction } from "./PolicyNode.ts";
+
+/** Options of {@link VlaActor.create}. */
+export interface VlaActorOptions {
+  jointNames: readonly string[];
+  observationNames: readonly string[];
+  /** Cameras this robot publishes (/camera/<name>/image). */
+  cameras: readonly string[];
+  /** A frame older than this (seconds, against the observation's stamp) counts as missing. Default 0.25. */
+  maxImageAgeSec?: number;
+  /** Instruction to use before /task/instruction says anything (e.g. `rlft eval --instruction`). */
+  instruction?: string;
+  providers?: readonly string[];
+  threads?: number;
+  logger?: { warn(msg: string): void; info(msg: string): void };
+}
+
+/** Adapts VlaPolicy to the Actor interface with open-loop chunk execution. */
+export class VlaActor implements Actor {
+  readonly jointNames: readonly string[];
+  readonly cameras: readonly string[];
+  readonly policy: VlaPolicy;
+  /** Latency of each chunk (ms). */
+  readonly chunkMs: number[] = [];
+  /** Ticks held because a frame was missing or stale. */
+  holds = 0;
+  /** Why the last hold happened, for status displays. */
+  lastHold = "";
+  #instruction: string;
+  #stateIdx: number[] | null = null;
+  #qIdx: number[] | null = null;
+  #queue: number[][] = [];
+  #maxAge: number;
+  #logger: NonNullable<VlaActorOptions["logger"]>;
+  #last: ActionInfo | null = null;
+  #warnedUnknown = new Set<string>();
+
+  private constructor(policy: VlaPolicy, opts: VlaActorOptions) {
+    this.policy = policy;
+    this.jointNames = opts.jointNames;
+    this.cameras = policy.package.json.cameras.map((c) => c.name);
+    this.#instruction = opts.instruction ?? "";
+    this.#maxAge = opts.maxImageAgeSec ?? 0.25;
+    this.#logger = opts.logger ?? console;
+  }
+
+  /** Loads and verifies the package, refuses it when cameras / state / action do not match the robot. */
+  static async create(dir: string, opts: VlaActorOptions): Promise<VlaActor> {
+    const policy = await VlaPolicy.create(dir, { providers: opts.providers, threads: opts.threads, logger: opts.logger });
+    try {
+      assertVlaCompatible(policy.package, { observationNames: opts.observationNames, actionNames: opts.jointNames, cameras: opts.cameras });
+    } catch (e) {
+      await policy.close();
+      throw e;
+    }
+    return new VlaActor(policy, opts);
+  }
+
+  get version(): string {
+    return this.policy.package.json.version;
+  }
+
+  /** The instruction the next chunks condition on. */
+  get instruction(): string {
+    return this.#instruction;
+  }
+
+  setInstruction(text: string): void {
+    this.#instruction = text;
+    const unknown = this.policy.encode(text).unknown;
+    const key = unknown.join(" ");
+    if (unknown.length > 0 && !this.#warnedUnknown.has(key)) {
+      this.#warnedUnknown.add(key);
+      this.#logger.warn(`VLA ${this.version}: instruction "${text}" has words the tokenizer does not know (${unknown.join(", ")}); they become its unknown token`);
+    }
+  }
+
+  reset(_seed: number): void {
+    this.#queue = [];
+  }
+
+  async act(obs: ActorInput): Promise<number[]> {
+    this.#stateIdx ??= indexOf(this.policy.package.json.state.names, obs.names, "state");
+    this.#qIdx ??= indexOf(this.jointNames.map((j) => `q.${j}`), obs.names, "hold");
+    if (this.#queue.length === 0) {
+      const frames = this.#frames(obs);
+      if (typeof frames === "string") return this.#hold(obs, frames);
+      const chunk = await this.policy.sampleChunk({ state: this.#stateIdx.map((i) => obs.values[i]), instruction: this.#instruction, images: frames });
+      if (this.chunkMs.length < 100_000) this.chunkMs.push(chunk.inferenceMs);
+      this.#queue = chunk.actions.slice(0, this.policy.package.json.action.execute_steps);
+    }
+    const a = this.#queue.shift()!;
+    const n = normaliseAction(this.#actionRange(), a);
+    this.#last = { version: this.version, base: n, residual: n.map(() => 0), action: n };
+    return a;
+  }
+
+  lastAction(): ActionInfo | null {
+    return this.#last;
+  }
+
+  async close(): Promise<void> {
+    await this.policy.close();
+  }
+
+  /** The frame of every camera, or why one is missing/stale. */
+  #frames(obs: ActorInput): Record<string, RgbFrame> | string {
+    const out: Record<string, RgbFrame> = {};
+    for (const cam of this.cameras) {
+      const img = obs.images?.[cam];
+      if (!img) return `no frame from camera ${cam} yet`;
+      if (obs.stamp && fromTime(obs.stamp) - fromTime(img.stamp) > this.#maxAge) {
+        return `camera ${cam}'s latest frame is ${(fromTime(obs.stamp) - fromTime(img.stamp)).toFixed(2)} s old (limit ${this.#maxAge} s)`;
+      }
+      if (img.encoding !== "rgb8") return `camera ${cam} sends ${img.encoding}; the policy takes rgb8`;
+      const data = img.step === img.width * 3 ? img.data : packRows(img.data, img.width, img.height, img.step);
+      out[cam] = { width: img.width, height: img.height, data };
+    }
+    return out;
+  }
+
+  /** Commands the measured joint positions: the arm stays where it is until frames come back. */
+  #hold(obs: ActorInput, why: string): number[] {
+    this.holds++;
+    if (why !== this.lastHold) this.#logger.warn(`VLA ${this.version}: holding — ${why}`);
+    this.lastHold = why;
+    const q = this.#qIdx!.map((i) => obs.values[i]);
+    const n = normaliseAction(this.#actionRange(), q);
+    this.#last = { version: this.version, base: n, residual: n.map(() => 0), action: n };
+    return q;
+  }
+
+  #actionRange(): { min: number[]; max: number[] } {
+    const { offset, scale } = this.policy.package.actions;
+    return { min: offset.map((o, i) => o - scale[i]), max: offset.map((o, i) => o + scale[i]) };
+  }
+}
+
+function indexOf(want: readonly string[], have: readonly string[], what: string): number[] {
+  return want.map((n) => {
+    const i = have.indexOf(n);
+    if (i < 0) throw new Error(`VLA ${what}: the observation has no "${n}" (has ${have.join(", ")})`);
+    return i;
+  });
+}
+
+function packRows(data: Uint8Array, width: number, height: number, step: number): Uint8Array {
+  const out = new Uint8Array(width * height * 3);
+  for (let y = 0; y < height; y++) out.set(data.subarray(y * step, y * step + width * 3), y * width * 3);
+  return out;
+}

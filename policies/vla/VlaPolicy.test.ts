@@ -1,0 +1,151 @@
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { makeVlaFixture } from "../testing/vlaFixture.ts";
+import { VlaPolicy } from "./VlaPolicy.ts";
+import { VlaPackage } from "./VlaPackage.ts";
+import { preprocessFrame } from "./preprocess.ts";
+import { PolicyPackageError } from "../PolicyPackageError.ts";
+import { VlaActor } from "../../nodes/VlaNode.ts";
+
+interface Vectors {
+  instructions: string[];
+  input_ids: number[][];
+  state: number[][];
+  frames: Record<string, number[][]>;
+  images: Record<string, number[][]>;
+  prefix: number[][];
+  noise: number[][][];
+  velocity_t1: number[][][];
+  actions: number[][][];
+}
+
+let fixture: { dir: string; cleanup(): Promise<void> };
+let vec: Vectors;
+const scratch: string[] = [];
+
+before(async () => {
+  fixture = await makeVlaFixture();
+  vec = JSON.parse(await readFile(join(fixture.dir, "test_vectors.json"), "utf8")) as Vectors;
+});
+after(async () => {
+  await fixture?.cleanup();
+  for (const d of scratch) await rm(d, { recursive: true, force: true });
+});
+
+const maxAbs = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
+  assert.equal(a.length, b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+};
+
+test("preprocessing (crop, bilinear resize, normalise) matches the learner's torch transform", async () => {
+  const pkg = await VlaPackage.load(fixture.dir);
+  const t = pkg.transforms[0];
+  for (let v = 0; v < vec.state.length; v++) {
+    const n = vec.frames[t.name][v].length / 3;
+    const side = Math.round(Math.sqrt(n));
+    const x = preprocessFrame({ width: side, height: side, data: Uint8Array.from(vec.frames[t.name][v]) }, t);
+    assert.ok(maxAbs(x, vec.images[t.input][v]) < 1e-5, `frame ${v}`);
+  }
+});
+
+test("preprocessing arithmetic on a hand-made frame: 2×2 → 1×1 averages, NHWC interleaves", () => {
+  const data = Uint8Array.from([0, 0, 0, 255, 255, 255, 255, 255, 255, 0, 0, 0]);
+  const one = preprocessFrame({ width: 2, height: 2, data }, { crop: [0, 0, 2, 2], height: 1, width: 1, mean: [0, 0, 0], std: [1, 1, 1], layout: "NCHW" });
+  assert.deepEqual(Array.from(one), [0.5, 0.5, 0.5]);
+  const same = preprocessFrame({ width: 2, height: 2, data }, { crop: [0, 1, 2, 1], height: 2, width: 1, mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5], layout: "NHWC" });
+  assert.deepEqual(Array.from(same), [1, 1, 1, -1, -1, -1]);
+  assert.throws(() => preprocessFrame({ width: 2, height: 2, data }, { crop: [0, 0, 3, 2], height: 1, width: 1, mean: [0, 0, 0], std: [1, 1, 1], layout: "NCHW" }), /does not fit a 2×2 frame/);
+});
+
+test("ONNX (onnxruntime-node) agrees with PyTorch within 1e-4: prefix, one expert step, the whole 10-step chunk", async () => {
+  const policy = await VlaPolicy.create(fixture.dir);
+  try {
+    const pkg = policy.package;
+    const t = pkg.transforms[0];
+    const side = Math.round(Math.sqrt(vec.frames[t.name][0].length / 3));
+    for (let v = 0; v < vec.state.length; v++) {
+      const raw = vec.state[v].map((s, i) => s * pkg.state.scale[i] + pkg.state.offset[i]);
+      const input = { state: raw, instruction: vec.instructions[v], images: { [t.name]: { width: side, height: side, data: Uint8Array.from(vec.frames[t.name][v]) } }, noise: Float32Array.from(vec.noise[v].flat()) };
+      const { encoding } = policy.prefixFeeds(input);
+      assert.deepEqual(encoding.ids, vec.input_ids[v], "tokenizer ids equal the learner's");
+      const chunk = await policy.sampleChunk(input);
+      const expected = vec.actions[v].flat().map((x, k) => {
+        const a = k % pkg.json.action.names.length;
+        return Math.max(-1, Math.min(1, x)) * pkg.actions.scale[a] + pkg.actions.offset[a];
+      });
+      assert.ok(maxAbs(chunk.actions.flat(), expected) < 1e-4, `chunk ${v}: ${maxAbs(chunk.actions.flat(), expected)}`);
+      assert.equal(chunk.stepMs.length, pkg.json.flow.steps, "one expert call per Euler step");
+    }
+  } finally {
+    await policy.close();
+  }
+});
+
+async function copyPackage(edit: (dir: string) => Promise<void>): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), "rlft-vla-edit-"));
+  scratch.push(root);
+  const dir = join(root, "pkg");
+  await cp(fixture.dir, dir, { recursive: true });
+  await edit(dir);
+  // Re-hash, so the refusal under test is the mismatch and not the sha256 check.
+  const pj = JSON.parse(await readFile(join(dir, "policy.json"), "utf8")) as { sha256: Record<string, string> };
+  for (const f of Object.keys(pj.sha256)) pj.sha256[f] = createHash("sha256").update(await readFile(join(dir, f))).digest("hex");
+  await writeFile(join(dir, "policy.json"), JSON.stringify(pj));
+  return dir;
+}
+
+const robot = { jointNames: ["j0", "j1", "j2", "j3", "j4"], observationNames: ["q.j0", "q.j1", "q.j2", "q.j3", "q.j4", "ee.x", "ee.y", "ee.z"] };
+
+test("a package whose camera set does not match the robot is refused at load, naming the camera", async () => {
+  await assert.rejects(VlaActor.create(fixture.dir, { ...robot, cameras: ["wrist"] }), (e: unknown) => e instanceof PolicyPackageError && e.code === "incompatible" && /needs camera\(s\) \[front\] but the robot has \[wrist\]/.test(e.message));
+});
+
+test("a package whose tokenizer does not match its model is refused at load, naming the mismatch", async () => {
+  const dir = await copyPackage(async (d) => {
+    const tj = JSON.parse(await readFile(join(d, "tokenizer.json"), "utf8")) as { padding: { strategy: { Fixed: number } }; truncation: { max_length: number } };
+    tj.padding.strategy.Fixed = 12;
+    tj.truncation.max_length = 12;
+    await writeFile(join(d, "tokenizer.json"), JSON.stringify(tj));
+  });
+  await assert.rejects(VlaPackage.load(dir), (e: unknown) => e instanceof PolicyPackageError && e.code === "tokenizer" && /pads to 12 tokens, the model takes language.max_length = 16/.test(e.message));
+  const big = await copyPackage(async (d) => {
+    const tj = JSON.parse(await readFile(join(d, "tokenizer.json"), "utf8")) as { model: { vocab: Record<string, number> } };
+    tj.model.vocab.zebra = 999;
+    await writeFile(join(d, "tokenizer.json"), JSON.stringify(tj));
+  });
+  await assert.rejects(VlaPackage.load(big), /ids go up to 999, the model's embedding table has language.vocab_size = \d+ rows/);
+});
+
+test("a missing or stale camera frame makes the VLA hold (measured joints, no model run); a fresh frame resumes", async () => {
+  const warnings: string[] = [];
+  const actor = await VlaActor.create(fixture.dir, { ...robot, cameras: ["front"], logger: { info: () => undefined, warn: (m) => warnings.push(m) } });
+  try {
+    const values = [0.1, -0.2, 0.3, -0.4, 0.02, 0.2, 0, 0.1];
+    const stamp = { sec: 10, nanosec: 0 };
+    actor.setInstruction("push the red cube to the left target");
+    const held = await actor.act({ names: robot.observationNames, values, stamp, images: {} });
+    assert.deepEqual(held, values.slice(0, 5));
+    assert.equal(actor.holds, 1);
+    assert.equal(actor.chunkMs.length, 0, "no chunk computed without a frame");
+    assert.match(warnings.join("\n"), /holding — no frame from camera front yet/);
+    const data = new Uint8Array(64 * 64 * 3).fill(100);
+    const old = { width: 64, height: 64, encoding: "rgb8", step: 192, data, stamp: { sec: 9, nanosec: 0 } };
+    await actor.act({ names: robot.observationNames, values, stamp, images: { front: old } });
+    assert.equal(actor.holds, 2);
+    assert.match(actor.lastHold, /1.00 s old/);
+    const fresh = { ...old, stamp };
+    const a = await actor.act({ names: robot.observationNames, values, stamp, images: { front: fresh } });
+    assert.equal(a.length, 5);
+    assert.equal(actor.chunkMs.length, 1);
+    actor.setInstruction("shove the azure block leftwards");
+    assert.match(warnings.join("\n"), /does not know \(shove, azure, .*leftwards\)/);
+  } finally {
+    await actor.close();
+  }
+});

@@ -1,0 +1,167 @@
+/**
+ * A VLA policy from a verified package (pi0-style): per chunk, tokenise the instruction, preprocess each camera
+ * frame, normalise the state, run the prefix graph once; then integrate the flow with Euler steps, one action-expert
+ * graph call per step, feeding it every prefix output by name; unnormalise the chunk. Both graphs run in one
+ * inference worker thread (policies/InferenceClient.ts), so the control loop's event loop never blocks on them.
+ */
+import { InferenceClient, type Feeds, type InferenceClientOptions, type WireTensor } from "../InferenceClient.ts";
+import { gaussian } from "../gaussian.ts";
+import { PolicyInputError } from "../DiffusionPolicy.ts";
+import { VlaPackage } from "./VlaPackage.ts";
+import { preprocessFrame, type RgbFrame } from "./preprocess.ts";
+import type { Encoding } from "./Tokenizer.ts";
+
+/** Options of {@link VlaPolicy.create}. */
+export interface VlaPolicyOptions {
+  providers?: readonly string[];
+  threads?: number;
+  /** Seed of the initial noise when sampleChunk gets none. Default 0. */
+  seed?: number;
+  logger?: InferenceClientOptions["logger"];
+}
+
+/** One VLA chunk with its timing split the way the bench reports it. */
+export interface VlaChunk {
+  /** horizon × action_dim, robot units. */
+  actions: number[][];
+  inferenceMs: number;
+  prefixMs: number;
+  /** Wall time of each action-expert step (worker round trip included). */
+  stepMs: number[];
+  encoding: Encoding;
+}
+
+/** Inputs of one chunk. */
+export interface VlaInput {
+  /** The state values, in policy.json state.names order, robot units. */
+  state: readonly number[];
+  instruction: string;
+  /** camera name → frame. */
+  images: Record<string, RgbFrame>;
+  /** horizon × action_dim standard normal noise (normalised units); drawn from the seed when absent. */
+  noise?: Float32Array;
+}
+
+/** A loaded VLA. */
+export class VlaPolicy {
+  readonly package: VlaPackage;
+  #client: InferenceClient;
+  #normal: () => number;
+  #encodings = new Map<string, Encoding>();
+
+  private constructor(pkg: VlaPackage, client: InferenceClient, seed: number) {
+    this.package = pkg;
+    this.#client = client;
+    this.#normal = gaussian(seed);
+  }
+
+  /** Loads and verifies the package, starts the worker with both graphs, warms them up with a full chunk. */
+  static async create(dir: string, options: VlaPolicyOptions = {}): Promise<VlaPolicy> {
+    const pkg = await VlaPackage.load(dir);
+    const client = await InferenceClient.create({ prefix: pkg.prefixPath, expert: pkg.expertPath }, { providers: options.providers, threads: options.threads, logger: options.logger });
+    const policy = new VlaPolicy(pkg, client, options.seed ?? 0);
+    try {
+      const images: Record<string, RgbFrame> = {};
+      for (const c of pkg.json.cameras) {
+        const [top, left, h, w] = c.crop;
+        images[c.name] = { width: left + w, height: top + h, data: new Uint8Array((left + w) * (top + h) * 3).fill(128) };
+      }
+      await policy.sampleChunk({ state: pkg.state.offset, instruction: "", images });
+    } catch (e) {
+      await client.close();
+      throw new PolicyInputError("bad_shape", `warm-up of ${pkg.dir} failed: ${(e as Error).message} — the ONNX inputs do not match policy.json`);
+    }
+    return policy;
+  }
+
+  /** Tokenises with the package's tokenizer (cached per instruction: instructions change once per episode). */
+  encode(instruction: string): Encoding {
+    let e = this.#encodings.get(instruction);
+    if (!e) {
+      e = this.package.tokenizer.encode(instruction);
+      if (this.#encodings.size > 256) this.#encodings.clear();
+      this.#encodings.set(instruction, e);
+    }
+    return e;
+  }
+
+  /** The prefix graph's feeds for one input (batch 1). */
+  prefixFeeds(input: VlaInput): { feeds: Feeds; encoding: Encoding } {
+    const j = this.package.json;
+    const st = this.package.state;
+    if (input.state.length !== j.state.names.length) throw new PolicyInputError("bad_shape", `state: expected ${j.state.names.length} values (${j.state.names.join(", ")}), found ${input.state.length}`);
+    const state = new Float32Array(input.state.length);
+    input.state.forEach((v, i) => {
+      if (!Number.isFinite(v)) throw new PolicyInputError("non_finite_observation", `state ${j.state.names[i]} is ${v} — refusing to run the policy; hold the robot and check the sensor`);
+      state[i] = (v - st.offset[i]) / st.scale[i];
+    });
+    const enc = this.encode(input.instruction);
+    const L = j.language.max_length;
+    const feeds: Feeds = {
+      [j.state.input]: { data: state, dims: [1, state.length] },
+      [j.language.input_ids]: { data: BigInt64Array.from(enc.ids, BigInt), dims: [1, L] },
+    };
+    if (j.language.attention_mask) feeds[j.language.attention_mask] = { data: BigInt64Array.from(enc.attentionMask, BigInt), dims: [1, L] };
+    for (const t of this.package.transforms) {
+      const frame = input.images[t.name];
+      if (!frame) throw new PolicyInputError("bad_shape", `no frame from camera ${t.name}`);
+      const dims = t.layout === "NCHW" ? [1, 3, t.height, t.width] : [1, t.height, t.width, 3];
+      feeds[t.input] = { data: preprocessFrame(frame, t), dims };
+    }
+    return { feeds, encoding: enc };
+  }
+
+  /** Samples one action chunk: prefix once, `flow.steps` Euler steps of the action expert. */
+  async sampleChunk(input: VlaInput): Promise<VlaChunk> {
+    const t0 = performance.now();
+    const j = this.package.json;
+    const H = j.action.horizon;
+    const A = j.action.names.length;
+    const { feeds, encoding } = this.prefixFeeds(input);
+    const prefix = await this.#client.run("prefix", feeds);
+    const prefixMs = performance.now() - t0;
+    let x = input.noise ? new Float32Array(input.noise) : Float32Array.from({ length: H * A }, () => this.#normal());
+    if (x.length !== H * A) throw new PolicyInputError("bad_shape", `noise: expected ${H}×${A} values, found ${x.length}`);
+    const f = j.flow;
+    const dt = (f.t_end - f.t_start) / f.steps;
+    const stepMs: number[] = [];
+    for (let i = 0; i < f.steps; i++) {
+      const s0 = performance.now();
+      const expertFeeds: Feeds = { [f.x_input]: { data: new Float32Array(x), dims: [1, H, A] }, [f.time_input]: { data: new Float32Array([f.t_start + i * dt]), dims: [1] } };
+      // Copies: the worker takes the buffers it is sent, and the prefix is reused by every step.
+      for (const [name, t] of Object.entries(prefix.outputs)) expertFeeds[name] = copy(t);
+      const { outputs } = await this.#client.run("expert", expertFeeds);
+      const v = outputs[f.velocity_output]?.data as Float32Array | undefined;
+      if (!v || v.length !== H * A) throw new PolicyInputError("bad_shape", `action expert output ${f.velocity_output}: expected ${H}×${A} values, found ${v?.length ?? "none"}`);
+      const next = new Float32Array(H * A);
+      for (let k = 0; k < next.length; k++) next[k] = x[k] + dt * v[k];
+      x = next;
+      stepMs.push(performance.now() - s0);
+    }
+    return { actions: this.unnormaliseActions(x), inferenceMs: performance.now() - t0, prefixMs, stepMs, encoding };
+  }
+
+  /** Normalised chunk → robot units (clipped to [-1, 1] first when flow.clip). */
+  unnormaliseActions(x: Float32Array): number[][] {
+    const { horizon, names } = this.package.json.action;
+    const { offset, scale } = this.package.actions;
+    const clip = this.package.json.flow.clip;
+    const rows: number[][] = [];
+    for (let h = 0; h < horizon; h++) {
+      rows.push(names.map((_, a) => {
+        const v = x[h * names.length + a];
+        return (clip ? Math.max(-1, Math.min(1, v)) : v) * scale[a] + offset[a];
+      }));
+    }
+    return rows;
+  }
+
+  /** Stops the inference worker. */
+  async close(): Promise<void> {
+    await this.#client.close();
+  }
+}
+
+function copy(t: WireTensor): WireTensor {
+  return { data: t.data instanceof BigInt64Array ? new BigInt64Array(t.data) : new Float32Array(t.data), dims: [...t.dims] };
+}
