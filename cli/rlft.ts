@@ -8,6 +8,7 @@ import { registerDataCommands } from "./commands/data.ts";
 import { registerDemoCommand } from "./commands/demo.ts";
 import { registerSessionCommand } from "./commands/session.ts";
 import { registerCalibrateCommand } from "./commands/calibrate.ts";
+import { registerNodeCommand } from "./commands/node.ts";
 
 const program = new Command();
 program
@@ -34,6 +35,7 @@ registerDataCommands(program);
 registerSessionCommand(program);
 registerDemoCommand(program);
 registerCalibrateCommand(program);
+registerNodeCommand(program);
 
 try {
   await program.parseAsync(process.argv);
