@@ -8,6 +8,8 @@ import { registerDataCommands } from "./commands/data.ts";
 import { registerDemoCommand } from "./commands/demo.ts";
 import { registerSessionCommand } from "./commands/session.ts";
 import { registerTrainVlaCommand } from "./commands/trainVla.ts";
+import { registerCalibrateCommand } from "./commands/calibrate.ts";
+import { registerNodeCommand } from "./commands/node.ts";
 
 const program = new Command();
 program
@@ -34,6 +36,8 @@ registerDataCommands(program);
 registerSessionCommand(program);
 registerDemoCommand(program);
 registerTrainVlaCommand(program);
+registerCalibrateCommand(program);
+registerNodeCommand(program);
 
 try {
   await program.parseAsync(process.argv);

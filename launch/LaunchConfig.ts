@@ -116,6 +116,18 @@ export const LaunchSchema = z
       })
       .strict()
       .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "data/spool", robot_id: "sim-0", cache: "data/policies", explore: true }),
+    /** Calibration files (rlft calibrate ...): validated at start-up and recorded into every episode's metadata. */
+    calibration: z
+      .object({
+        /** Servo arm homing offsets and ranges (rlft calibrate arm). */
+        arm: z.string().optional(),
+        /** Camera intrinsics (rlft calibrate intrinsics). */
+        camera: z.string().optional(),
+        /** Camera pose relative to the gripper or base (rlft calibrate hand-eye). */
+        hand_eye: z.string().optional(),
+      })
+      .strict()
+      .default({}),
     recorder: z
       .object({
         enabled: z.boolean().default(true),

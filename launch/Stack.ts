@@ -24,6 +24,7 @@ import { InterventionArbiterNode } from "../nodes/InterventionArbiterNode.ts";
 import { OperatorNode } from "../nodes/OperatorNode.ts";
 import { TOPICS } from "../nodes/topics.ts";
 import { normaliseAction } from "../nodes/PolicyNode.ts";
+import { calibrationMetadata } from "../calibration/CalibrationFiles.ts";
 
 /** Lifecycle surface every node class here has. */
 interface ManagedNode {
@@ -137,7 +138,7 @@ export class Stack {
       recorder = new RecorderNode(runtime.createNode("recorder"), {
         outDir: opts.recordTo ?? config.recorder.out,
         chunkBytes: config.recorder.chunk_bytes,
-        metadata: { robot: config.robot, policy_version: policyVersion, git_revision: gitRevision(), runtime: config.runtime, control_hz: String(hz), ...opts.metadata },
+        metadata: { robot: config.robot, policy_version: policyVersion, git_revision: gitRevision(), runtime: config.runtime, control_hz: String(hz), ...calibrationMetadata(config.calibration, config.robot), ...opts.metadata },
       });
     }
     // Creation order is tick order on the sim clock: driver publishes the observation of tick t,

@@ -1,0 +1,227 @@
+/**
+ * One executable per node, so a ROS 2 launch file (launch/ros2/*.launch.xml) starts the same node classes
+ * the embedded stack runs, each in its own process: `rlft node <executable> --runtime ros2 --param k=v ...`.
+ * Each executable declares its parameters (a zod schema, unknown keys rejected) and builds its nodes.
+ */
+import { z } from "zod";
+import type { Runtime } from "../runtime/Runtime.ts";
+import { ARM_SPEC } from "../sim/armSpec.ts";
+import { TASKS } from "../sim/tasks.ts";
+import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
+import type { ArmDriver } from "../hardware/ArmDriver.ts";
+import { RayCamera } from "../sim/RayCamera.ts";
+import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
+import { CameraNode } from "../nodes/CameraNode.ts";
+import { ActorNode } from "../nodes/ActorNode.ts";
+import { ExpertActor } from "../nodes/ExpertNode.ts";
+import { PolicyActor } from "../nodes/PolicyNode.ts";
+import { OperatorNode } from "../nodes/OperatorNode.ts";
+import { InterventionArbiterNode } from "../nodes/InterventionArbiterNode.ts";
+import { SafetySupervisorNode } from "../nodes/SafetySupervisorNode.ts";
+import { EpisodeManagerNode } from "../nodes/EpisodeManagerNode.ts";
+import { RecorderNode } from "../nodes/RecorderNode.ts";
+import { TOPICS } from "../nodes/topics.ts";
+import { calibrationMetadata } from "../calibration/CalibrationFiles.ts";
+import { jointLimits, loadArmCalibration } from "../calibration/ArmCalibration.ts";
+import { gitRevision } from "./Stack.ts";
+
+/** What every node class has. */
+export interface ManagedNode {
+  configure(): Promise<void>;
+  activate(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** A started executable: its nodes, and a promise that settles when it has finished its work (if it ever does). */
+export interface StartedExecutable {
+  nodes: ManagedNode[];
+  /** Resolves when the executable is done (episode_manager after its episodes); absent: runs until stopped. */
+  done?: Promise<void>;
+  /** Frees what the nodes do not own (the MuJoCo world, ONNX sessions). */
+  close?: () => Promise<void>;
+}
+
+/** An executable: a parameter schema and a builder. */
+export interface NodeExecutable {
+  description: string;
+  params: z.ZodObject<z.ZodRawShape>;
+  start(runtime: Runtime, params: Record<string, unknown>): Promise<StartedExecutable>;
+}
+
+const task = z.enum(["reach", "push_cube", "peg_insert"]).default("push_cube");
+const hz = z.number().positive().max(1000).default(10);
+const names = z.array(z.string()).default([...ARM_SPEC.jointNames]);
+
+/**
+ * Arm drivers by `driver` parameter. The sim is here; the real buses (feetech, dynamixel, ur_rtde, ros2_control)
+ * register one line each from hardware/ with a builder taking the arm_driver node's parameters.
+ */
+export const ARM_DRIVERS: Record<string, (p: Record<string, unknown>) => Promise<ArmDriver>> = {
+  sim: async (p) => SimArmDriver.create({ task: p.task as "push_cube", controlHz: p.control_hz as number }),
+};
+
+const simParams = z
+  .object({
+    task,
+    control_hz: hz,
+    randomize_physics: z.boolean().default(false),
+    camera: z.boolean().default(true),
+    camera_rate_hz: z.number().positive().default(2),
+    width: z.number().int().min(8).max(1024).default(64),
+    height: z.number().int().min(8).max(1024).default(64),
+  })
+  .strict();
+
+/** Every executable, by name. */
+export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
+  sim: {
+    description: "MuJoCo arm as a driver (arm_driver: /joint_states, /observation, /reward) plus its ray-cast camera",
+    params: simParams,
+    async start(runtime, raw) {
+      const p = simParams.parse(raw);
+      const driver = await SimArmDriver.create({ task: p.task, controlHz: p.control_hz, randomizePhysics: p.randomize_physics });
+      const nodes: ManagedNode[] = [new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: p.control_hz, world: driver })];
+      if (p.camera) {
+        const cam = new RayCamera(driver.sim, { width: p.width, height: p.height });
+        nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: p.camera_rate_hz }));
+      }
+      return { nodes, close: async () => driver.sim.close() };
+    },
+  },
+  arm_driver: {
+    description: "One real arm behind the ArmDriver interface: /joint_command in, /joint_states out",
+    params: z.object({ driver: z.string(), control_hz: hz, task, port: z.string().optional(), host: z.string().optional(), controller: z.string().optional(), baud: z.number().optional(), ids: z.array(z.number()).optional(), calibration: z.string().optional(), joint_names: names }).strict(),
+    async start(runtime, raw) {
+      const p = this.params.parse(raw) as { driver: string; control_hz: number };
+      const make = ARM_DRIVERS[p.driver];
+      if (!make) throw new Error(`arm_driver: driver "${p.driver}" is not available in this build (available: ${Object.keys(ARM_DRIVERS).join(", ")}); real drivers register in launch/nodeExecutables.ts ARM_DRIVERS`);
+      const driver = await make(p);
+      return { nodes: [new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: p.control_hz })] };
+    },
+  },
+  expert: {
+    description: "Scripted expert (sim tasks): /observation in, /policy/joint_command out",
+    params: z.object({ task, control_hz: hz, quality: z.number().min(0).max(1).default(0.7), joint_names: names }).strict(),
+    async start(runtime, raw) {
+      const p = this.params.parse(raw) as { task: "push_cube"; control_hz: number; quality: number; joint_names: string[] };
+      return { nodes: [new ActorNode(runtime.createNode("expert"), new ExpertActor({ task: p.task, quality: p.quality, jointNames: p.joint_names }), { controlHz: p.control_hz })] };
+    },
+  },
+  policy: {
+    description: "Diffusion (+ residual) policy package on onnxruntime-node: /observation in, /policy/joint_command out",
+    params: z.object({ package: z.string(), residual: z.string().optional(), task, control_hz: hz, providers: z.array(z.enum(["cuda", "tensorrt", "cpu"])).default(["cpu"]), sampler: z.enum(["graph", "ts"]).default("graph"), threads: z.number().int().min(1).default(1), joint_names: names, observation_names: z.array(z.string()).optional() }).strict(),
+    async start(runtime, raw) {
+      const p = this.params.parse(raw) as { package: string; residual?: string; task: "push_cube"; control_hz: number; providers: ("cuda" | "cpu")[]; sampler: "graph" | "ts"; threads: number; joint_names: string[]; observation_names?: string[] };
+      const actor = await PolicyActor.create(p.package, { jointNames: p.joint_names, observationNames: p.observation_names ?? [...TASKS[p.task].observationNames], providers: p.providers, mode: p.sampler, threads: p.threads, residual: p.residual });
+      return { nodes: [new ActorNode(runtime.createNode("policy"), actor, { controlHz: p.control_hz })], close: () => actor.close() };
+    },
+  },
+  operator: {
+    description: "Scripted operator (sim): takes over when the episode goes wrong, /operator/intervention out",
+    params: z.object({ task, control_hz: hz, patience_sec: z.number().positive().default(3), correction_sec: z.number().positive().default(2) }).strict(),
+    async start(runtime, raw) {
+      const p = this.params.parse(raw) as { task: "push_cube"; control_hz: number; patience_sec: number; correction_sec: number };
+      return { nodes: [new OperatorNode(runtime.createNode("operator"), { task: p.task, controlHz: p.control_hz, patienceSec: p.patience_sec, correctionSec: p.correction_sec })] };
+    },
+  },
+  intervention_arbiter: {
+    description: "Operator-or-policy arbitration with a smooth hand-back: /arbiter/joint_command out",
+    params: z.object({ control_hz: hz, with_operator: z.boolean().default(false), blend_sec: z.number().min(0).default(0.5), joint_names: names }).strict(),
+    async start(runtime, raw) {
+      const p = this.params.parse(raw) as { control_hz: number; with_operator: boolean; blend_sec: number; joint_names: string[] };
+      return { nodes: [new InterventionArbiterNode(runtime.createNode("intervention_arbiter"), { withOperator: p.with_operator, blendSec: p.blend_sec, controlHz: p.control_hz, jointNames: p.joint_names })] };
+    },
+  },
+  safety_supervisor: {
+    description: "Joint limits, step clamp, NaN guard and watchdog between the arbiter and the driver: /joint_command out",
+    params: z
+      .object({
+        joint_names: names,
+        joint_lower: z.array(z.number()).default([...ARM_SPEC.jointLower]),
+        joint_upper: z.array(z.number()).default([...ARM_SPEC.jointUpper]),
+        /** An arm calibration file: its ranges replace joint_lower/joint_upper. */
+        calibration: z.string().optional(),
+        max_step: z.number().positive().default(0.25),
+        watchdog_sec: z.number().positive().default(0.5),
+        input_topic: z.string().default(TOPICS.arbiterCommand.topic),
+      })
+      .strict(),
+    async start(runtime, raw) {
+      const p = this.params.parse(raw) as { joint_names: string[]; joint_lower: number[]; joint_upper: number[]; calibration?: string; max_step: number; watchdog_sec: number; input_topic: string };
+      let { joint_lower: lower, joint_upper: upper } = p;
+      if (p.calibration) {
+        const cal = loadArmCalibration(p.calibration);
+        const lim = p.joint_names.map((n) => {
+          const j = cal.joints[n];
+          if (!j) throw new Error(`safety_supervisor: joint "${n}" is not in ${p.calibration} (it has ${Object.keys(cal.joints).join(", ")})`);
+          return jointLimits(j);
+        });
+        lower = lim.map((l) => l[0]);
+        upper = lim.map((l) => l[1]);
+      }
+      if (lower.length !== p.joint_names.length || upper.length !== p.joint_names.length) throw new Error(`safety_supervisor: joint_lower/joint_upper need ${p.joint_names.length} values (${p.joint_names.join(", ")})`);
+      return { nodes: [new SafetySupervisorNode(runtime.createNode("safety_supervisor"), { limits: { names: p.joint_names, lower, upper, maxStep: p.joint_names.map(() => p.max_step) }, watchdogSec: p.watchdog_sec, inputTopic: p.input_topic })] };
+    },
+  },
+  episode_manager: {
+    description: "Episode lifecycle on /episode/event; runs `episodes` episodes from `seed` and exits (0: run until stopped)",
+    params: z.object({ task, control_hz: hz, max_steps: z.number().int().min(1).optional(), episodes: z.number().int().min(0).default(0), seed: z.number().int().min(0).default(1000), start_delay_sec: z.number().min(0).default(2) }).strict(),
+    async start(runtime, raw) {
+      const p = this.params.parse(raw) as { task: "push_cube"; control_hz: number; max_steps?: number; episodes: number; seed: number; start_delay_sec: number };
+      const m = new EpisodeManagerNode(runtime.createNode("episode_manager"), { task: p.task, controlHz: p.control_hz, maxSteps: p.max_steps ?? TASKS[p.task].maxSteps });
+      if (p.episodes === 0) return { nodes: [m] };
+      const done = (async () => {
+        // Give the other processes time to discover the topics (ROS 2 discovery is not instant).
+        await new Promise((r) => setTimeout(r, p.start_delay_sec * 1000));
+        for (let i = 0; i < p.episodes; i++) {
+          const ended = new Promise<void>((resolve) => {
+            const off = m.onEnd((r) => {
+              off();
+              console.log(`episode ${r.episode} (seed ${r.seed}): ${r.outcome} after ${r.steps} steps`);
+              resolve();
+            });
+          });
+          m.begin(i, p.seed + i);
+          await ended;
+        }
+      })();
+      return { nodes: [m], done };
+    },
+  },
+  recorder: {
+    description: "Every topic to one MCAP file per episode, with robot, policy and calibration in the metadata",
+    params: z.object({ out: z.string().default("data/sessions"), chunk_bytes: z.number().int().min(1024).default(1 << 20), robot: z.string().default("rlft_arm5"), policy_version: z.string().default("unknown"), calibration_arm: z.string().optional(), calibration_camera: z.string().optional(), calibration_hand_eye: z.string().optional() }).strict(),
+    async start(runtime, raw) {
+      const p = this.params.parse(raw) as { out: string; chunk_bytes: number; robot: string; policy_version: string; calibration_arm?: string; calibration_camera?: string; calibration_hand_eye?: string };
+      const metadata = { robot: p.robot, policy_version: p.policy_version, git_revision: gitRevision(), runtime: runtime.kind, ...calibrationMetadata({ arm: p.calibration_arm, camera: p.calibration_camera, hand_eye: p.calibration_hand_eye }, p.robot) };
+      return { nodes: [new RecorderNode(runtime.createNode("recorder"), { outDir: p.out, chunkBytes: p.chunk_bytes, metadata })] };
+    },
+  },
+};
+
+/** Parses `key=value` strings: numbers, booleans, [a, b] lists (YAML flow syntax), else strings. */
+export function parseParamArgs(args: readonly string[], parseValue: (s: string) => unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const a of args) {
+    const i = a.indexOf("=");
+    const j = a.indexOf(":=");
+    const at = j >= 0 && (i < 0 || j < i) ? j : i;
+    if (at <= 0) throw new Error(`--param ${a}: expected key=value (or key:=value), e.g. control_hz=10`);
+    const key = a.slice(0, at);
+    const value = a.slice(at + (at === j ? 2 : 1));
+    out[key] = parseValue(value);
+  }
+  return out;
+}
+
+/** Validates an executable's parameters; the error names the executable, the key and what it accepts. */
+export function checkParams(name: string, params: Record<string, unknown>): Record<string, unknown> {
+  const exe = NODE_EXECUTABLES[name];
+  if (!exe) throw new Error(`Unknown node executable "${name}" (available: ${Object.keys(NODE_EXECUTABLES).join(", ")})`);
+  const r = exe.params.safeParse(params);
+  if (!r.success) {
+    const keys = Object.keys(exe.params.shape).join(", ");
+    throw new Error(`${name}: ${r.error.issues.map((i) => (i.code === "unrecognized_keys" ? `unknown parameter(s) ${i.keys.join(", ")}` : `${i.path.join(".")}: ${i.message}`)).join("; ")} (parameters: ${keys})`);
+  }
+  return r.data as Record<string, unknown>;
+}
