@@ -68,6 +68,11 @@ export class MqttOperatorLink {
     this.topics = mqttTopics(o.config.topic_prefix, o.robot);
   }
 
+  /** The MQTT client (diagnostics; tests cut its socket to see the last will). */
+  get client(): MqttClient {
+    return this.#client;
+  }
+
   /** Connects (failing with the broker URL and the reason), subscribes and publishes the first status. */
   static async connect(backend: MqttBackend, o: MqttOperatorLinkOptions): Promise<MqttOperatorLink> {
     const c = o.config;
