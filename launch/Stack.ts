@@ -164,7 +164,7 @@ export class Stack {
       human || config.ui.enabled || config.mqtt.enabled
         ? new OperatorStation(runtime, config, {
             manager,
-            control: { start: () => stack?.releaseGate() ?? "the stack is starting", reset: () => stack?.resetWorld() ?? "the stack is starting" },
+            control: { start: () => (stack ? stack.releaseGate() : "the stack is starting"), reset: () => (stack ? stack.resetWorld() : "the stack is starting") },
             policyVersion: () => (policyActor ? policyActor.version : policyVersion),
             jointNames: names,
             jointLower: driver.jointLower,
