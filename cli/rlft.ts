@@ -7,6 +7,7 @@ import { registerEpisodeCommands } from "./commands/episodes.ts";
 import { registerDataCommands } from "./commands/data.ts";
 import { registerDemoCommand } from "./commands/demo.ts";
 import { registerSessionCommand } from "./commands/session.ts";
+import { registerLabelCommand } from "./commands/label.ts";
 
 const program = new Command();
 program
@@ -25,6 +26,8 @@ Examples:
   rlft launch launch/sim_push.yaml --policy runs/bc/policy
   rlft replay data/demos --to-learner tcp://127.0.0.1:5555
   rlft inspect data/demos/episode_000000.mcap
+  rlft session launch/sim_push.yaml --learner --operator ui   # a person supervises in the web UI
+  rlft label runs/session/episodes --out data/labels          # frames for the success classifier
 `,
   );
 
@@ -32,6 +35,7 @@ registerEpisodeCommands(program);
 registerDataCommands(program);
 registerSessionCommand(program);
 registerDemoCommand(program);
+registerLabelCommand(program);
 
 try {
   await program.parseAsync(process.argv);
