@@ -66,11 +66,21 @@ test("operator UI in Chromium: start, success recorded in the MCAP, e-stop freez
   assert.equal(ended[0].outcome, "success");
   assert.match(ended[0].detail, /web_ui/);
   await page.screenshot({ path: join(TEST_OUT, "operator-ui-after-success.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 }); // a phone
+  await page.screenshot({ path: join(TEST_OUT, "operator-ui-phone.png"), fullPage: false });
+  await page.setViewportSize({ width: 1100, height: 860 });
 
   // Episode 1: keyboard shortcut n starts it; the E-STOP button freezes the arm where it is.
   await page.keyboard.press("n");
   await page.waitForSelector("body[data-state=running]");
   await new Promise((r) => setTimeout(r, 1500)); // let the expert move the arm
+  // Held arrow key in the page: the web keyboard takes over, the arbiter records who acted.
+  await page.keyboard.down("ArrowUp");
+  await page.waitForFunction(() => document.getElementById("incontrol")!.textContent === "web_keyboard");
+  await page.keyboard.up("ArrowUp");
+  assert.ok(stack.arbiter.counts.operator > 0, "operator ticks were counted");
+  await page.keyboard.press("t"); // hand back at once
+  await page.waitForFunction(() => document.getElementById("incontrol")!.textContent === "policy");
   const moving0 = [...stack.driver.sim.jointState().position];
   await new Promise((r) => setTimeout(r, 300));
   const moving1 = [...stack.driver.sim.jointState().position];
