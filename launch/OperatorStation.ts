@@ -5,6 +5,7 @@
  * after activation and stop first at shutdown.
  */
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import type { Runtime } from "../runtime/Runtime.ts";
 import type { LaunchConfig } from "./LaunchConfig.ts";
 import type { EpisodeManagerNode } from "../nodes/EpisodeManagerNode.ts";
@@ -127,7 +128,7 @@ export class OperatorStation {
 
 function readToken(file: string): string {
   try {
-    const t = readFileSync(file, "utf8").trim();
+    const t = readFileSync(file.replace(/^~(?=\/)/, homedir()), "utf8").trim();
     if (t.length < 16) throw new Error(`${t.length} characters; use at least 16`);
     return t;
   } catch (e) {
