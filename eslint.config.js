@@ -13,4 +13,9 @@ export default tseslint.config(
       "no-console": "off",
     },
   },
+  {
+    // The operator page runs in the browser (plain scripts, no bundler).
+    files: ["web/static/**/*.js"],
+    languageOptions: { sourceType: "script", globals: { window: "readonly", document: "readonly", location: "readonly", WebSocket: "readonly", URLSearchParams: "readonly", DataView: "readonly" } },
+  },
 );

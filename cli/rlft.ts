@@ -10,6 +10,7 @@ import { registerSessionCommand } from "./commands/session.ts";
 import { registerTrainVlaCommand } from "./commands/trainVla.ts";
 import { registerCalibrateCommand } from "./commands/calibrate.ts";
 import { registerNodeCommand } from "./commands/node.ts";
+import { registerLabelCommand } from "./commands/label.ts";
 
 const program = new Command();
 program
@@ -28,6 +29,8 @@ Examples:
   rlft launch launch/sim_push.yaml --policy runs/bc/policy
   rlft replay data/demos --to-learner tcp://127.0.0.1:5555
   rlft inspect data/demos/episode_000000.mcap
+  rlft session launch/sim_push.yaml --learner --operator ui   # a person supervises in the web UI
+  rlft label runs/session/episodes --out data/labels          # frames for the success classifier
 `,
   );
 
@@ -38,6 +41,7 @@ registerDemoCommand(program);
 registerTrainVlaCommand(program);
 registerCalibrateCommand(program);
 registerNodeCommand(program);
+registerLabelCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -42,8 +42,8 @@ export interface SessionEpisode extends EpisodeResult {
 /** Options of {@link runSession}. */
 export interface SessionOptions {
   config: LaunchConfig;
-  /** Start a learner (true) or use the one at this experience endpoint (its policy PUB is `policyEndpoint`). */
-  learner: true | string;
+  /** Start a learner (true), use the one at this experience endpoint (its policy PUB is `policyEndpoint`), or none (false: record only). */
+  learner: true | string | false;
   policyEndpoint?: string;
   episodes: number;
   seed: number;
@@ -62,6 +62,8 @@ export interface SessionOptions {
   onStatus?: (s: SessionStatus) => void;
   /** Resolves when the user asks to stop (Ctrl-C): the episode is aborted and everything is flushed. */
   stop?: Promise<void>;
+  /** Called once the stack runs (e.g. to print where the operator UI is served). */
+  onReady?: (stack: Stack) => void;
 }
 
 /** Result of a session. */
@@ -79,6 +81,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   const out = resolve(o.out);
   mkdirSync(out, { recursive: true });
   const cfg = structuredClone(o.config);
+  if (o.learner === false) return runOfflineSession(o, cfg, out);
   if (cfg.actor.kind !== "policy" || !cfg.actor.package) throw new Error("a session needs actor.kind: policy and actor.package (the BC base package)");
   const base = await PolicyPackage.load(cfg.actor.package);
 
@@ -156,7 +159,14 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   void o.stop?.then(() => {
     stopped = true;
     stack.manager.abort("session stopped by the operator (Ctrl-C)");
+    stack.cancelWait();
   });
+  const learnerStatus = setInterval(() => {
+    const st = bridge.stats();
+    stack.station?.console.setLearner({ updates: updates, "updates/s": Math.round(ups), acked: `${st.acked}/${st.pushed}` });
+  }, 1000);
+  learnerStatus.unref();
+  o.onReady?.(stack);
   const log = join(out, "session.jsonl");
   const status = (i: number): SessionStatus => {
     const recent = episodes.slice(-window);
@@ -184,6 +194,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     for (let i = 0; i < o.episodes && !stopped; i++) {
       if (o.pace && learner) await paceLearner(() => updates, () => bridge.stats().pushed, utd, learningStarts, () => stopped || learner!.child.exitCode !== null);
       const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + i, firstEpisode: i });
+      if (!r) break; // stopped while waiting for the operator's start
       const ep: SessionEpisode = { ...r, interventionSteps: perEpisode.get(r.episode) ?? 0, policyVersion: actor.version };
       episodes.push(ep);
       appendFileSync(log, JSON.stringify(ep) + "\n");
@@ -191,6 +202,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     }
     finalVersion = actor.version;
   } finally {
+    clearInterval(learnerStatus);
     await stack.shutdown();
     await bridge.flush({ timeoutMs: 15_000 });
     await sync.close();
@@ -202,6 +214,37 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   }
   const st = bridge.stats();
   return { episodes, finalPolicyDir: lastPolicyDir, finalVersion, learnerUpdates: updates, transitions: { pushed: st.pushed, acked: st.acked }, stoppedEarly: stopped };
+}
+
+/** A session without a learner: episodes are recorded (operator interventions and labels included), nothing is trained. */
+async function runOfflineSession(o: SessionOptions, cfg: LaunchConfig, out: string): Promise<SessionResult> {
+  const stack = await Stack.create(cfg, { quiet: true, recordTo: join(out, "episodes") });
+  const episodes: SessionEpisode[] = [];
+  let stopped = false;
+  void o.stop?.then(() => {
+    stopped = true;
+    stack.manager.abort("session stopped by the operator (Ctrl-C)");
+    stack.cancelWait();
+  });
+  o.onReady?.(stack);
+  const log = join(out, "session.jsonl");
+  const version = () => (stack.actor.actor as { version?: string }).version ?? `${cfg.actor.kind}`;
+  try {
+    for (let i = 0; i < o.episodes && !stopped; i++) {
+      const before = stack.arbiter.counts.operator + stack.arbiter.counts.blend;
+      const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + i, firstEpisode: i });
+      if (!r) break;
+      const ep: SessionEpisode = { ...r, interventionSteps: stack.arbiter.counts.operator + stack.arbiter.counts.blend - before, policyVersion: version() };
+      episodes.push(ep);
+      appendFileSync(log, JSON.stringify(ep) + "\n");
+      const recent = episodes.slice(-(o.window ?? 20));
+      const steps = recent.reduce((a, e) => a + e.steps, 0);
+      o.onStatus?.({ episode: i + 1, episodes: o.episodes, rollingSuccess: recent.filter((e) => e.outcome === "success").length / recent.length, interventionRate: steps ? recent.reduce((a, e) => a + e.interventionSteps, 0) / steps : 0, learnerUpdates: 0, updatesPerSec: 0, policyVersion: "offline", transitionsSent: 0, transitionsAcked: 0 });
+    }
+  } finally {
+    await stack.shutdown();
+  }
+  return { episodes, finalPolicyDir: null, finalVersion: "offline", learnerUpdates: 0, transitions: { pushed: 0, acked: 0 }, stoppedEarly: stopped };
 }
 
 /** Keeps simulated experience from outrunning the learner: the update-to-data ratio holds as on a real robot. */

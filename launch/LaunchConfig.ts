@@ -5,6 +5,10 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { LineCounter, parseDocument, isNode } from "yaml";
+import { TeleopSchema, TELEOP_DEFAULTS } from "../hardware/teleop/TeleopConfig.ts";
+import { UiSchema, UI_DEFAULTS } from "../web/UiConfig.ts";
+import { MqttSchema, MQTT_DEFAULTS } from "../telemetry/mqtt/MqttConfig.ts";
+import { RewardSchema, REWARD_DEFAULTS } from "../nodes/RewardConfig.ts";
 
 const joints = z.array(z.number());
 
@@ -87,8 +91,8 @@ export const LaunchSchema = z
     operator: z
       .object({
         enabled: z.boolean().default(false),
-        /** scripted: a simulated person (sim only). Teleop devices come with the operator UI. */
-        kind: z.enum(["scripted"]).default("scripted"),
+        /** scripted: a simulated person (sim only). ui: the web page (buttons + held keys); the others are teleop devices (teleop section). */
+        kind: z.enum(["scripted", "ui", "keyboard", "gamepad", "spacemouse", "leader"]).default("scripted"),
         /** Seconds without progress before the operator takes over. */
         patience_sec: z.number().positive().default(3),
         /** Seconds the operator corrects before handing back. */
@@ -98,6 +102,14 @@ export const LaunchSchema = z
       })
       .strict()
       .default({ enabled: false, kind: "scripted", patience_sec: 3, correction_sec: 2, blend_sec: 0.5 }),
+    /** Teleop devices: shaping, takeover and per-device settings (hardware/teleop/TeleopConfig.ts). */
+    teleop: TeleopSchema.default(TELEOP_DEFAULTS),
+    /** The operator web UI (web/UiConfig.ts). */
+    ui: UiSchema.default(UI_DEFAULTS),
+    /** Operator commands and status over MQTT (telemetry/mqtt/MqttConfig.ts). */
+    mqtt: MqttSchema.default(MQTT_DEFAULTS),
+    /** Reward sources besides the operator: sim ground truth, a learned success classifier (nodes/RewardConfig.ts). */
+    reward: RewardSchema.default(REWARD_DEFAULTS),
     /** Online learning: where experience goes and policies come from (rlft session). */
     learner: z
       .object({

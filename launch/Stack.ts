@@ -25,6 +25,10 @@ import { OperatorNode } from "../nodes/OperatorNode.ts";
 import { TOPICS } from "../nodes/topics.ts";
 import { normaliseAction } from "../nodes/PolicyNode.ts";
 import { calibrationMetadata } from "../calibration/CalibrationFiles.ts";
+import { OperatorStation } from "./OperatorStation.ts";
+import type { KeyInput } from "../hardware/teleop/KeyboardTeleop.ts";
+import type { JointPositionSource } from "../hardware/teleop/JointPositionSource.ts";
+import { SuccessClassifierNode } from "../nodes/SuccessClassifierNode.ts";
 
 /** Lifecycle surface every node class here has. */
 interface ManagedNode {
@@ -45,6 +49,12 @@ export interface StackOptions {
   experience?: TransitionSink;
   /** Exploration noise on the residual (online RL). */
   training?: boolean;
+  /** Each episode waits for the operator's start (UI, MQTT, keys); default: when a person operates. */
+  operatorGate?: boolean;
+  /** Terminal input for --operator keyboard (default process.stdin). */
+  keyInput?: KeyInput;
+  /** The leader arm's servo bus for --operator leader. */
+  leaderSource?: JointPositionSource;
 }
 
 /** The running stack. */
@@ -57,7 +67,12 @@ export class Stack {
   readonly recorder: RecorderNode | null;
   readonly driver: SimArmDriver;
   readonly arbiter: InterventionArbiterNode;
+  /** Console, teleop, web UI and MQTT, when the launch file has a person in the loop. */
+  readonly station: OperatorStation | null;
   #nodes: ManagedNode[];
+  #gate: boolean;
+  #waiting: ((go: boolean) => void) | null = null;
+  #nextSeed = 0;
 
   private constructor(parts: {
     config: LaunchConfig;
@@ -69,6 +84,8 @@ export class Stack {
     driver: SimArmDriver;
     arbiter: InterventionArbiterNode;
     nodes: ManagedNode[];
+    station: OperatorStation | null;
+    gate: boolean;
   }) {
     this.config = parts.config;
     this.runtime = parts.runtime;
@@ -79,6 +96,8 @@ export class Stack {
     this.driver = parts.driver;
     this.arbiter = parts.arbiter;
     this.#nodes = parts.nodes;
+    this.station = parts.station;
+    this.#gate = parts.gate;
   }
 
   /** Creates, configures and activates every node of `config`. */
@@ -143,11 +162,11 @@ export class Stack {
     }
     // Creation order is tick order on the sim clock: driver publishes the observation of tick t,
     // the actor answers it, safety forwards the command, the manager counts the tick.
-    const armNode = new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: hz, world: driver });
+    const armNode = new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: hz, world: driver, groundTruthReward: config.reward.sim_ground_truth });
     const actorNode = new ActorNode(runtime.createNode(config.actor.kind === "expert" ? "expert" : "policy"), actor, { controlHz: hz });
     // The operator always wins; with no operator the arbiter forwards the policy's commands unchanged.
     const op = config.operator;
-    const operator = op.enabled
+    const operator = op.enabled && op.kind === "scripted"
       ? new OperatorNode(runtime.createNode("operator"), { task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
       : null;
     const arbiter = new InterventionArbiterNode(runtime.createNode("intervention_arbiter"), { withOperator: op.enabled, blendSec: op.blend_sec, controlHz: hz, jointNames: names });
@@ -156,6 +175,21 @@ export class Stack {
       watchdogSec: config.safety.watchdog_sec,
       inputTopic: TOPICS.arbiterCommand.topic,
     });
+    const human = op.enabled && op.kind !== "scripted";
+    let stack: Stack | null = null;
+    const station =
+      human || config.ui.enabled || config.mqtt.enabled
+        ? new OperatorStation(runtime, config, {
+            manager,
+            control: { start: () => (stack ? stack.releaseGate() : "the stack is starting"), reset: () => (stack ? stack.resetWorld() : "the stack is starting") },
+            policyVersion: () => (policyActor ? policyActor.version : policyVersion),
+            jointNames: names,
+            jointLower: driver.jointLower,
+            jointUpper: driver.jointUpper,
+            keyInput: opts.keyInput,
+            leaderSource: opts.leaderSource,
+          })
+        : null;
     if (recorder) nodes.push(recorder);
     // The camera ticks right after the driver: a frame shows the state the actor is about to answer.
     nodes.push(armNode);
@@ -163,7 +197,12 @@ export class Stack {
       const cam = new RayCamera(driver.sim, { width: config.camera.width, height: config.camera.height });
       nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: config.camera.rate_hz }));
     }
-    nodes.push(actorNode, ...(operator ? [operator] : []), arbiter, safety, manager);
+    // The teleop node answers each observation like the actor does, so it sits beside it in tick order.
+    nodes.push(actorNode, ...(operator ? [operator] : []), ...(station?.nodes ?? []), arbiter, safety, manager);
+    if (config.reward.classifier) {
+      const c = config.reward.classifier;
+      nodes.push(await SuccessClassifierNode.create(runtime.createNode("success_classifier"), { modelDir: c.model, threshold: c.threshold, consecutive: c.consecutive }));
+    }
     let experience: ExperienceNode | null = null;
     if (opts.experience) {
       if (!policyActor) throw new Error("online experience needs actor.kind: policy (transitions carry the base policy's actions)");
@@ -171,9 +210,40 @@ export class Stack {
       experience = new ExperienceNode(runtime.createNode("experience_bridge"), opts.experience, { normaliseAction: (raw) => normaliseAction(spec, raw) });
       nodes.push(experience);
     }
-    for (const n of nodes) await n.configure();
-    for (const n of nodes) await n.activate();
-    return new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, arbiter, nodes });
+    try {
+      for (const n of nodes) await n.configure();
+      for (const n of nodes) await n.activate();
+      await station?.startServers();
+    } catch (e) {
+      for (const n of [...nodes].reverse()) await n.shutdown().catch(() => undefined);
+      await station?.close().catch(() => undefined);
+      driver.sim.close();
+      await runtime.shutdown();
+      throw e;
+    }
+    stack = new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, arbiter, nodes, station, gate: opts.operatorGate ?? human });
+    return stack;
+  }
+
+  /** Operator start: lets a waiting `runEpisodes` begin the next episode; returns why not otherwise. */
+  releaseGate(): string | null {
+    if (!this.#waiting) return this.#gate ? "the session is not ready for a new episode yet" : "episodes start on their own in this session (no operator gate)";
+    const w = this.#waiting;
+    this.#waiting = null;
+    w(true);
+    return null;
+  }
+
+  /** Operator reset while idle: the world goes to the next episode's start state (sim) and waits. */
+  resetWorld(): string | null {
+    return this.manager.reset(this.#nextSeed) ? null : "an episode is running";
+  }
+
+  /** Ends a wait for the operator's start (Ctrl-C): runEpisodes returns what it has. */
+  cancelWait(): void {
+    const w = this.#waiting;
+    this.#waiting = null;
+    w?.(false);
   }
 
   /**
@@ -185,6 +255,8 @@ export class Stack {
     const dt = 1 / this.config.control_hz;
     const clock = this.runtime.clock as unknown as { advance?: (dt: number) => Promise<void> };
     for (let i = 0; i < opts.count; i++) {
+      this.#nextSeed = opts.seed + i;
+      if (this.#gate && !(await new Promise<boolean>((r) => (this.#waiting = r)))) break;
       const ended = new Promise<EpisodeResult>((resolve) => {
         const off = this.manager.onEnd((r) => {
           off();
@@ -205,6 +277,8 @@ export class Stack {
 
   /** Stops every node (recorder last, so nothing is lost) and the runtime. */
   async shutdown(): Promise<void> {
+    this.cancelWait();
+    await this.station?.close();
     for (const n of [...this.#nodes].reverse()) await n.shutdown();
     const a = this.actor.actor as Partial<{ close(): Promise<void> }>;
     await a.close?.();

@@ -15,6 +15,8 @@ export interface ArmDriverNodeOptions {
   controlHz: number;
   /** Present for the sim driver: reset on episode "reset" events, publish observation and reward. */
   world?: SimWorld;
+  /** Sim: publish the task's ground-truth terminal reward (default true; off when people label success). */
+  groundTruthReward?: boolean;
 }
 
 /** The arm driver node. */
@@ -95,7 +97,7 @@ export class ArmDriverNode extends NodeBase {
     const obs = world.sim.observation();
     this.#pubObs?.publish({ header: header(stamp), names: obs.names, values: obs.values });
     const status = world.sim.status();
-    if ((status.success || status.failed) && !this.#successSent) {
+    if ((status.success || status.failed) && !this.#successSent && this.#opts.groundTruthReward !== false) {
       this.#successSent = true;
       this.#pubReward?.publish({ header: header(stamp), reward: status.success ? 1 : 0, terminal: true, source: status.success ? "sim_success" : "sim_failure" });
     }

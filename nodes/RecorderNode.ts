@@ -95,6 +95,8 @@ export class RecorderNode extends NodeBase {
       this.#write(TOPICS.episodeEvent.topic, type, e as unknown as Record<string, unknown>);
     } else if (e.event === "reset") {
       return;
+    } else if (e.event === "pause" || e.event === "resume") {
+      this.#write(TOPICS.episodeEvent.topic, type, e as unknown as Record<string, unknown>);
     } else if (this.#current) {
       this.#write(TOPICS.episodeEvent.topic, type, e as unknown as Record<string, unknown>);
       this.#close({ outcome: e.event, detail: e.detail }, e);

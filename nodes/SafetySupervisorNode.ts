@@ -2,6 +2,8 @@
  * safety_supervisor: the only path from an actor to the driver. Applies the pure limits of
  * hardware/safety.ts to every proposed command (NaN/Inf guard, joint limits, step clamp), runs a
  * command watchdog (no fresh command → hold the measured position) and publishes every change it makes.
+ * A software e-stop (/safety/estop, latched) or a paused episode freezes the arm where it is: proposals are
+ * dropped until the e-stop is released and the episode resumed.
  */
 import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
@@ -26,6 +28,8 @@ export class SafetySupervisorNode extends NodeBase {
   #measured: number[] | null = null;
   #lastCommandAt = -Infinity;
   #holding = false;
+  /** Why the arm is frozen ("estop", "pause"); empty = commands flow. */
+  #freeze = new Set<string>();
   /** Counts of each kind of change, for status and tests. */
   readonly counts: Record<string, number> = {};
   /** Kinds already logged this episode: every event is published, the log gets the first of each kind. */
@@ -43,7 +47,10 @@ export class SafetySupervisorNode extends NodeBase {
       this.#measured = Array.from(m.position);
     });
     this.subscribe<JointStateMsg>({ type: TOPICS.proposedCommand.type, topic: this.#opts.inputTopic ?? TOPICS.proposedCommand.topic }, (m) => this.#onProposed(m));
+    this.subscribe<{ data: boolean }>(TOPICS.estop, (m) => (m.data ? this.#hold("estop", "software e-stop") : this.#release("estop")), { durability: "transient_local", depth: 1 });
     this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
+      if (e.event === "pause") this.#hold("pause", `episode paused: ${e.detail}`);
+      else if (e.event !== "start") this.#release("pause");
       if (e.event === "reset") {
         this.#logged.clear();
         this.#lastCommandAt = this.node.clock.now();
@@ -58,7 +65,36 @@ export class SafetySupervisorNode extends NodeBase {
     this.every(this.#opts.watchdogSec / 4, () => this.#watchdog());
   }
 
+  /** True while the software e-stop is latched. */
+  get estopped(): boolean {
+    return this.#freeze.has("estop");
+  }
+
+  /** True while commands are dropped (e-stop or paused episode). */
+  get frozen(): boolean {
+    return this.#freeze.size > 0;
+  }
+
+  #hold(reason: string, detail: string): void {
+    const first = this.#freeze.size === 0;
+    this.#freeze.add(reason);
+    if (!first || !this.#measured) return;
+    const at = [...this.#measured];
+    this.#report({ kind: reason, detail: `${detail}: holding [${at.map((x) => x.toFixed(3)).join(", ")}], dropping commands`, joints: [...this.#opts.limits.names] }, [], at);
+    this.#pubCmd?.publish(jointState(this.node.clock.stamp(), this.#opts.limits.names, at));
+  }
+
+  #release(reason: string): void {
+    if (!this.#freeze.delete(reason)) return;
+    this.#lastCommandAt = this.node.clock.now();
+    if (this.#freeze.size === 0) this.#report({ kind: "release", detail: `${reason} released: commands flow again`, joints: [] }, [], []);
+  }
+
   #onProposed(m: JointStateMsg): void {
+    if (this.#freeze.size > 0) {
+      this.counts.frozen_drop = (this.counts.frozen_drop ?? 0) + 1;
+      return;
+    }
     const measured = this.#measured;
     if (!measured) return; // no state yet: nothing safe to compare against, the driver holds.
     const requested = Array.from(m.position);
@@ -77,7 +113,7 @@ export class SafetySupervisorNode extends NodeBase {
 
   #watchdog(): void {
     const age = this.node.clock.now() - this.#lastCommandAt;
-    if (age <= this.#opts.watchdogSec || this.#holding || !this.#measured) return;
+    if (age <= this.#opts.watchdogSec || this.#holding || !this.#measured || this.#freeze.size > 0) return;
     this.#holding = true;
     this.#report({ kind: "watchdog" as SafetyChange["kind"], detail: `no command for ${age.toFixed(2)} s (limit ${this.#opts.watchdogSec} s); holding the measured position`, joints: [...this.#opts.limits.names] }, [], this.#measured);
     this.#pubCmd?.publish(jointState(this.node.clock.stamp(), this.#opts.limits.names, this.#measured));

@@ -33,7 +33,7 @@ export function sameTime(a: Time, b: Time): boolean {
 }
 
 /** rlft_interfaces/EpisodeEvent kinds. */
-export type EpisodeEventKind = "reset" | "start" | "success" | "failure" | "timeout" | "abort";
+export type EpisodeEventKind = "reset" | "start" | "success" | "failure" | "timeout" | "abort" | "pause" | "resume";
 
 /** The EpisodeEvent message shape. */
 export interface EpisodeEventMsg {

@@ -19,6 +19,8 @@ export const TOPICS = {
   reward: { topic: "/reward", type: "rlft_interfaces/msg/Reward" },
   episodeEvent: { topic: "/episode/event", type: "rlft_interfaces/msg/EpisodeEvent" },
   safetyEvent: { topic: "/safety/events", type: "rlft_interfaces/msg/SafetyEvent" },
+  /** Software e-stop, latched: true holds the arm until false (operator UI, MQTT, keyboard). */
+  estop: { topic: "/safety/estop", type: "std_msgs/msg/Bool" },
   image: { topic: "/camera/front/image", type: "sensor_msgs/msg/Image" },
   depth: { topic: "/camera/front/depth", type: "sensor_msgs/msg/Image" },
   /** The episode's language instruction (multi_push), published at reset, latched; VLA policies condition on it. */

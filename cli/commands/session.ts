@@ -1,5 +1,5 @@
 /** `rlft session`: online fine-tuning with a learner, a supervising operator and live policy swaps. */
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { resolve } from "node:path";
 import { loadLaunch } from "../../launch/LaunchConfig.ts";
 import { runSession, type SessionStatus } from "../session.ts";
@@ -29,14 +29,26 @@ export function registerSessionCommand(program: Command): void {
     .option("--episodes <n>", "online episodes", Number, 100)
     .option("--seed <n>", "first seed", Number, 2000)
     .option("--out <dir>", "run directory (learner run, spool, policy cache, episodes)", "runs/session")
-    .option("--no-operator", "no scripted operator (autonomous only)")
+    .option("--no-operator", "no operator at all (autonomous only)")
+    .addOption(new Option("--operator <kind>", "who supervises: a person through the web UI / a teleop device, or the scripted operator (sim)").choices(["ui", "keyboard", "gamepad", "spacemouse", "leader", "scripted"]))
+    .option("--offline", "no learner: record episodes (with interventions and operator labels) only; any actor")
+    .option("--ui-port <port>", "operator UI port (0 = a free one; default ui.port of the launch file)", Number)
     .option("--no-pace", "do not hold the sim back for the learner (sim clock only)")
     .option("--learner-set <key=value...>", "learner config overrides, e.g. utd=2 critic_heads=4")
-    .addHelpText("after", "\nExamples:\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --episodes 100\n  rlft session launch/sim_push.yaml --learner tcp://gpu-box:5555 --policy-endpoint tcp://gpu-box:5556\n\nCtrl-C ends cleanly: the episode is closed, the spool flushed, the learner checkpointed.\n")
+    .addHelpText("after", "\nExamples:\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --episodes 100\n  rlft session launch/sim_push.yaml --learner --operator ui        # prints the UI URL; a person supervises\n  rlft session launch/sim_push.yaml --offline --operator gamepad --episodes 20\n  rlft session launch/sim_push.yaml --learner tcp://gpu-box:5555 --policy-endpoint tcp://gpu-box:5556\n\nCtrl-C ends cleanly: the episode is closed, the spool flushed, the learner checkpointed.\n")
     .action(async (file: string, o) => {
       const cfg = loadLaunch(file);
       if (o.policy) cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy };
-      cfg.operator.enabled = o.operator;
+      cfg.operator.enabled = o.operator !== false;
+      if (typeof o.operator === "string") cfg.operator.kind = o.operator as typeof cfg.operator.kind;
+      const human = cfg.operator.enabled && cfg.operator.kind !== "scripted";
+      if (human) {
+        // A person works in real time: the sim clock would run faster than anyone can react.
+        if (cfg.clock === "sim") console.error("note: a person operates this session, so the clock is wall time (the launch file says sim)");
+        cfg.clock = "wall";
+        cfg.ui.enabled = true;
+      }
+      if (o.uiPort !== undefined) cfg.ui.port = o.uiPort;
       const overrides: Record<string, unknown> = {};
       for (const kv of (o.learnerSet as string[] | undefined) ?? []) {
         const [k, v] = kv.split("=");
@@ -52,13 +64,19 @@ export function registerSessionCommand(program: Command): void {
       const bar = progress("session", o.episodes, { unit: "episodes" });
       const res = await runSession({
         config: cfg,
-        learner: o.learner === undefined ? cfg.learner.experience : o.learner,
+        learner: o.offline ? false : o.learner === undefined ? cfg.learner.experience : o.learner,
         policyEndpoint: o.policyEndpoint,
         episodes: o.episodes,
         seed: o.seed,
         out: o.out,
         learnerConfig: overrides,
         pace: o.pace && cfg.clock === "sim",
+        onReady: (stack) => {
+          const st = stack.station;
+          if (st?.ui) console.log(`operator UI: ${st.ui.url}`);
+          if (st?.mqtt) console.log(`MQTT: ${st.broker ? `${st.broker.url} (in-process broker)` : cfg.mqtt.url} — status on ${st.mqtt.topics.status}, commands on ${st.mqtt.topics.cmd}`);
+          if (human) console.log(`operator: ${cfg.operator.kind}; press Start in the UI (or n) to begin each episode`);
+        },
         stop,
         onStatus: (s) => bar.update(s.episode, { "": statusLine(s) }),
       });

@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from . import __version__, bench_sampler, bench_vla, make_fixture, train_bc, train_vla
+from . import __version__, bench_sampler, bench_vla, make_fixture, train_bc, train_classifier, train_vla
 from .serve import BenchUpdateCommand, ServeCommand
 
 COMMANDS = {
@@ -27,6 +27,8 @@ COMMANDS = {
               "example:\n  python3 -m rlft_learner serve --config learner.yaml --json-progress\n"
               "  python3 -m rlft_learner serve --base-package runs/bc/package --run-dir runs/res --max-updates 20000\n"
               "  python3 -m rlft_learner serve --algorithm rlpd_sac --base-package runs/bc/package --demo-dataset demos.npz"),
+    "train-classifier": (train_classifier, "train a success classifier (image -> P(success), ONNX) from frames labelled with rlft label",
+                         "example:\n  python3 -m rlft_learner train-classifier --data data/labels --out runs/classifier"),
     "bench-update": (BenchUpdateCommand, "time residual TD3 updates (critic ensemble + delayed actor); prints JSON",
                      "example:\n  python3 -m rlft_learner bench-update --seconds 5 [--config learner.yaml]"),
 }

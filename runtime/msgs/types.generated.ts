@@ -92,6 +92,8 @@ export const EpisodeEventConstants = {
   TIMEOUT: "timeout",
   ABORT: "abort",
   RESET: "reset",
+  PAUSE: "pause",
+  RESUME: "resume",
 } as const;
 
 /** rlft_interfaces/Intervention */
