@@ -95,6 +95,7 @@ test("a file cut short by a crash: every complete chunk is recovered", async () 
   const js = (await r.byTopic()).get("/joint_states")!;
   assert.ok(js.length >= 10 && js.length < 30, `recovered ${js.length} of 30`);
   assert.deepEqual(js.map((m) => m.message.position), js.map((_m, i) => [i, -i]));
+  await r.close();
 });
 
 test("a file that is not MCAP, or corrupt, gives a clear error naming it", async () => {
