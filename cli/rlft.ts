@@ -7,6 +7,7 @@ import { registerEpisodeCommands } from "./commands/episodes.ts";
 import { registerDataCommands } from "./commands/data.ts";
 import { registerDemoCommand } from "./commands/demo.ts";
 import { registerSessionCommand } from "./commands/session.ts";
+import { registerDatasetCommand } from "./commands/dataset.ts";
 
 const program = new Command();
 program
@@ -25,6 +26,8 @@ Examples:
   rlft launch launch/sim_push.yaml --policy runs/bc/policy
   rlft replay data/demos --to-learner tcp://127.0.0.1:5555
   rlft inspect data/demos/episode_000000.mcap
+  rlft replay data/demos/episode_000000.mcap --sim
+  rlft dataset export data/demos --format lerobot --out exports/demos
 `,
   );
 
@@ -32,6 +35,7 @@ registerEpisodeCommands(program);
 registerDataCommands(program);
 registerSessionCommand(program);
 registerDemoCommand(program);
+registerDatasetCommand(program);
 
 try {
   await program.parseAsync(process.argv);

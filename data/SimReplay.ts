@@ -85,7 +85,8 @@ export async function replayInSim(file: string): Promise<SimReplayResult> {
   try {
     const dtNs = BigInt(Math.round(physicsDt * 1e9));
     const seed = Number(tr.info.seed);
-    const startFrom: SimReplayResult["startFrom"] = Number.isFinite(seed) && tr.info.seed !== undefined && tr.info.seed !== "" ? "seed" : "observation";
+    // Seed -1 (or none) marks a log without a seed, e.g. imported from a LeRobot dataset.
+    const startFrom: SimReplayResult["startFrom"] = Number.isInteger(seed) && seed >= 0 && tr.info.seed !== "" ? "seed" : "observation";
     let simNs = tr.startNs;
     let states = tr.ticks.filter((k) => k.q.length);
     if (startFrom === "seed") sim.reset(seed);

@@ -85,11 +85,11 @@ async function writeCamera(file: string, cam: Camera, tickNs: readonly bigint[],
       for (let y = 0; y < cam.height; y++) rgb.set(img.data.subarray(y * img.step, y * img.step + cam.width * 3), y * cam.width * 3);
       if (img.encoding === "bgr8") for (let p = 0; p < rgb.length; p += 3) [rgb[p], rgb[p + 2]] = [rgb[p + 2], rgb[p]];
       last ??= rgb; // ticks before the first frame show the first frame
-      while (i < tickNs.length && tickNs[i] < stamp) await emit(last!), i++;
+      for (; i < tickNs.length && tickNs[i] < stamp; i++) await emit(last!);
       last = rgb;
     }
     if (!last) last = new Uint8Array(cam.width * cam.height * 3);
-    while (i < tickNs.length) await emit(last), i++;
+    for (; i < tickNs.length; i++) await emit(last);
   } finally {
     await r.close();
   }
