@@ -11,7 +11,10 @@ const warn = (m: string) => m && console.warn(`warning: ${m}`);
 
 /** Registers `dataset` and its subcommands on `program`. */
 export function registerDatasetCommand(program: Command): void {
-  const ds = program.command("dataset").description("Statistics of a folder of episodes, and LeRobot export/import");
+  const ds = program
+    .command("dataset")
+    .description("Statistics of a folder of episodes, and LeRobot export/import")
+    .addHelpText("after", "\nExamples:\n  rlft dataset stats data/demos\n  rlft dataset export data/demos --format lerobot --out exports/demos\n  rlft dataset import exports/demos --out data/imported\n");
 
   ds.command("stats")
     .description("Counts, success rate, intervention fraction, observation and action statistics, per task")
