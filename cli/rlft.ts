@@ -11,6 +11,7 @@ import { registerTrainVlaCommand } from "./commands/trainVla.ts";
 import { registerCalibrateCommand } from "./commands/calibrate.ts";
 import { registerNodeCommand } from "./commands/node.ts";
 import { registerLabelCommand } from "./commands/label.ts";
+import { registerDatasetCommand } from "./commands/dataset.ts";
 
 const program = new Command();
 program
@@ -31,6 +32,8 @@ Examples:
   rlft inspect data/demos/episode_000000.mcap
   rlft session launch/sim_push.yaml --learner --operator ui   # a person supervises in the web UI
   rlft label runs/session/episodes --out data/labels          # frames for the success classifier
+  rlft replay data/demos/episode_000000.mcap --sim
+  rlft dataset export data/demos --format lerobot --out exports/demos
 `,
   );
 
@@ -42,6 +45,7 @@ registerTrainVlaCommand(program);
 registerCalibrateCommand(program);
 registerNodeCommand(program);
 registerLabelCommand(program);
+registerDatasetCommand(program);
 
 try {
   await program.parseAsync(process.argv);

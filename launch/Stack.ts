@@ -157,7 +157,19 @@ export class Stack {
       recorder = new RecorderNode(runtime.createNode("recorder"), {
         outDir: opts.recordTo ?? config.recorder.out,
         chunkBytes: config.recorder.chunk_bytes,
-        metadata: { robot: config.robot, policy_version: policyVersion, git_revision: gitRevision(), runtime: config.runtime, control_hz: String(hz), ...calibrationMetadata(config.calibration, config.robot), ...opts.metadata },
+        metadata: {
+          robot: config.robot,
+          policy_version: policyVersion,
+          git_revision: gitRevision(),
+          runtime: config.runtime,
+          control_hz: String(hz),
+          // What exact replay needs (docs/data.md): physics settings, and how the policy's noise was seeded.
+          randomize_physics: String(config.driver.randomize_physics),
+          physics_dt: String(driver.sim.model.opt.timestep),
+          ...(policyActor ? { policy_package: config.actor.package ?? "", sampler: config.actor.sampler, policy_seed: "episode_seed", residual_package: config.actor.residual ?? "" } : {}),
+          ...calibrationMetadata(config.calibration, config.robot),
+          ...opts.metadata,
+        },
       });
     }
     // Creation order is tick order on the sim clock: driver publishes the observation of tick t,

@@ -100,7 +100,10 @@ export class PolicyActor implements Actor {
     return this.residual.offer(dir);
   }
 
-  reset(_seed: number): void {
+  reset(seed: number): void {
+    // Noise seeded per episode: the same policy version, seed and observations give the same actions (rlft replay --policy).
+    this.policy.reseed(seed);
+    this.residual.current?.reseed(seed);
     this.#chunker.reset();
     this.#tickInChunk = 0;
   }

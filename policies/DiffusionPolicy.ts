@@ -75,6 +75,12 @@ export class DiffusionPolicy {
     return new DiffusionPolicy(pkg, client, mode, options.seed ?? 0);
   }
 
+  /** Restarts the noise generator from `seed` (the policy actor does this at every episode start, so an episode's
+   * actions depend only on its seed and observations: what makes open-loop replay exact). */
+  reseed(seed: number): void {
+    this.#normal = gaussian(seed);
+  }
+
   /** Execution provider each model actually runs on. */
   get providers(): Readonly<Record<string, string>> {
     return this.#client.providers;

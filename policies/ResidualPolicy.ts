@@ -52,6 +52,11 @@ export class ResidualPolicy {
     this.#normal = gaussian(seed);
   }
 
+  /** Restarts the exploration noise from `seed` (at episode start, like the base policy's sampler noise). */
+  reseed(seed: number): void {
+    this.#normal = gaussian(seed);
+  }
+
   /** Package version (logged with every action). */
   get version(): string {
     return this.json.version;

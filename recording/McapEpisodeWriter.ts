@@ -2,11 +2,12 @@
  * Writes one episode to one MCAP file the way `ros2 bag` does (profile "ros2", `ros2msg`
  * schemas, `cdr` messages), in chunks: a chunk is closed when it exceeds `chunkSize` bytes or
  * spans `chunkIntervalSec` of log time, and every closed chunk is on disk at once, so a crash
- * loses at most the open chunk. Metadata: `rlft.episode` at start, `rlft.episode_result` at close.
+ * loses at most the open chunk. Metadata: `rlft.log_format` and `rlft.episode` at start, `rlft.episode_result` at close.
  */
 import { McapWriter } from "@mcap/core";
 import { MessageRegistry } from "../runtime/msgs/MessageRegistry.ts";
 import { FileWritable } from "./FileWritable.ts";
+import { LOG_FORMAT_RECORD, LOG_FORMAT_VERSION } from "./logFormat.ts";
 
 /** What `rlft.episode` records (all values are stored as strings). */
 export interface EpisodeInfo {
@@ -82,6 +83,7 @@ export class McapEpisodeWriter {
     const w = new McapEpisodeWriter(path, file, opts);
     try {
       await w.#writer.start({ profile: "ros2", library: "rlft recording" });
+      await w.#writer.addMetadata({ name: LOG_FORMAT_RECORD, metadata: toStringMap({ format: "rlft-episode", version: LOG_FORMAT_VERSION }) });
       await w.#writer.addMetadata({
         name: "rlft.episode",
         metadata: toStringMap({ started_at: new Date().toISOString(), ...opts.episode }),

@@ -95,9 +95,10 @@ test("a file cut short by a crash: every complete chunk is recovered", async () 
   const js = (await r.byTopic()).get("/joint_states")!;
   assert.ok(js.length >= 10 && js.length < 30, `recovered ${js.length} of 30`);
   assert.deepEqual(js.map((m) => m.message.position), js.map((_m, i) => [i, -i]));
+  await r.close();
 });
 
-test("a file that is not MCAP, or corrupt, gives a clear error naming it", async () => {
+test("a file that is not MCAP gives a clear error naming it; a corrupt one is read up to the damage", async () => {
   const notMcap = join(dir, "notes.txt");
   writeFileSync(notMcap, "hello, this is not an episode");
   await assert.rejects(EpisodeReader.open(notMcap), (e: Error) => e.message.includes(notMcap) && /not an MCAP file/.test(e.message));
@@ -108,17 +109,91 @@ test("a file that is not MCAP, or corrupt, gives a clear error naming it", async
   for (let i = 200; i < bad.length - 200; i += 7) bad[i] = bad[i]! ^ 0xff; // scribble over the data
   const corrupt = join(dir, "corrupt.mcap");
   writeFileSync(corrupt, bad);
-  await assert.rejects(
-    (async () => {
-      const r = await EpisodeReader.open(corrupt);
-      await r.byTopic();
-    })(),
-    (e: Error) => e.message.startsWith(`Cannot read episode ${corrupt}`),
-  );
+  // What is valid (header, metadata) is read; where it stops is named.
+  const r = await EpisodeReader.open(corrupt);
+  const by = await r.byTopic();
+  assert.ok((by.get("/joint_states")?.length ?? 0) < 30);
+  assert.ok(r.damage, "damage is reported");
+  assert.ok(r.describeDamage().startsWith(`${corrupt}: valid data ends at byte`));
+  await r.close();
+  // Nothing readable at all: an error naming the file.
+  const garbage = join(dir, "garbage.mcap");
+  writeFileSync(garbage, Buffer.concat([bytes.subarray(0, 8), Buffer.alloc(4000, 0xab)]));
+  await assert.rejects(EpisodeReader.open(garbage), (e: Error) => e.message.startsWith(`Cannot read episode ${garbage}`) && /nothing before it is readable/.test(e.message));
 });
 
 test("write errors name the file and the topic", async () => {
   const w = await McapEpisodeWriter.create(join(dir, "e.mcap"), { episode });
   await assert.rejects(w.write("/nochannel", {}, 0n), /e\.mcap.*\/nochannel has no channel/);
   await assert.rejects(McapEpisodeWriter.create(join(dir, "e.mcap"), { episode }), /Cannot create episode file .*e\.mcap/);
+});
+
+test("truncated MCAP: reads what is valid and says at which byte it stops", async () => {
+  const path = join(dir, "full2.mcap");
+  await record(path);
+  const bytes = readFileSync(path);
+  const cut = Math.floor(bytes.length * 0.6);
+  const truncated = join(dir, "cut.mcap");
+  writeFileSync(truncated, bytes.subarray(0, cut));
+  const r = await EpisodeReader.open(truncated);
+  assert.equal(r.recovered, true);
+  const d = r.damage!;
+  assert.ok(d.offset > 0 && d.offset < cut, `valid data ends at ${d.offset}`);
+  assert.equal(d.size, cut);
+  assert.match(d.detail, /file ends inside a record at byte \d+ of \d+/);
+  assert.match(r.describeDamage(), new RegExp(`cut\\.mcap: valid data ends at byte ${d.offset} of ${cut}`));
+  let n = 0;
+  for await (const m of r.messages({ topics: ["/joint_states"] })) assert.deepEqual(m.message.position, [n, -n++]);
+  assert.ok(n > 0 && n < 30, `${n} of 30 messages before the cut`);
+  await r.close();
+});
+
+test("a corrupt chunk inside a complete file: the chunks before it are read, damage names the chunk's byte", async () => {
+  const path = join(dir, "full3.mcap");
+  await record(path);
+  const bytes = Buffer.from(readFileSync(path));
+  const idx = await McapIndexedReader.Initialize({ readable: fileReadable(new Uint8Array(bytes)) });
+  const second = idx.chunkIndexes[1]!;
+  const start = Number(second.chunkStartOffset);
+  for (let i = start + 60; i < start + Number(second.chunkLength) - 8; i += 5) bytes[i] ^= 0x5a;
+  const bad = join(dir, "badchunk.mcap");
+  writeFileSync(bad, bytes);
+  const r = await EpisodeReader.open(bad);
+  const got: number[] = [];
+  for await (const m of r.messages({ topics: ["/joint_states"] })) got.push((m.message.position as number[])[0]);
+  assert.ok(got.length >= 10 && got.length < 30, `read ${got.length}`);
+  assert.deepEqual(got, got.map((_, i) => i));
+  assert.equal(r.damage?.offset, start);
+  assert.match(r.damage!.detail, /corrupt chunk at byte/);
+  await r.close();
+});
+
+test("an older log (format 1, an older message schema) stays readable: new fields get their defaults", async () => {
+  const path = join(dir, "v1.mcap");
+  const { McapWriter } = await import("@mcap/core");
+  const { FileWritable } = await import("./FileWritable.ts");
+  const { MessageWriter } = await import("@foxglove/rosmsg2-serialization");
+  const file = await FileWritable.create(path);
+  const w = new McapWriter({ writable: file, useChunks: true });
+  await w.start({ profile: "ros2", library: "rlft 0.0.1" });
+  await w.addMetadata({ name: "rlft.episode", metadata: new Map([["task", "push_cube"], ["robot", "rlft_arm5"], ["seed", "1"]]) });
+  // An earlier PolicyAction without residual_action.
+  const oldText = "std_msgs/Header header\nstring policy_version\nfloat64[] base_action\nfloat64[] action\n================================================================================\nMSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\nstring frame_id\n================================================================================\nMSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n";
+  const schemaId = await w.registerSchema({ name: "rlft_interfaces/msg/PolicyAction", encoding: "ros2msg", data: new TextEncoder().encode(oldText) });
+  const channelId = await w.registerChannel({ topic: "/policy/action", schemaId, messageEncoding: "cdr", metadata: new Map() });
+  const enc = new MessageWriter(parse(oldText, { ros2: true }));
+  const data = enc.writeMessage({ header: { stamp: { sec: 0, nanosec: 1 }, frame_id: "" }, policy_version: "bc-old", base_action: [0.5, -0.5], action: [0.25, 0] });
+  await w.addMessage({ channelId, sequence: 0, logTime: 1n, publishTime: 1n, data });
+  await w.end();
+  await file.close();
+  const r = await EpisodeReader.open(path);
+  assert.equal(r.formatVersion, 1);
+  const [m] = (await r.byTopic()).get("/policy/action")!;
+  assert.equal(m.message.policy_version, "bc-old");
+  assert.deepEqual(m.message.base_action, [0.5, -0.5]);
+  assert.deepEqual(m.message.residual_action, [], "a field added later reads as its default");
+  await r.close();
+  const cur = await EpisodeReader.open(join(dir, "ok2.mcap"));
+  assert.equal(cur.formatVersion, 2);
+  await cur.close();
 });

@@ -236,6 +236,27 @@ export class ArmSim {
   }
 
   /**
+   * Overwrites the state after reset(): joint positions (jointNames order; the command is set to them too), the
+   * loose object's x/y (cube or peg, height and orientation kept) and the target's x/y. Replay uses it to start from
+   * a recorded observation when a log has no seed (docs/data.md).
+   */
+  setState(state: { q: readonly number[]; object?: readonly [number, number]; target?: readonly [number, number] }): void {
+    this.#assertOpen();
+    const L = this.#layout;
+    const qpos = this.data.qpos as Float64Array;
+    if (state.q.length !== this.jointNames.length) throw new Error(`ArmSim.setState: expected ${this.jointNames.length} joint positions (${this.jointNames.join(", ")}), got ${state.q.length}`);
+    L.armQpos.forEach((a, i) => (qpos[a] = state.q[i]));
+    qpos[L.fingerQpos[0]] = qpos[L.fingerQpos[1]] = state.q[4] / 2;
+    (this.data.ctrl as Float64Array).set(state.q);
+    const obj = L.cubeQpos >= 0 ? L.cubeQpos : L.pegQpos;
+    if (state.object && obj >= 0) qpos.set(state.object, obj);
+    if (state.target) (this.data.mocap_pos as Float64Array).set(state.target, 3 * L.targetMocap);
+    (this.data.qvel as Float64Array).fill(0);
+    this.mujoco.mj_forward(this.model, this.data);
+    this.#initialDistance = Math.max(this.#taskDistance(), 1e-6);
+  }
+
+  /**
    * Sets absolute joint targets (jointNames order), clamped to the joint limits.
    * Returns the targets actually applied, so callers can log what the clamp changed.
    */

@@ -12,7 +12,7 @@ const tmp = mkdtempSync(join(tmpdir(), "rlft-cli-"));
 test("rlft --help and every subcommand's --help run and show an example", () => {
   const top = rlft(["--help"]);
   assert.equal(top.status, 0, top.stderr);
-  const commands = ["collect", "eval", "launch", "replay", "train-bc", "inspect", "demo"];
+  const commands = ["collect", "eval", "launch", "replay", "train-bc", "inspect", "demo", "dataset"];
   for (const c of commands) assert.match(top.stdout, new RegExp(`\\b${c}\\b`));
   for (const c of commands) {
     const r = rlft([c, "--help"]);
@@ -43,6 +43,17 @@ test("collect → train-bc → eval runs end to end (tiny budget)", () => {
   const r = rlft(["replay", demos]);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /3 episodes/);
+  const sim = rlft(["replay", join(demos, "episode_000000.mcap"), "--sim", "--plot-dir", tmp]);
+  assert.equal(sim.status, 0, sim.stderr);
+  assert.match(sim.stdout, /max joint divergence 0\.00e\+0 ≤ tolerance/);
+  assert.ok(existsSync(join(tmp, "episode_000000.sim.png")));
+  const st = rlft(["dataset", "stats", demos]);
+  assert.equal(st.status, 0, st.stderr);
+  assert.match(st.stdout, /task push_cube: 3 episodes/);
+  const ins = rlft(["inspect", join(demos, "episode_000001.mcap"), "--plot", join(tmp, "ep1.png")]);
+  assert.equal(ins.status, 0, ins.stderr);
+  assert.match(ins.stdout, /robot \/ task: +rlft_arm5 \/ push_cube/);
+  assert.ok(existsSync(join(tmp, "ep1.png")));
   const t = rlft(["train-bc", "--data", demos, "--out", join(tmp, "run"), "--steps", "30"]);
   assert.equal(t.status, 0, t.stderr);
   assert.ok(existsSync(join(tmp, "run", "package", "policy.json")));

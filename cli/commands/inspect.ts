@@ -1,0 +1,26 @@
+/** `rlft inspect <episode>`: summary of one episode, and a PNG of its joint traces with interventions shaded. */
+import { writeFileSync } from "node:fs";
+import type { Command } from "commander";
+import { readEpisodeTrace } from "../../data/EpisodeTrace.ts";
+import { formatSummary, plotEpisode, summarizeEpisode } from "../../data/EpisodeSummary.ts";
+
+/** Registers `inspect` on `program`. */
+export function registerInspectCommand(program: Command): void {
+  program
+    .command("inspect")
+    .description("Summarise one MCAP episode: duration, rates, outcome, interventions, policy versions, calibration, topics")
+    .argument("<file>", "an .mcap episode")
+    .option("--plot [png]", "also draw the joint traces with intervention spans shaded (default: <file>.png)")
+    .option("--json", "print the summary as JSON")
+    .addHelpText("after", "\nExamples:\n  rlft inspect data/demos/episode_000000.mcap\n  rlft inspect data/sessions/episode_000012.mcap --plot\n")
+    .action(async (file: string, o: { plot?: string | boolean; json?: boolean }) => {
+      const tr = await readEpisodeTrace(file);
+      const s = summarizeEpisode(tr);
+      console.log(o.json ? JSON.stringify(s) : formatSummary(s, tr));
+      if (o.plot) {
+        const out = typeof o.plot === "string" ? o.plot : file.replace(/\.mcap$/, "") + ".png";
+        writeFileSync(out, plotEpisode(tr));
+        if (!o.json) console.log(`plot: ${out}`);
+      }
+    });
+}

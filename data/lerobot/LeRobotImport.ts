@@ -1,0 +1,127 @@
+/**
+ * `rlft dataset import <lerobot-dir> --out <folder>`: a LeRobotDataset (v2.0/v2.1 per-episode files, or v3.0 files
+ * holding several episodes) → one rlft MCAP episode per LeRobot episode. Per frame: /observation from
+ * observation.state (names from info.json), /joint_command from action, /joint_states from the state's `q.*`
+ * dimensions (or the whole state when it is as long as the action), /arbiter/intervention when an `intervention`
+ * column exists, each video feature decoded by ffmpeg into /camera/<name>/image. Stamps are timestamp (seconds).
+ * What rlft exported itself (meta/rlft_episodes.jsonl) restores robot, task, seed and outcome.
+ */
+import { readFileSync, existsSync, readdirSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
+import { McapEpisodeWriter } from "../../recording/McapEpisodeWriter.ts";
+import { TOPICS } from "../../nodes/topics.ts";
+import { readVideoFrames } from "./ffmpeg.ts";
+import { formatPath, type LeRobotInfo } from "./layout.ts";
+
+/** Options of {@link importLeRobot}. */
+export interface LeRobotImportOptions {
+  /** Robot model to record when the dataset does not say (info.json robot_type). */
+  robot?: string;
+  /** Skip the videos. */
+  noVideo?: boolean;
+  onEpisode?: (i: number, total: number) => void;
+}
+
+type Row = Record<string, unknown>;
+
+const toNs = (sec: number) => BigInt(Math.round(sec * 1e9));
+const stamp = (ns: bigint) => ({ sec: Number(ns / 1_000_000_000n), nanosec: Number(ns % 1_000_000_000n) });
+const names = (f: { names?: unknown; shape: number[] } | undefined, prefix: string): string[] => {
+  const n = f?.names;
+  const flat = Array.isArray(n) ? (Array.isArray(n[0]) ? (n[0] as string[]) : (n as string[])) : n && typeof n === "object" ? (Object.values(n)[0] as string[]) : undefined;
+  return flat && flat.length === (f?.shape[0] ?? 0) ? flat.map(String) : Array.from({ length: f?.shape[0] ?? 0 }, (_, i) => `${prefix}_${i}`);
+};
+
+function readJsonl(path: string): Row[] {
+  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Row) : [];
+}
+
+/** Rows of every data file, grouped by episode_index (v3.0 files hold several episodes). */
+async function* episodesOf(dir: string, info: LeRobotInfo): AsyncGenerator<[number, Row[]]> {
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else if (e.name.endsWith(".parquet")) files.push(join(d, e.name));
+    }
+  };
+  walk(join(dir, "data"));
+  if (!files.length) throw new Error(`${dir}/data holds no .parquet files — is ${dir} a LeRobot dataset (meta/info.json says ${info.codebase_version})?`);
+  for (const f of files) {
+    const rows = (await parquetReadObjects({ file: await asyncBufferFromFile(f) })) as Row[];
+    const by = new Map<number, Row[]>();
+    for (const r of rows) {
+      const e = Number(r.episode_index);
+      let list = by.get(e);
+      if (!list) by.set(e, (list = []));
+      list.push(r);
+    }
+    for (const [e, list] of [...by].sort((a, b) => a[0] - b[0])) yield [e, list.sort((a, b) => Number(a.frame_index) - Number(b.frame_index))];
+  }
+}
+
+/** Imports the dataset in `dir` into MCAP episodes in `out`; returns how many episodes and frames. */
+export async function importLeRobot(dir: string, out: string, opts: LeRobotImportOptions = {}): Promise<{ episodes: number; frames: number; files: string[] }> {
+  const infoPath = join(dir, "meta", "info.json");
+  if (!existsSync(infoPath)) throw new Error(`${infoPath} not found — expected a LeRobotDataset directory (meta/info.json, data/, videos/)`);
+  const info = JSON.parse(readFileSync(infoPath, "utf8")) as LeRobotInfo;
+  const feats = info.features ?? {};
+  if (!feats["observation.state"] || !feats.action) throw new Error(`${infoPath}: features need observation.state and action (found ${Object.keys(feats).join(", ")})`);
+  const obsNames = names(feats["observation.state"], "state");
+  const actNames = names(feats.action, "action");
+  const tasks = new Map<number, string>();
+  for (const t of readJsonl(join(dir, "meta", "tasks.jsonl"))) tasks.set(Number(t.task_index), String(t.task));
+  const rlft = new Map<number, Row>(readJsonl(join(dir, "meta", "rlft_episodes.jsonl")).map((r) => [Number(r.episode_index), r]));
+  const videoKeys = Object.entries(feats).filter(([, f]) => f.dtype === "video").map(([k]) => k);
+  const jointIdx = obsNames.map((n, i) => (n.startsWith("q.") ? i : -1)).filter((i) => i >= 0);
+  const jointFromState = jointIdx.length ? jointIdx : obsNames.length === actNames.length ? obsNames.map((_, i) => i) : [];
+  const jointNames = jointIdx.length ? jointIdx.map((i) => obsNames[i].slice(2)) : actNames;
+  const files: string[] = [];
+  let frames = 0;
+  mkdirSync(out, { recursive: true });
+  for await (const [ep, rows] of episodesOf(dir, info)) {
+    const src = rlft.get(ep) ?? {};
+    const task = String(src.task ?? tasks.get(Number(rows[0].task_index)) ?? "unknown");
+    const file = join(out, `episode_${String(ep).padStart(6, "0")}.mcap`);
+    const success = src.success !== undefined ? Boolean(src.success) : rows.some((r) => Number(r["next.reward"] ?? 0) > 0);
+    const w = await McapEpisodeWriter.create(file, {
+      episode: { task, seed: src.seed !== undefined && src.seed !== "" ? Number(src.seed) : -1, robot: String(src.robot ?? opts.robot ?? info.robot_type ?? "unknown"), policy_version: String(src.policy_version ?? "unknown"), git_revision: "unknown", episode: ep, control_hz: String(info.fps), source: `lerobot:${dir}` },
+    });
+    const period = toNs(1 / info.fps);
+    const t0 = period; // the start event goes one period before the first frame, at 0
+    const times = rows.map((r) => t0 + toNs(Number(r.timestamp ?? Number(r.frame_index) / info.fps)));
+    const evt = (ns: bigint, event: string, detail = "") => w.write(TOPICS.episodeEvent.topic, { header: { stamp: stamp(ns), frame_id: "" }, episode: ep, event, seed: BigInt(Number(src.seed ?? 0) || 0), task, detail }, ns, { type: TOPICS.episodeEvent.type });
+    void evt(times[0] - period, "start");
+    rows.forEach((r, i) => {
+      const ns = times[i];
+      const h = { stamp: stamp(ns), frame_id: "" };
+      const state = Array.from(r["observation.state"] as number[]);
+      const action = Array.from(r.action as number[]);
+      if (jointFromState.length) void w.write(TOPICS.jointStates.topic, { header: h, name: jointNames, position: jointFromState.map((j) => state[j]), velocity: [], effort: [] }, ns, { type: TOPICS.jointStates.type });
+      void w.write(TOPICS.observation.topic, { header: h, names: obsNames, values: state }, ns, { type: TOPICS.observation.type });
+      void w.write(TOPICS.jointCommand.topic, { header: h, name: actNames, position: action, velocity: [], effort: [] }, ns, { type: TOPICS.jointCommand.type });
+      if ("intervention" in r) void w.write(TOPICS.arbiterIntervention.topic, { header: h, active: Boolean(r.intervention), source: r.intervention ? "lerobot_intervention" : "policy", action: r.intervention ? action : [] }, ns, { type: TOPICS.arbiterIntervention.type });
+    });
+    if (!opts.noVideo && info.video_path) {
+      for (const key of videoKeys) {
+        const f = feats[key];
+        const [height, width] = f.names?.[0] === "channels" || f.names?.[0] === "channel" || f.names?.[0] === "c" ? [f.shape[1], f.shape[2]] : [f.shape[0], f.shape[1]];
+        const vpath = join(dir, formatPath(info.video_path, { episode_chunk: Math.floor(ep / (info.chunks_size || 1000)), episode_index: ep, video_key: key, chunk_index: 0, file_index: 0 }));
+        if (!existsSync(vpath)) continue;
+        const topic = `/camera/${key.replace(/^observation\.images?\./, "")}/image`;
+        await readVideoFrames(vpath, { width, height }, (rgb, i) => {
+          if (i >= times.length) return;
+          void w.write(topic, { header: { stamp: stamp(times[i]), frame_id: key }, height, width, encoding: "rgb8", is_bigendian: 0, step: width * 3, data: rgb }, times[i], { type: "sensor_msgs/msg/Image" });
+        });
+      }
+    }
+    const outcome = String(src.outcome ?? (success ? "success" : "unknown"));
+    void evt(times.at(-1)!, outcome === "success" || outcome === "failure" || outcome === "timeout" || outcome === "abort" ? outcome : success ? "success" : "timeout");
+    await w.close({ success, length: rows.length, reason: `imported from LeRobot dataset ${dir}`, outcome });
+    files.push(file);
+    frames += rows.length;
+    opts.onEpisode?.(files.length, info.total_episodes);
+  }
+  return { episodes: files.length, frames, files };
+}
