@@ -133,6 +133,8 @@ export const LaunchSchema = z
         out: z.string().default("data/sessions"),
         /** MCAP chunk size: a crash loses at most the open chunk. */
         chunk_bytes: z.number().int().min(1024).default(1 << 20),
+        /** Byte budget of the episode files (MB); past it recording stops as on a full disk and sessions pause. */
+        max_mb: z.number().positive().optional(),
       })
       .strict()
       .default({ enabled: true, out: "data/sessions", chunk_bytes: 1 << 20 }),

@@ -121,6 +121,7 @@ export class Stack {
       recorder = new RecorderNode(runtime.createNode("recorder"), {
         outDir: opts.recordTo ?? config.recorder.out,
         chunkBytes: config.recorder.chunk_bytes,
+        maxBytes: config.recorder.max_mb === undefined ? undefined : config.recorder.max_mb * 1e6,
         metadata: { robot: config.robot, policy_version: policyVersion, git_revision: gitRevision(), runtime: config.runtime, control_hz: String(hz), ...opts.metadata },
       });
     }
@@ -152,6 +153,8 @@ export class Stack {
       const cam = new RayCamera(driver.sim, { width: config.camera.width, height: config.camera.height });
       nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: config.camera.rate_hz }));
     }
+    // A recording that cannot be written (disk full, quota) ends the episode: nothing unrecorded is run.
+    recorder?.onFailure((e) => manager.abort(`recording failed: ${e.message}`));
     for (const n of nodes) await n.configure();
     for (const n of nodes) await n.activate();
     return new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, arbiter, nodes });
@@ -161,7 +164,7 @@ export class Stack {
    * Runs `count` episodes with seeds seed, seed+1, ...; calls `onEpisode` after each.
    * On the sim clock time is stepped as fast as the nodes allow; on the wall clock it runs in real time.
    */
-  async runEpisodes(opts: { count: number; seed: number; firstEpisode?: number; onEpisode?: (r: EpisodeResult) => void }): Promise<EpisodeResult[]> {
+  async runEpisodes(opts: { count: number; seed: number; firstEpisode?: number; onEpisode?: (r: EpisodeResult) => void; tolerateRecorderFailure?: boolean }): Promise<EpisodeResult[]> {
     const results: EpisodeResult[] = [];
     const dt = 1 / this.config.control_hz;
     const clock = this.runtime.clock as unknown as { advance?: (dt: number) => Promise<void> };
@@ -180,7 +183,9 @@ export class Stack {
       results.push(r);
       opts.onEpisode?.(r);
     }
-    await this.recorder?.flush();
+    await this.recorder?.flush().catch((e: Error) => {
+      if (!opts.tolerateRecorderFailure) throw e;
+    });
     return results;
   }
 

@@ -311,7 +311,8 @@ class Learner:
         metrics.flush()
         if self.cfg.json_progress:
             self.out(json.dumps({"event": "progress", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
-                                 "updates_per_s": round(ups, 1), "policy_version": self.latest_version}))
+                                 "updates_per_s": round(ups, 1), "policy_version": self.latest_version,
+                                 "losses": {k: round(float(np.mean(v)), 6) for k, v in window.items()}}))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
