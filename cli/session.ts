@@ -73,6 +73,8 @@ export interface SessionOptions {
   onPause?: (reason: string | null) => void;
   /** Awaited after each episode (fault injection in tests, operator hooks). */
   afterEpisode?: (i: number, ctx: { bridge: ExperienceBridgeLike; stack: Stack }) => Promise<void> | void;
+  /** Called once the stack is built, before the first episode (audits, fault injection). */
+  onStack?: (stack: Stack) => void;
   /** Poll period while paused (ms). Default 500. */
   pausePollMs?: number;
 }
@@ -171,6 +173,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     },
   };
   const stack = await Stack.create(cfg, { quiet: true, experience: sink, training: cfg.learner.explore, recordTo: join(out, "episodes") });
+  o.onStack?.(stack);
   const actor = stack.actor.actor as PolicyActor;
   actor.zeroBase = o.baseMode === "zero";
   const sync = await PolicySync.start({ endpoint: policyEndpoint, cacheDir: join(out, "policies"), experience: bridge, currentVersion: actor.version, curve, trust, logger: quietLog });
