@@ -215,7 +215,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     const room = bridge.spoolRoom();
     if (room < maxSteps + 16) {
       const st = bridge.stats();
-      return `experience spool at ${(st.spoolBytes / 1e6).toFixed(1)} of its ${(st.spoolCapBytes / 1e6).toFixed(1)} MB cap (room for ${room} transitions, an episode needs up to ${maxSteps}); the learner at ${experience} holds seq ≤ ${st.ackedSeq} of ${st.lastSeq} (link ${st.linkUp ? "up" : `down: ${st.lastError ?? "?"}`}). Episodes are paused until it catches up — check the learner, or raise learner.spool_cap_mb`;
+      return `experience spool at ${(st.spoolBytes / 1e6).toFixed(2)} of its ${(st.spoolCapBytes / 1e6).toFixed(2)} MB cap (room for ${room} transitions, an episode needs up to ${maxSteps}); the learner at ${experience} holds seq ≤ ${st.ackedSeq} of ${st.lastSeq} (link ${st.linkUp ? "up" : `down: ${st.lastError ?? "?"}`}). Episodes are paused until it catches up — check the learner, or raise learner.spool_cap_mb`;
     }
     return null;
   };

@@ -8,7 +8,7 @@
 import type { NodeHandle } from "../runtime/Runtime.ts";
 import { NodeBase } from "../nodes/NodeBase.ts";
 import { TOPICS } from "../nodes/topics.ts";
-import { sameTime, type JointStateMsg, type ObservationMsg } from "../nodes/msgs.ts";
+import { sameTime, type EpisodeEventMsg, type JointStateMsg, type ObservationMsg } from "../nodes/msgs.ts";
 import type { Time } from "../runtime/Runtime.ts";
 import type { MetricSink } from "./Telemetry.ts";
 
@@ -47,6 +47,10 @@ export class ControlLoopMonitor extends NodeBase {
   override async configure(): Promise<void> {
     this.subscribe<ObservationMsg>(TOPICS.observation, (m) => this.onObservation(m.header.stamp));
     this.subscribe<JointStateMsg>(TOPICS.proposedCommand, (m) => this.onCommand(m.header.stamp));
+    // An episode's last observation and the reset's observation are never acted on: not misses.
+    this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
+      if (e.event === "start") this.#last = null;
+    });
   }
 
   override async activate(): Promise<void> {

@@ -75,7 +75,7 @@ test("the control-loop monitor counts ticks, deadline misses and latency per win
   const rt = await createRuntime("embedded", { clock: "sim", logLevel: "error" });
   const points: { m: string; f: Record<string, FieldValue> }[] = [];
   let now = 0;
-  const mon = new ControlLoopMonitor(rt.createNode("monitor"), { telemetry: { point: (m, f) => void points.push({ m, f }) && true }, nowMs: () => now });
+  const mon = new ControlLoopMonitor(rt.createNode("monitor"), { telemetry: { point: (m, f) => points.push({ m, f }) > 0 }, nowMs: () => now });
   try {
     for (let t = 0; t < 10; t++) {
       const stamp = { sec: t, nanosec: 0 };

@@ -91,11 +91,16 @@ export function auditDriver(stack: Stack): { unsafe: number; writes: number; log
     const measured = d.read().reading?.position ?? [];
     audit.writes++;
     audit.log.push([...positions]);
-    const bad = positions.length !== d.jointNames.length || positions.some((q, i) => {
+    // Holding the measured position is safe even where the sim has it a hair outside a limit (contact penetration).
+    const hold = positions.length === measured.length && positions.every((q, i) => Math.abs(q - measured[i]) < 1e-9);
+    const bad = !hold && (positions.length !== d.jointNames.length || positions.some((q, i) => {
       const step = typeof maxStep === "number" ? maxStep : maxStep[i];
       return !Number.isFinite(q) || q < d.jointLower[i] - 1e-9 || q > d.jointUpper[i] + 1e-9 || (measured[i] !== undefined && Math.abs(q - measured[i]) > step + 1e-6);
-    });
-    if (bad) audit.unsafe++;
+    }));
+    if (bad) {
+      audit.unsafe++;
+      if (process.env.RLFT_DEBUG) console.error(`unsafe command ${JSON.stringify(positions)} measured ${JSON.stringify(measured)}`);
+    }
     return write(positions);
   };
   return audit;
