@@ -35,7 +35,7 @@ export class FileWritable implements IWritable {
     const q = this.quota;
     if (q !== undefined) {
       if (q.usedBytes + buffer.byteLength > q.limitBytes) {
-        throw Object.assign(new Error(`ENOSPC: recording quota of ${(q.limitBytes / 1e6).toFixed(1)} MB reached writing ${this.path} — free space or raise recorder.max_mb`), { code: "ENOSPC" });
+        throw Object.assign(new Error(`ENOSPC: recording quota of ${(q.limitBytes / 1e6).toFixed(2)} MB reached writing ${this.path} — free space or raise recorder.max_mb`), { code: "ENOSPC" });
       }
       q.usedBytes += buffer.byteLength;
     }
