@@ -118,6 +118,11 @@ export class DiskSpool {
     return this.#segments.reduce((a, s) => a + s.records.length, 0);
   }
 
+  /** Bytes of the segment files on disk (what a spool cap limits). */
+  get bytes(): number {
+    return this.#segments.reduce((a, s) => a + s.size, 0);
+  }
+
   /** Seq the next appended transition gets. */
   get nextSeq(): number {
     return this.#nextSeq;

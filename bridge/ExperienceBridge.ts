@@ -14,6 +14,7 @@ import { decodeMessage, WireError, type Message } from "./wire.ts";
 import { DiskSpool, type SpoolRecord } from "./DiskSpool.ts";
 import { encodeGetPolicy, encodeHeartbeat, encodeHello, encodeTransitions, toAck, toHeartbeatReply, toPolicy, toWelcome, type HeartbeatReply, type HelloFields, type PolicyMessage, type Welcome } from "./messages.ts";
 import type { Transition } from "./Transition.ts";
+import { curveClientOptions, type CurveClientKeys } from "./CurveCertificate.ts";
 
 /** Options of {@link ExperienceBridge.open}. */
 export interface ExperienceBridgeOptions extends HelloFields {
@@ -33,6 +34,13 @@ export interface ExperienceBridgeOptions extends HelloFields {
   reconnectDelayMs?: number;
   /** fsync spool writes. Default true. */
   durable?: boolean;
+  /**
+   * Hard cap of the spool on disk (bytes). A batch that would pass it is dropped and counted in `overflowed`; sessions
+   * pause episodes before that happens (see {@link ExperienceBridge.spoolRoom}). Default 1 GiB.
+   */
+  spoolCapBytes?: number;
+  /** CURVE keys (docs/security.md): the link only comes up with the learner holding the pinned server key. */
+  curve?: CurveClientKeys;
   logger?: { warn(msg: string): void; info(msg: string): void };
 }
 
@@ -56,6 +64,11 @@ export interface ExperienceStats {
   lost: number;
   /** Seq of the last spooled transition. */
   lastSeq: number;
+  /** Transitions dropped because the spool was at its cap (lost: should stay 0 when episodes pause in time). */
+  overflowed: number;
+  /** Bytes of the spool on disk and its cap. */
+  spoolBytes: number;
+  spoolCapBytes: number;
   /** Transitions in the batch awaiting its ack (0 or one batch). */
   inFlight: number;
   linkUp: boolean;
@@ -68,7 +81,7 @@ export interface ExperienceStats {
 }
 
 type Logger = NonNullable<ExperienceBridgeOptions["logger"]>;
-type Resolved = Required<Omit<ExperienceBridgeOptions, "logger" | "basePolicyVersion">> & { basePolicyVersion: string | null; logger: Logger };
+type Resolved = Required<Omit<ExperienceBridgeOptions, "logger" | "basePolicyVersion" | "curve">> & { basePolicyVersion: string | null; logger: Logger; curve?: CurveClientKeys };
 
 interface Pending {
   what: string;
@@ -110,7 +123,11 @@ export class ExperienceBridge {
   #welcomeListeners = new Set<(w: Welcome) => void>();
   #heartbeatListeners = new Set<(h: HeartbeatReply) => void>();
   #ackListeners = new Set<() => void>();
-  #stats: Omit<ExperienceStats, "ackedSeq" | "durableSeq" | "lastSeq"> = { pushed: 0, rejected: 0, spooled: 0, acked: 0, rewound: 0, lost: 0, inFlight: 0, linkUp: false, droppedReplies: 0, reconnects: 0, lastError: null };
+  #stats: Omit<ExperienceStats, "ackedSeq" | "durableSeq" | "lastSeq" | "spoolBytes" | "spoolCapBytes"> = { pushed: 0, rejected: 0, spooled: 0, acked: 0, rewound: 0, lost: 0, overflowed: 0, inFlight: 0, linkUp: false, droppedReplies: 0, reconnects: 0, lastError: null };
+  /** Bytes of batches handed to the spool but not yet written. */
+  #pendingBytes = 0;
+  /** Largest spooled bytes per transition seen (batch record / count), for {@link spoolRoom}. */
+  #bytesPerTransition = 0;
   /** Highest acked seq seen in this process, so a rewound-and-resent transition is not counted as acked twice. */
   #ackedHigh: number;
 
@@ -123,7 +140,7 @@ export class ExperienceBridge {
 
   /** Opens the spool (replaying what a previous run left unacked) and starts the sender; does not wait for the learner. */
   static async open(options: ExperienceBridgeOptions): Promise<ExperienceBridge> {
-    const o: Resolved = { batchSize: 32, flushIntervalMs: 500, deadlineMs: 5000, heartbeatSec: 2, reconnectDelayMs: 1000, durable: true, logger: console, ...options };
+    const o: Resolved = { batchSize: 32, flushIntervalMs: 500, deadlineMs: 5000, heartbeatSec: 2, reconnectDelayMs: 1000, durable: true, spoolCapBytes: 1 << 30, logger: console, ...options };
     if (!/^[A-Za-z0-9_.-]+$/.test(o.robotId)) throw new Error(`robotId ${JSON.stringify(o.robotId)} must be a plain name (letters, digits, _ . -): it names the spool directory`);
     const spool = await DiskSpool.open(join(o.spoolDir, o.robotId), { durable: o.durable, logger: o.logger });
     if (spool.pendingRecords > 0) o.logger.info(`ExperienceBridge: spool ${spool.dir} holds ${spool.pendingRecords} unacked batches (seq ${spool.ackedSeq + 1}..${spool.lastSeq}); they are sent first`);
@@ -149,7 +166,17 @@ export class ExperienceBridge {
 
   /** Counters for logs and dashboards. */
   stats(): ExperienceStats {
-    return { ...this.#stats, ackedSeq: this.spool.ackedSeq, durableSeq: this.spool.durableSeq, lastSeq: this.spool.lastSeq };
+    return { ...this.#stats, ackedSeq: this.spool.ackedSeq, durableSeq: this.spool.durableSeq, lastSeq: this.spool.lastSeq, spoolBytes: this.spool.bytes + this.#pendingBytes, spoolCapBytes: this.#o.spoolCapBytes };
+  }
+
+  /**
+   * How many more transitions fit under the spool cap (at the largest size per transition seen so far). A session
+   * starts an episode only when a whole episode fits, so the cap is never hit mid-episode.
+   */
+  spoolRoom(): number {
+    const free = this.#o.spoolCapBytes - this.spool.bytes - this.#pendingBytes;
+    const per = this.#bytesPerTransition || 1024;
+    return Math.max(0, Math.floor(free / per));
   }
 
   /** Calls `cb` on every welcome (first connection and each reconnect); returns the unsubscribe function. */
@@ -226,10 +253,18 @@ export class ExperienceBridge {
       this.#o.logger.warn(`ExperienceBridge: dropped a batch of ${batch.length} transitions that does not encode: ${(e as Error).message}`);
       return;
     }
+    const bytes = frames.reduce((a, f) => a + f.byteLength, 64);
+    this.#bytesPerTransition = Math.max(this.#bytesPerTransition, bytes / batch.length);
+    if (this.spool.bytes + this.#pendingBytes + bytes > this.#o.spoolCapBytes) {
+      this.#stats.overflowed += batch.length;
+      this.#o.logger.warn(`ExperienceBridge: spool ${this.spool.dir} is at its cap (${(this.spool.bytes / 1e6).toFixed(1)} of ${(this.#o.spoolCapBytes / 1e6).toFixed(1)} MB): dropped ${batch.length} transitions — pause episodes before the cap (spoolRoom()), or raise learner.spool_cap_mb`);
+      return;
+    }
+    this.#pendingBytes += bytes;
     const write = this.spool.append(frames, batch.length).then(
       () => void (this.#stats.spooled += batch.length),
       (e: Error) => this.#o.logger.warn(`ExperienceBridge: cannot spool ${batch.length} transitions to ${this.spool.dir}: ${e.message}`),
-    );
+    ).finally(() => (this.#pendingBytes -= bytes));
     this.#spoolWrites.add(write);
     void write.finally(() => this.#spoolWrites.delete(write));
   }
@@ -254,7 +289,7 @@ export class ExperienceBridge {
 
   async #connect(): Promise<void> {
     this.#socket?.close();
-    const socket = new Dealer({ linger: 0, sendHighWaterMark: 100 });
+    const socket = new Dealer({ linger: 0, sendHighWaterMark: 100, ...curveClientOptions(this.#o.curve) });
     socket.connect(this.#o.endpoint);
     this.#socket = socket;
     void this.#receive(socket);
@@ -266,7 +301,8 @@ export class ExperienceBridge {
       welcome = toWelcome(await this.#request(seq, frames, "hello", "welcome"));
     } catch (e) {
       if (this.#closed) return;
-      this.#linkDown((e as Error).message);
+      const curveHint = o.curve !== undefined && e instanceof LinkError && e.code === "timeout" ? " (CURVE: the handshake fails silently when the learner's key differs from the pinned one or its curve_authorized lacks this robot's public key)" : "";
+      this.#linkDown((e as Error).message + curveHint);
       await this.#sleep(o.reconnectDelayMs);
       return;
     }

@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { Observable } from "rxjs";
 import { Subscriber } from "zeromq";
 import { readPolicyJson, verifyHashes } from "../policies/PolicyPackage.ts";
+import { verifyPackageSignature, type PackageTrust } from "../policies/PackageSignature.ts";
+import { curveClientOptions, type CurveClientKeys } from "./CurveCertificate.ts";
 import { decodePolicyPublication, POLICY_TOPIC, type PolicyMessage, type Welcome } from "./messages.ts";
 
 /** A verified package in the cache. */
@@ -44,6 +46,10 @@ export interface PolicySyncOptions {
   experience?: PolicySource;
   /** Version the robot runs now: a welcome naming it fetches nothing. */
   currentVersion?: string;
+  /** CURVE keys: the SUB only completes a handshake with the holder of the learner's secret key. */
+  curve?: CurveClientKeys;
+  /** Accept only packages signed by one of these keys (policy.sig); without it signatures are not checked. */
+  trust?: PackageTrust;
   logger?: { warn(msg: string): void; info(msg: string): void };
 }
 
@@ -62,6 +68,8 @@ export class PolicySync {
   #offWelcome: (() => void) | undefined;
   #closed = false;
   readonly counters = { received: 0, accepted: 0, rejected: 0 };
+  /** The last refusals (newest last, at most 20), for status displays and the fault table. */
+  readonly rejections: RejectedPackage[] = [];
 
   private constructor(o: ResolvedOptions, sub: Subscriber) {
     this.#o = o;
@@ -72,7 +80,7 @@ export class PolicySync {
   /** Creates the cache directory, connects the SUB and listens for welcomes on the experience link. */
   static async start(options: PolicySyncOptions): Promise<PolicySync> {
     await mkdir(options.cacheDir, { recursive: true });
-    const sub = new Subscriber({ linger: 0 });
+    const sub = new Subscriber({ linger: 0, ...curveClientOptions(options.curve) });
     sub.connect(options.endpoint);
     sub.subscribe(POLICY_TOPIC);
     const sync = new PolicySync({ logger: console, ...options }, sub);
@@ -148,6 +156,7 @@ export class PolicySync {
       if (json.version !== msg.version || json.kind !== msg.kind) return `policy.json says ${json.kind} ${json.version}; the header says ${msg.kind} ${msg.version}`;
       await verifyHashes(tmp, json);
       for (const name of Object.values(json.files)) if (!(name in json.sha256)) return `policy.json lists ${name} without a sha256`;
+      if (this.#o.trust !== undefined) await verifyPackageSignature(tmp, this.#o.trust);
     } catch (e) {
       return (e as Error).message.replaceAll(tmp, `<${msg.version}>`);
     }
@@ -164,6 +173,8 @@ export class PolicySync {
 
   #reject(version: string, reason: string): undefined {
     this.counters.rejected++;
+    this.rejections.push({ version, reason });
+    if (this.rejections.length > 20) this.rejections.shift();
     this.#o.logger.warn(`PolicySync: rejected package ${version}: ${reason}`);
     for (const cb of this.#rejectListeners) cb({ version, reason });
     return undefined;

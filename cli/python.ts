@@ -11,7 +11,7 @@ export const LEARNER_MODULES = ["torch", "numpy", "zmq", "msgpack", "onnx"] as c
 
 /** The exact Debian line that installs the learner's deps (OpenBLAS makes Debian's torch ~30x faster). */
 export const APT_LINE =
-  "sudo apt-get install -y python3-torch python3-numpy python3-zmq python3-msgpack python3-onnx python3-pytest libopenblas0-pthread";
+  "sudo apt-get install -y python3-torch python3-numpy python3-zmq python3-msgpack python3-onnx python3-pytest python3-cryptography libopenblas0-pthread";
 
 /** The pip line for machines that reach PyPI. */
 export const PIP_LINE = "python3 -m pip install --user torch numpy pyzmq msgpack onnx pytest";

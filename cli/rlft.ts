@@ -12,6 +12,7 @@ import { registerCalibrateCommand } from "./commands/calibrate.ts";
 import { registerNodeCommand } from "./commands/node.ts";
 import { registerLabelCommand } from "./commands/label.ts";
 import { registerDatasetCommand } from "./commands/dataset.ts";
+import { registerKeysCommand } from "./commands/keys.ts";
 
 const program = new Command();
 program
@@ -46,6 +47,7 @@ registerCalibrateCommand(program);
 registerNodeCommand(program);
 registerLabelCommand(program);
 registerDatasetCommand(program);
+registerKeysCommand(program);
 
 try {
   await program.parseAsync(process.argv);

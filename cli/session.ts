@@ -16,6 +16,11 @@ import type { Transition } from "../bridge/Transition.ts";
 import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 import { PolicyActor } from "../nodes/PolicyNode.ts";
 import { startLearner, type LearnerProcess } from "./learnerProcess.ts";
+import type { Telemetry } from "../telemetry/Telemetry.ts";
+import { ControlLoopMonitor } from "../telemetry/ControlLoopMonitor.ts";
+import { loadCurveClientKeys, type CurveClientKeys } from "../bridge/CurveCertificate.ts";
+import { loadPackageTrust, type PackageTrust } from "../policies/PackageSignature.ts";
+import type { ExperienceStats } from "../bridge/ExperienceBridge.ts";
 import { freePort } from "./ports.ts";
 
 /** Live numbers of a session, for progress displays. */
@@ -64,7 +69,20 @@ export interface SessionOptions {
   stop?: Promise<void>;
   /** Called once the stack runs (e.g. to print where the operator UI is served). */
   onReady?: (stack: Stack) => void;
+  /** Metrics (docs/telemetry.md): control loop, episodes, spool, learner. */
+  telemetry?: Telemetry;
+  /** Called with the reason when episodes pause (spool at its cap, recording stopped) and with null when they resume. */
+  onPause?: (reason: string | null) => void;
+  /** Awaited after each episode (fault injection in tests, operator hooks). */
+  afterEpisode?: (i: number, ctx: { bridge: ExperienceBridgeLike; stack: Stack }) => Promise<void> | void;
+  /** Called once the stack is built, before the first episode (audits, fault injection). */
+  onStack?: (stack: Stack) => void;
+  /** Poll period while paused (ms). Default 500. */
+  pausePollMs?: number;
 }
+
+/** What afterEpisode sees of the uplink. */
+export type ExperienceBridgeLike = Pick<ExperienceBridge, "stats" | "flush" | "spoolRoom">;
 
 /** Result of a session. */
 export interface SessionResult {
@@ -74,6 +92,14 @@ export interface SessionResult {
   learnerUpdates: number;
   transitions: { pushed: number; acked: number };
   stoppedEarly: boolean;
+  /** Control ticks and ticks whose command came late or never (ControlLoopMonitor). */
+  loop: { ticks: number; deadlineMisses: number };
+  /** Every pause reason, in order. */
+  pauses: string[];
+  /** The uplink's final counters (none in an offline session). */
+  bridge?: ExperienceStats;
+  /** Safety supervisor changes by kind. */
+  safety: Record<string, number>;
 }
 
 /** Runs an online session; see the file comment. */
@@ -107,6 +133,8 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
       if (e.event === "progress" || e.event === "done") {
         updates = Math.max(updates, Number(e.updates));
         ups = Number(e.updates_per_s ?? 0);
+        const losses = (e.losses ?? {}) as Record<string, number>;
+        o.telemetry?.point("rlft_learner", { updates, updates_per_s: ups, online: Number(e.online ?? 0), offline: Number(e.offline ?? 0), ...Object.fromEntries(Object.entries(losses).map(([k, v]) => [k.replaceAll("/", "_"), v])) });
       }
     });
   } else {
@@ -114,7 +142,14 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     policyEndpoint = o.policyEndpoint ?? cfg.learner.policy;
   }
 
-  // 2. The uplink with its disk spool, and the policy follower.
+  // 2. The uplink with its disk spool, and the policy follower; CURVE and package signatures when configured.
+  const sec = cfg.learner.security;
+  let curve: CurveClientKeys | undefined;
+  let trust: PackageTrust | undefined;
+  if (sec) {
+    curve = await loadCurveClientKeys({ secretCertificate: sec.curve_secret, serverCertificate: sec.learner_key });
+    trust = await loadPackageTrust(sec.trusted_signers);
+  }
   const quietLog = { warn: (m: string) => process.env.RLFT_DEBUG && console.error(`[bridge] ${m}`), info: () => undefined };
   const bridge = await ExperienceBridge.open({
     endpoint: experience,
@@ -125,6 +160,8 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     actionNames: base.json.action.names,
     task: cfg.task,
     basePolicyVersion: base.json.version,
+    spoolCapBytes: cfg.learner.spool_cap_mb * 1e6,
+    curve,
     logger: quietLog,
   });
   bridge.onHeartbeat((h) => {
@@ -139,9 +176,20 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     },
   };
   const stack = await Stack.create(cfg, { quiet: true, experience: sink, training: cfg.learner.explore, recordTo: join(out, "episodes") });
+  o.onStack?.(stack);
   const actor = stack.actor.actor as PolicyActor;
   actor.zeroBase = o.baseMode === "zero";
-  const sync = await PolicySync.start({ endpoint: policyEndpoint, cacheDir: join(out, "policies"), experience: bridge, currentVersion: actor.version, logger: quietLog });
+  const sync = await PolicySync.start({ endpoint: policyEndpoint, cacheDir: join(out, "policies"), experience: bridge, currentVersion: actor.version, curve, trust, logger: quietLog });
+  const monitor = new ControlLoopMonitor(stack.runtime.createNode("control_loop_monitor"), { telemetry: o.telemetry });
+  await monitor.configure();
+  await monitor.activate();
+  const bridgeMetrics = o.telemetry
+    ? setInterval(() => {
+        const st = bridge.stats();
+        o.telemetry!.point("rlft_bridge", { spool_bytes: st.spoolBytes, spool_cap_bytes: st.spoolCapBytes, pushed: st.pushed, acked: st.acked, lost: st.lost, overflowed: st.overflowed, rejected: st.rejected, link_up: st.linkUp, reconnects: st.reconnects, policies_rejected: sync.counters.rejected });
+      }, 1000)
+    : undefined;
+  bridgeMetrics?.unref();
   sync.onPackage((p) => {
     if (p.kind !== "residual") return;
     void actor.offerResidual(p.dir).then((r) => {
@@ -168,6 +216,34 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   learnerStatus.unref();
   o.onReady?.(stack);
   const log = join(out, "session.jsonl");
+  const pauses: string[] = [];
+  const maxSteps = cfg.episodes.max_steps ?? stack.driver.sim.task.maxSteps;
+  /** Why the next episode must not start, or null: it must fit the spool, and recording must work. */
+  const pauseReason = async (): Promise<string | null> => {
+    const rec = stack.recorder;
+    if (rec?.failure && !(await rec.recover())) return `recording stopped: ${rec.failure.message}; the robot holds and episodes are paused until there is room (already recorded episodes are intact)`;
+    const room = bridge.spoolRoom();
+    if (room < maxSteps + 16) {
+      const st = bridge.stats();
+      return `experience spool at ${(st.spoolBytes / 1e6).toFixed(2)} of its ${(st.spoolCapBytes / 1e6).toFixed(2)} MB cap (room for ${room} transitions, an episode needs up to ${maxSteps}); the learner at ${experience} holds seq ≤ ${st.ackedSeq} of ${st.lastSeq} (link ${st.linkUp ? "up" : `down: ${st.lastError ?? "?"}`}). Episodes are paused until it catches up — check the learner, or raise learner.spool_cap_mb`;
+    }
+    return null;
+  };
+  const waitUntilClear = async (): Promise<void> => {
+    let last: string | null = null;
+    for (;;) {
+      const why = stopped ? null : await pauseReason();
+      if (why === null) break;
+      if (why.split(";")[0] !== last?.split(";")[0]) {
+        pauses.push(why);
+        o.onPause?.(why);
+        if (!o.onPause) console.error(`rlft session: paused: ${why}`);
+      }
+      last = why;
+      await new Promise((r) => setTimeout(r, o.pausePollMs ?? 500));
+    }
+    if (last !== null) o.onPause?.(null);
+  };
   const status = (i: number): SessionStatus => {
     const recent = episodes.slice(-window);
     const steps = recent.reduce((a, e) => a + e.steps, 0);
@@ -192,17 +268,24 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
       while (lastPolicyDir === null && !stopped && (learner === null || learner.child.exitCode === null) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
     }
     for (let i = 0; i < o.episodes && !stopped; i++) {
+      await waitUntilClear();
+      if (stopped) break;
       if (o.pace && learner) await paceLearner(() => updates, () => bridge.stats().pushed, utd, learningStarts, () => stopped || learner!.child.exitCode !== null);
-      const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + i, firstEpisode: i });
+      const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + i, firstEpisode: i, tolerateRecorderFailure: true });
       if (!r) break; // stopped while waiting for the operator's start
       const ep: SessionEpisode = { ...r, interventionSteps: perEpisode.get(r.episode) ?? 0, policyVersion: actor.version };
       episodes.push(ep);
       appendFileSync(log, JSON.stringify(ep) + "\n");
-      o.onStatus?.(status(i + 1));
+      const s = status(i + 1);
+      o.telemetry?.point("rlft_episode", { success: ep.outcome === "success", steps: ep.steps, intervention_steps: ep.interventionSteps, duration_s: ep.durationSec, rolling_success: s.rollingSuccess, intervention_rate: s.interventionRate, episode: ep.episode }, { outcome: ep.outcome });
+      o.onStatus?.(s);
+      await o.afterEpisode?.(i, { bridge, stack });
     }
     finalVersion = actor.version;
   } finally {
     clearInterval(learnerStatus);
+    clearInterval(bridgeMetrics);
+    await monitor.shutdown();
     await stack.shutdown();
     await bridge.flush({ timeoutMs: 15_000 });
     await sync.close();
@@ -213,7 +296,10 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     }
   }
   const st = bridge.stats();
-  return { episodes, finalPolicyDir: lastPolicyDir, finalVersion, learnerUpdates: updates, transitions: { pushed: st.pushed, acked: st.acked }, stoppedEarly: stopped };
+  return {
+    episodes, finalPolicyDir: lastPolicyDir, finalVersion, learnerUpdates: updates, transitions: { pushed: st.pushed, acked: st.acked }, stoppedEarly: stopped,
+    loop: { ...monitor.totals }, pauses, bridge: st, safety: { ...stack.safety.counts },
+  };
 }
 
 /** A session without a learner: episodes are recorded (operator interventions and labels included), nothing is trained. */
@@ -244,7 +330,8 @@ async function runOfflineSession(o: SessionOptions, cfg: LaunchConfig, out: stri
   } finally {
     await stack.shutdown();
   }
-  return { episodes, finalPolicyDir: null, finalVersion: "offline", learnerUpdates: 0, transitions: { pushed: 0, acked: 0 }, stoppedEarly: stopped };
+  const loop = { ticks: episodes.reduce((a, e) => a + e.steps, 0), deadlineMisses: stack.safety.counts.deadline_miss_ticks ?? 0 };
+  return { episodes, finalPolicyDir: null, finalVersion: "offline", learnerUpdates: 0, transitions: { pushed: 0, acked: 0 }, stoppedEarly: stopped, loop, pauses: [], safety: { ...stack.safety.counts } };
 }
 
 /** Keeps simulated experience from outrunning the learner: the update-to-data ratio holds as on a real robot. */

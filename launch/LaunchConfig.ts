@@ -125,9 +125,23 @@ export const LaunchSchema = z
         cache: z.string().default("data/policies"),
         /** Exploration noise on the residual (training mode); off for evaluation. */
         explore: z.boolean().default(true),
+        /** Spool cap on disk (MB): episodes pause before the spool would pass it (a slow or absent learner). */
+        spool_cap_mb: z.number().positive().default(1024),
+        /** CURVE keys and trusted package signers (docs/security.md, `rlft keys`); absent = plain loopback ZeroMQ. */
+        security: z
+          .object({
+            /** This robot's secret certificate (keys/<robot>.key_secret). */
+            curve_secret: z.string(),
+            /** The learner's public certificate (keys/learner.key): the robot talks to nobody else. */
+            learner_key: z.string(),
+            /** ed25519 public keys (keys/learner.sign.pub.pem) whose signed packages the robot accepts; unsigned ones are refused. */
+            trusted_signers: z.array(z.string()).min(1),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
-      .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "data/spool", robot_id: "sim-0", cache: "data/policies", explore: true }),
+      .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "data/spool", robot_id: "sim-0", cache: "data/policies", explore: true, spool_cap_mb: 1024 }),
     /** Calibration files (rlft calibrate ...): validated at start-up and recorded into every episode's metadata. */
     calibration: z
       .object({
@@ -147,6 +161,8 @@ export const LaunchSchema = z
         out: z.string().default("data/sessions"),
         /** MCAP chunk size: a crash loses at most the open chunk. */
         chunk_bytes: z.number().int().min(1024).default(1 << 20),
+        /** Byte budget of the episode files (MB); past it recording stops as on a full disk and sessions pause. */
+        max_mb: z.number().positive().optional(),
       })
       .strict()
       .default({ enabled: true, out: "data/sessions", chunk_bytes: 1 << 20 }),

@@ -157,6 +157,7 @@ export class Stack {
       recorder = new RecorderNode(runtime.createNode("recorder"), {
         outDir: opts.recordTo ?? config.recorder.out,
         chunkBytes: config.recorder.chunk_bytes,
+        maxBytes: config.recorder.max_mb === undefined ? undefined : config.recorder.max_mb * 1e6,
         metadata: {
           robot: config.robot,
           policy_version: policyVersion,
@@ -222,6 +223,8 @@ export class Stack {
       experience = new ExperienceNode(runtime.createNode("experience_bridge"), opts.experience, { normaliseAction: (raw) => normaliseAction(spec, raw) });
       nodes.push(experience);
     }
+    // A recording that cannot be written (disk full, quota) ends the episode: nothing unrecorded is run.
+    recorder?.onFailure((e) => manager.abort(`recording failed: ${e.message}`));
     try {
       for (const n of nodes) await n.configure();
       for (const n of nodes) await n.activate();
@@ -262,7 +265,7 @@ export class Stack {
    * Runs `count` episodes with seeds seed, seed+1, ...; calls `onEpisode` after each.
    * On the sim clock time is stepped as fast as the nodes allow; on the wall clock it runs in real time.
    */
-  async runEpisodes(opts: { count: number; seed: number; firstEpisode?: number; onEpisode?: (r: EpisodeResult) => void }): Promise<EpisodeResult[]> {
+  async runEpisodes(opts: { count: number; seed: number; firstEpisode?: number; onEpisode?: (r: EpisodeResult) => void; tolerateRecorderFailure?: boolean }): Promise<EpisodeResult[]> {
     const results: EpisodeResult[] = [];
     const dt = 1 / this.config.control_hz;
     const clock = this.runtime.clock as unknown as { advance?: (dt: number) => Promise<void> };
@@ -283,7 +286,9 @@ export class Stack {
       results.push(r);
       opts.onEpisode?.(r);
     }
-    await this.recorder?.flush();
+    await this.recorder?.flush().catch((e: Error) => {
+      if (!opts.tolerateRecorderFailure) throw e;
+    });
     return results;
   }
 

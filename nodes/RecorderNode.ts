@@ -4,6 +4,8 @@
  * Writes are queued so subscription callbacks never wait on the disk.
  */
 import { mkdirSync, writeFileSync, renameSync } from "node:fs";
+import { statfs } from "node:fs/promises";
+import type { DiskQuota } from "../recording/FileWritable.ts";
 import { join } from "node:path";
 import type { NodeHandle } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
@@ -18,6 +20,8 @@ export interface RecorderOptions {
   /** Written into every episode's metadata (robot, task, policy version, git revision...). */
   metadata: Record<string, string>;
   topics?: readonly { topic: string; type: string }[];
+  /** Byte budget of this recorder's files (recorder.max_mb): past it writes fail as on a full disk. */
+  maxBytes?: number;
 }
 
 /** One row of the session index. */
@@ -42,10 +46,40 @@ export class RecorderNode extends NodeBase {
   #failed: Error | null = null;
   /** Episodes written so far. */
   readonly index: IndexEntry[] = [];
+  /** The shared byte budget when `maxBytes` is set (tests and operators may raise `limitBytes`). */
+  readonly quota: DiskQuota | undefined;
+  #failureListeners = new Set<(e: Error) => void>();
 
   constructor(node: NodeHandle, opts: RecorderOptions) {
     super(node);
     this.#opts = opts;
+    this.quota = opts.maxBytes === undefined ? undefined : { limitBytes: opts.maxBytes, usedBytes: 0 };
+  }
+
+  /** The first write error since the last {@link recover} (disk full, quota, I/O), or null. */
+  get failure(): Error | null {
+    return this.#failed;
+  }
+
+  /** Calls `cb` once per failure (the stack aborts the episode; a session pauses); returns the unsubscribe function. */
+  onFailure(cb: (e: Error) => void): () => void {
+    this.#failureListeners.add(cb);
+    return () => this.#failureListeners.delete(cb);
+  }
+
+  /**
+   * After a failure: true (and recording resumes with the next episode) once there is room again — at least
+   * `needBytes` free on the disk of outDir and under the quota. Already written episodes are never touched.
+   */
+  async recover(needBytes = 64 << 20): Promise<boolean> {
+    if (this.#failed === null) return true;
+    await this.#queue;
+    const q = this.quota;
+    if (q !== undefined && q.limitBytes - q.usedBytes < Math.min(needBytes, q.limitBytes / 4)) return false;
+    const fs = await statfs(this.#opts.outDir).catch(() => null);
+    if (fs !== null && fs.bavail * fs.bsize < needBytes) return false;
+    this.#failed = null;
+    return true;
   }
 
   override async configure(): Promise<void> {
@@ -75,8 +109,10 @@ export class RecorderNode extends NodeBase {
 
   #enqueue(fn: () => Promise<unknown>): void {
     this.#queue = this.#queue.then(fn).catch((e: Error) => {
-      if (!this.#failed) this.node.logger.error(`recording failed: ${e.message}`);
-      this.#failed ??= e;
+      if (this.#failed) return;
+      this.node.logger.error(`recording failed: ${e.message}`);
+      this.#failed = e;
+      for (const cb of this.#failureListeners) cb(e);
     });
   }
 
@@ -89,7 +125,13 @@ export class RecorderNode extends NodeBase {
       this.#current = { episode: e.episode, file: name, seed: Number(e.seed), task: e.task, outcome: "running" };
       const m = this.#opts.metadata;
       const episode = { robot: "unknown", policy_version: "unknown", git_revision: "unknown", ...m, task: e.task, seed: Number(e.seed), episode: e.episode, started_at: new Date().toISOString() };
-      const pending = McapEpisodeWriter.create(file, { chunkSize: this.#opts.chunkBytes, episode });
+      if (this.#failed) {
+        // Recording is stopped until recover(): no new file on a full disk.
+        this.#current = null;
+        this.#writer = null;
+        return;
+      }
+      const pending = McapEpisodeWriter.create(file, { chunkSize: this.#opts.chunkBytes, episode, quota: this.quota });
       pending.catch(() => undefined); // reported through the queue
       this.#writer = pending;
       this.#write(TOPICS.episodeEvent.topic, type, e as unknown as Record<string, unknown>);

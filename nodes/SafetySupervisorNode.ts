@@ -1,7 +1,8 @@
 /**
  * safety_supervisor: the only path from an actor to the driver. Applies the pure limits of
  * hardware/safety.ts to every proposed command (NaN/Inf guard, joint limits, step clamp), runs a
- * command watchdog (no fresh command → hold the measured position) and publishes every change it makes.
+ * command watchdog (no fresh command → hold the measured position), a per-tick deadline (the command for the
+ * previous observation never came → hold at once and report `deadline_miss`) and publishes every change it makes.
  * A software e-stop (/safety/estop, latched) or a paused episode freezes the arm where it is: proposals are
  * dropped until the e-stop is released and the episode resumed.
  */
@@ -9,7 +10,8 @@ import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
 import { safeJointCommand, type JointLimits, type SafetyChange } from "../hardware/safety.ts";
 import { TOPICS } from "./topics.ts";
-import { header, jointState, fromTime, type JointStateMsg, type EpisodeEventMsg } from "./msgs.ts";
+import { header, jointState, fromTime, sameTime, type JointStateMsg, type EpisodeEventMsg, type ObservationMsg } from "./msgs.ts";
+import type { Time } from "../runtime/Runtime.ts";
 
 /** Options of the safety supervisor. */
 export interface SafetySupervisorOptions {
@@ -30,6 +32,9 @@ export class SafetySupervisorNode extends NodeBase {
   #holding = false;
   /** Why the arm is frozen ("estop", "pause"); empty = commands flow. */
   #freeze = new Set<string>();
+  /** Stamp of the last observation and whether a command for it arrived (the per-tick deadline). */
+  #tick: { stamp: Time; answered: boolean } | null = null;
+  #missStreak = 0;
   /** Counts of each kind of change, for status and tests. */
   readonly counts: Record<string, number> = {};
   /** Kinds already logged this episode: every event is published, the log gets the first of each kind. */
@@ -48,10 +53,13 @@ export class SafetySupervisorNode extends NodeBase {
     });
     this.subscribe<JointStateMsg>({ type: TOPICS.proposedCommand.type, topic: this.#opts.inputTopic ?? TOPICS.proposedCommand.topic }, (m) => this.#onProposed(m));
     this.subscribe<{ data: boolean }>(TOPICS.estop, (m) => (m.data ? this.#hold("estop", "software e-stop") : this.#release("estop")), { durability: "transient_local", depth: 1 });
+    this.subscribe<ObservationMsg>(TOPICS.observation, (m) => this.#onTick(m.header.stamp));
     this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
+      if (e.event === "start") this.#tick = null; // the reset's observation is never acted on
       if (e.event === "pause") this.#hold("pause", `episode paused: ${e.detail}`);
       else if (e.event !== "start") this.#release("pause");
       if (e.event === "reset") {
+        this.#tick = null;
         this.#logged.clear();
         this.#lastCommandAt = this.node.clock.now();
         this.#holding = false;
@@ -92,6 +100,8 @@ export class SafetySupervisorNode extends NodeBase {
 
   #onProposed(m: JointStateMsg): void {
     if (this.#freeze.size > 0) {
+      // The actor answered in time (no deadline miss); the answer is dropped because the arm is frozen.
+      if (this.#tick && sameTime(m.header.stamp, this.#tick.stamp)) this.#tick.answered = true;
       this.counts.frozen_drop = (this.counts.frozen_drop ?? 0) + 1;
       return;
     }
@@ -107,8 +117,29 @@ export class SafetySupervisorNode extends NodeBase {
     for (const c of r.changes) this.#report(c, requested, r.positions);
     this.#lastCommandAt = this.node.clock.now();
     this.#holding = false;
+    if (this.#tick && sameTime(m.header.stamp, this.#tick.stamp)) this.#tick.answered = true;
     // Stamp with the proposal's time: the recorded action of tick t carries the observation's stamp.
     this.#pubCmd?.publish(jointState(m.header.stamp, this.#opts.limits.names, r.positions));
+  }
+
+  /**
+   * A new observation: if the previous one got no command (inference overran its tick), the driver would keep
+   * executing a stale target — hold the measured position now, one tick after the miss, and report it.
+   */
+  #onTick(stamp: Time): void {
+    const prev = this.#tick;
+    this.#tick = { stamp, answered: false };
+    if (prev === null) return;
+    if (prev.answered) {
+      this.#missStreak = 0;
+      return;
+    }
+    if (!this.#measured || this.#lastCommandAt === -Infinity || this.#freeze.size > 0) return; // frozen: already holding
+    this.counts.deadline_miss_ticks = (this.counts.deadline_miss_ticks ?? 0) + 1;
+    if (this.#missStreak++ > 0 || this.#holding) return; // one hold and one report per streak
+    this.#holding = true;
+    this.#report({ kind: "deadline_miss", detail: `no command for the observation at t=${fromTime(prev.stamp).toFixed(3)} within its tick (inference overrun); holding the measured position`, joints: [...this.#opts.limits.names] }, [], this.#measured);
+    this.#pubCmd?.publish(jointState(this.node.clock.stamp(), this.#opts.limits.names, this.#measured));
   }
 
   #watchdog(): void {

@@ -6,7 +6,7 @@
  */
 import { McapWriter } from "@mcap/core";
 import { MessageRegistry } from "../runtime/msgs/MessageRegistry.ts";
-import { FileWritable } from "./FileWritable.ts";
+import { FileWritable, type DiskQuota } from "./FileWritable.ts";
 import { LOG_FORMAT_RECORD, LOG_FORMAT_VERSION } from "./logFormat.ts";
 
 /** What `rlft.episode` records (all values are stored as strings). */
@@ -39,6 +39,8 @@ export interface McapEpisodeWriterOptions {
   /** fdatasync after every write (default false: a process crash is covered, a power cut may not be). */
   sync?: boolean;
   registry?: MessageRegistry;
+  /** Shared byte budget of the session (see FileWritable). */
+  quota?: DiskQuota;
 }
 
 function toStringMap(rec: Record<string, unknown>): Map<string, string> {
@@ -79,7 +81,7 @@ export class McapEpisodeWriter {
 
   /** Creates the file, writes the header and the `rlft.episode` metadata. */
   static async create(path: string, opts: McapEpisodeWriterOptions): Promise<McapEpisodeWriter> {
-    const file = await FileWritable.create(path, { sync: opts.sync });
+    const file = await FileWritable.create(path, { sync: opts.sync, quota: opts.quota });
     const w = new McapEpisodeWriter(path, file, opts);
     try {
       await w.#writer.start({ profile: "ros2", library: "rlft recording" });

@@ -4,9 +4,8 @@
 // Assertions are on behaviour and counts; waits are hang guards, not timing assertions.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Dealer } from "zeromq";
@@ -14,9 +13,9 @@ import { ExperienceBridge, type ExperienceBridgeOptions } from "../bridge/Experi
 import { encodeHeartbeat, encodeHello, encodeTransitions, type Welcome } from "../bridge/messages.ts";
 import { decodeMessage, encodeMessage, type Header } from "../bridge/wire.ts";
 import { makeTransitionOf, recordingLogger, waitFor } from "../bridge/testing/helpers.ts";
-import { LEARNER_DIR, makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
-
-const PYTHON = process.env.RLFT_PYTHON ?? "/usr/bin/python3";
+import { makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
+import { LearnerProc, tinyLearnerArgs } from "./support/LearnerProc.ts";
+import { freePort } from "./servers.ts";
 
 interface Base {
   dir: string;
@@ -26,72 +25,6 @@ interface Base {
   actionNames: string[];
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** A `serve` process; `events` are its JSON stdout lines. */
-class LearnerProc {
-  events: Record<string, unknown>[] = [];
-  stderr = "";
-  exit: Promise<number | null>;
-  readonly child: ChildProcess;
-
-  constructor(args: string[]) {
-    this.child = spawn(PYTHON, ["-m", "rlft_learner", "serve", ...args], {
-      cwd: LEARNER_DIR, env: { ...process.env, OPENBLAS_NUM_THREADS: "1", OMP_NUM_THREADS: "1" }, stdio: ["ignore", "pipe", "pipe"],
-    });
-    let buf = "";
-    this.child.stdout!.on("data", (d: Buffer) => {
-      buf += d.toString();
-      let i;
-      while ((i = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        try {
-          this.events.push(JSON.parse(line) as Record<string, unknown>);
-        } catch {
-          // not ours
-        }
-      }
-    });
-    this.child.stderr!.on("data", (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
-    this.exit = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));
-  }
-
-  async event(name: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const e = this.events.find((x) => x.event === name);
-      if (e !== undefined) return e;
-      if (this.child.exitCode !== null) throw new Error(`learner exited ${this.child.exitCode} before a ${name} event:\n${this.stderr}`);
-      if (Date.now() > end) throw new Error(`no ${name} event from the learner within ${timeoutMs} ms:\n${this.stderr}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
-  /** SIGINT: the learner checkpoints and prints `done`. */
-  async stop(): Promise<Record<string, unknown>> {
-    this.child.kill("SIGINT");
-    const code = await this.exit;
-    assert.equal(code, 0, `learner exit code; stderr:\n${this.stderr}`);
-    return this.event("done", 1000);
-  }
-
-  async kill(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill("SIGKILL");
-    await this.exit;
-  }
-}
-
 async function setup() {
   const fx = await makeLearnerFixture();
   const pj = JSON.parse(await readFile(join(fx.dir, "policy.json"), "utf8")) as { version: string; observation: { names: string[] }; action: { names: string[] }; provenance?: { task?: string } };
@@ -99,12 +32,8 @@ async function setup() {
   const root = await mkdtemp(join(tmpdir(), "rlft-faults-"));
   const endpoint = `tcp://127.0.0.1:${await freePort()}`;
   const policyEndpoint = `tcp://127.0.0.1:${await freePort()}`;
-  const args = [
-    "--base-package", base.dir, "--run-dir", join(root, "run"), "--experience-bind", endpoint, "--policy-bind", policyEndpoint,
-    "--critic-heads", "2", "--critic-hidden", "32", "--actor-hidden", "32", "--batch-size", "32", "--learning-starts", "50",
-    "--critic-warmup-updates", "20", "--utd", "0.5", "--publish-every", "100", "--checkpoint-every", "1000000",
-    "--checkpoint-every-s", "1", "--heartbeat-sec", "0.2", "--progress-every-s", "0.5", "--threads", "1", "--json-progress",
-  ];
+  const args = tinyLearnerArgs({ base: base.dir, runDir: join(root, "run"), experience: endpoint, policy: policyEndpoint });
+
   const started: LearnerProc[] = [];
   const learner = () => {
     const l = new LearnerProc(args);

@@ -3,6 +3,7 @@ import { Option, type Command } from "commander";
 import { resolve } from "node:path";
 import { loadLaunch } from "../../launch/LaunchConfig.ts";
 import { runSession, type SessionStatus } from "../session.ts";
+import { Telemetry } from "../../telemetry/Telemetry.ts";
 import { progress } from "../progress.ts";
 import { wilson } from "../stats.ts";
 
@@ -35,7 +36,9 @@ export function registerSessionCommand(program: Command): void {
     .option("--ui-port <port>", "operator UI port (0 = a free one; default ui.port of the launch file)", Number)
     .option("--no-pace", "do not hold the sim back for the learner (sim clock only)")
     .option("--learner-set <key=value...>", "learner config overrides, e.g. utd=2 critic_heads=4")
-    .addHelpText("after", "\nExamples:\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --episodes 100\n  rlft session launch/sim_push.yaml --learner --operator ui        # prints the UI URL; a person supervises\n  rlft session launch/sim_push.yaml --offline --operator gamepad --episodes 20\n  rlft session launch/sim_push.yaml --learner tcp://gpu-box:5555 --policy-endpoint tcp://gpu-box:5556\n\nCtrl-C ends cleanly: the episode is closed, the spool flushed, the learner checkpointed.\n")
+    .option("--telemetry <url>", "write metrics to this InfluxDB v2 write API (InfluxDB 2, victoria-metrics), e.g. http://127.0.0.1:8428 (docs/telemetry.md)")
+    .option("--telemetry-token <token>", "InfluxDB token (default $INFLUX_TOKEN)")
+    .addHelpText("after", "\nExamples:\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --episodes 100\n  rlft session launch/sim_push.yaml --learner --operator ui        # prints the UI URL; a person supervises\n  rlft session launch/sim_push.yaml --offline --operator gamepad --episodes 20\n  rlft session launch/sim_push.yaml --learner tcp://gpu-box:5555 --policy-endpoint tcp://gpu-box:5556\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --telemetry http://127.0.0.1:8428\n\nCtrl-C ends cleanly: the episode is closed, the spool flushed, the learner checkpointed.\n")
     .action(async (file: string, o) => {
       const cfg = loadLaunch(file);
       if (o.policy) cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy };
@@ -62,6 +65,7 @@ export function registerSessionCommand(program: Command): void {
         stopResolve();
       });
       const bar = progress("session", o.episodes, { unit: "episodes" });
+      const telemetry = o.telemetry ? Telemetry.create({ url: o.telemetry, token: o.telemetryToken ?? process.env.INFLUX_TOKEN, tags: { robot: cfg.learner.robot_id, task: cfg.task } }) : undefined;
       const res = await runSession({
         config: cfg,
         learner: o.offline ? false : o.learner === undefined ? cfg.learner.experience : o.learner,
@@ -79,8 +83,13 @@ export function registerSessionCommand(program: Command): void {
         },
         stop,
         onStatus: (s) => bar.update(s.episode, { "": statusLine(s) }),
+        onPause: (why) => console.error(why === null ? "\nresumed" : `\npaused: ${why}`),
+        telemetry,
       });
       bar.stop();
+      await telemetry?.close();
+      if (telemetry) console.log(`telemetry: ${telemetry.stats().written} points written, ${telemetry.stats().dropped} dropped`);
+      if (res.pauses.length) console.log(`paused ${res.pauses.length}×: ${res.pauses.map((p) => p.split(";")[0]).join(" | ")}`);
       const ok = res.episodes.filter((e) => e.outcome === "success").length;
       const w = wilson(ok, res.episodes.length);
       console.log(`episodes ${res.episodes.length}${res.stoppedEarly ? " (stopped early)" : ""}, success ${(100 * w.p).toFixed(1)}% [${(100 * w.lo).toFixed(1)}, ${(100 * w.hi).toFixed(1)}]`);

@@ -19,6 +19,7 @@ import numpy as np
 import zmq
 
 from .protocol import ProtocolError, decode, encode
+from .security import Authenticator, CurveServer, make_curve_server
 from .server import LEARNER, RouterEndpoint
 
 log = logging.getLogger("rlft_learner.online")
@@ -63,8 +64,15 @@ class OnlineServer(RouterEndpoint):
     replay rows (normalised obs, see replay.FIELDS); `status()` gives the counters a heartbeat reports."""
 
     def __init__(self, bind: str, pub_bind: str, base, on_rows: Callable[[dict[str, np.ndarray]], None],
-                 status: Callable[[], dict[str, Any]], config_hash: str = "", heartbeat_sec: float = 2.0):
-        super().__init__(bind, flag="experience_bind")
+                 status: Callable[[], dict[str, Any]], config_hash: str = "", heartbeat_sec: float = 2.0,
+                 curve: CurveServer | None = None):
+        # ZAP must run before the first CURVE handshake; it admits only robots in curve.authorized_dir.
+        self._auth = Authenticator(zmq.Context.instance(), curve.authorized_dir) if curve is not None else None
+        try:
+            super().__init__(bind, flag="experience_bind", curve=curve)
+        except Exception:
+            self._stop_auth()
+            raise
         self.base = base  # residual_td3.BasePackage
         self.on_rows, self.status = on_rows, status
         self.config_hash, self.heartbeat_sec = config_hash, heartbeat_sec
@@ -75,6 +83,8 @@ class OnlineServer(RouterEndpoint):
         self._pub_seq = 0
         self._pub = self._ctx.socket(zmq.PUB)
         self._pub.setsockopt(zmq.LINGER, 1000)
+        if curve is not None:
+            make_curve_server(self._pub, curve)  # robots pin the learner's key: nobody else can publish to them
         try:
             self._pub.bind(pub_bind)
         except zmq.ZMQError as exc:
@@ -87,6 +97,12 @@ class OnlineServer(RouterEndpoint):
         super().close()
         if hasattr(self, "_pub"):
             self._pub.close()
+        self._stop_auth()
+
+    def _stop_auth(self) -> None:
+        if self._auth is not None:
+            self._auth.stop()
+            self._auth = None
 
     # -- state for checkpoints --
     def robot_state(self) -> dict[str, dict]:

@@ -36,6 +36,11 @@ class Config:
     demo_dataset: str = field(default="", metadata=_h("optional .npz of demos (train-bc format) put in the offline buffer, base actions relabelled by the base policy"))
     config_hash: str = field(default="", metadata=_h("robot config hash to require in hello; empty = accept any and record it"))
     heartbeat_sec: float = field(default=2.0, metadata=_h("heartbeat period told to robots in welcome"))
+    # --- security (docs/security.md) ---
+    curve_secret: str = field(default="", metadata=_h("the learner's CURVE secret certificate (keys/learner.key_secret from `rlft keys`); empty = no CURVE"))
+    curve_authorized: str = field(default="", metadata=_h("directory of robots' public .key certificates admitted over CURVE (keys/authorized); required with curve_secret"))
+    sign_key: str = field(default="", metadata=_h("ed25519 private key (keys/learner.sign.pem) that signs every published package (policy.sig); empty = unsigned"))
+    insecure_public_bind: bool = field(default=False, metadata=_h("allow binding a non-loopback address without CURVE (anyone on that network can send experience)"))
     # --- schedule ---
     publish_every: int = field(default=1000, metadata=_h("critic updates between residual package exports (none while the actor has not moved)"))
     keep_packages: int = field(default=5, metadata=_h("newest packages kept on disk; older ones are deleted"))

@@ -30,6 +30,7 @@ from .export import export_residual_package
 from .online_server import OnlineServer
 from .replay import FIELDS
 from .residual_td3 import BasePackage, Config, ResidualTD3, config_keys, demo_rows
+from .security import check_bind, load_curve_server, load_signing_key, sign_package
 
 ALGORITHMS = ("residual_td3", "rlpd_sac")
 
@@ -168,8 +169,18 @@ class Learner:
         self.latest_version: str | None = None
         self.published_at = -1
         self.resumed_from: int | None = None
+        curve = None
+        if cfg.curve_secret or cfg.curve_authorized:
+            if not (cfg.curve_secret and cfg.curve_authorized):
+                raise ValueError("config: curve_secret and curve_authorized go together (the learner's secret certificate and "
+                                 "the directory of robots it admits)")
+            curve = load_curve_server(cfg.curve_secret, cfg.curve_authorized)
+        for flag, endpoint in (("experience_bind", cfg.experience_bind), ("policy_bind", cfg.policy_bind)):
+            check_bind(endpoint, flag, secured=curve is not None, insecure_public_bind=cfg.insecure_public_bind)
+        self.sign_key = load_signing_key(cfg.sign_key) if cfg.sign_key else None
         self.server = OnlineServer(cfg.experience_bind, cfg.policy_bind, self.base, on_rows=self._on_rows,
-                                   status=self.status, config_hash=cfg.config_hash, heartbeat_sec=cfg.heartbeat_sec)
+                                   status=self.status, config_hash=cfg.config_hash, heartbeat_sec=cfg.heartbeat_sec,
+                                   curve=curve)
         self.server.keep_packages = cfg.keep_packages
         try:
             self._resume_or_start()
@@ -228,6 +239,8 @@ class Learner:
             provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps,
                         "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
             version_prefix="sac" if sac else "res")
+        if self.sign_key is not None:
+            sign_package(path, self.sign_key)
         self.server.publish(path, policy)
         self.latest_version, self.published_at = policy["version"], a.updates
         kept = sorted((d for d in os.listdir(self.packages_dir) if not d.startswith(".")),
@@ -298,7 +311,8 @@ class Learner:
         metrics.flush()
         if self.cfg.json_progress:
             self.out(json.dumps({"event": "progress", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
-                                 "updates_per_s": round(ups, 1), "policy_version": self.latest_version}))
+                                 "updates_per_s": round(ups, 1), "policy_version": self.latest_version,
+                                 "losses": {k: round(float(np.mean(v)), 6) for k, v in window.items()}}))
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import zmq
 
 from . import __version__
 from .protocol import PROTOCOL, ProtocolError, decode, encode
+from .security import CurveServer, make_curve_server
 
 log = logging.getLogger("rlft_learner.server")
 LEARNER = f"rlft_learner {__version__}"
@@ -56,12 +57,14 @@ class ServerStats:
 class RouterEndpoint:
     """A bound ROUTER socket with rlft-exp/1 replies and error accounting; shared by the dataset and online servers."""
 
-    def __init__(self, bind: str, flag: str = "--bind"):
+    def __init__(self, bind: str, flag: str = "--bind", curve: CurveServer | None = None):
         self.stats = ServerStats()
         self._ctx = zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.ROUTER)
         self._sock.setsockopt(zmq.LINGER, 1000)
         self._sock.setsockopt(zmq.MAXMSGSIZE, 1 << 31)
+        if curve is not None:
+            make_curve_server(self._sock, curve)
         try:
             self._sock.bind(bind)
         except zmq.ZMQError as exc:
