@@ -99,7 +99,8 @@ export async function policyPackageFaults(ctx: FaultContext): Promise<FaultRow> 
       (pj.sha256 as Record<string, string>)["residual.onnx"] = sha(junk);
     }, learnerKey.privatePem))]);
     for (const [, m] of bad) await sync.ingest(m, "pub");
-    await new Promise((r) => setTimeout(r, 500)); // the corrupt ONNX load fails off the control path
+    // The corrupt ONNX load fails off the control path, whenever the worker gets to it: wait for the verdict, not a time.
+    for (let i = 0; i < 600 && loadFailures.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
     await stack.runEpisodes({ count: 1, seed: 2 });
     const kept = actor.version === running;
     const refused = sync.counters.rejected + loadFailures.length;
