@@ -7,6 +7,8 @@ import { registerEpisodeCommands } from "./commands/episodes.ts";
 import { registerDataCommands } from "./commands/data.ts";
 import { registerDemoCommand } from "./commands/demo.ts";
 import { registerSessionCommand } from "./commands/session.ts";
+import { registerRecapCommand } from "./commands/recap.ts";
+import { registerInspectEpisodeCommand } from "./commands/inspectEpisode.ts";
 
 const program = new Command();
 program
@@ -25,6 +27,8 @@ Examples:
   rlft launch launch/sim_push.yaml --policy runs/bc/policy
   rlft replay data/demos --to-learner tcp://127.0.0.1:5555
   rlft inspect data/demos/episode_000000.mcap
+  rlft recap launch/sim_push.yaml --iterations 2 --episodes-per-iteration 50
+  rlft inspect-episode runs/recap/iter_1/episodes/episode_000000.mcap --value runs/recap/iter_1/learner/package
 `,
   );
 
@@ -32,6 +36,8 @@ registerEpisodeCommands(program);
 registerDataCommands(program);
 registerSessionCommand(program);
 registerDemoCommand(program);
+registerRecapCommand(program);
+registerInspectEpisodeCommand(program);
 
 try {
   await program.parseAsync(process.argv);
