@@ -40,6 +40,10 @@ export interface EpisodeUpload {
   obs: readonly (readonly number[])[];
   action: readonly (readonly number[])[];
   reward: readonly number[];
+  /** Optional, T values 0/1: who acted per step (1 = operator), for RECAP's intervention-forced positives. */
+  intervention?: readonly number[];
+  /** Optional: where the episode came from (scripted_expert, recap_collect, ...). */
+  source?: string;
 }
 
 type ResolvedOptions = DatasetClientOptions & { timeoutMs: number };
@@ -115,9 +119,16 @@ export class DatasetClient {
       throw new DatasetClientError("bad_input", `episode ${ep.episodeId}: ${(e as Error).message}`, { cause: e });
     }
     const reward = { shape: [T], data: tensors[2][1].data };
+    const frames: [string, { shape: number[]; data: Float32Array }][] = [["obs", tensors[0][1]], ["action", tensors[1][1]], ["reward", reward]];
+    if (ep.intervention !== undefined) {
+      if (ep.intervention.length !== T || !ep.intervention.every((x) => x === 0 || x === 1)) {
+        throw new DatasetClientError("bad_input", `episode ${ep.episodeId}: intervention must hold T = ${T} values, each 0 or 1; found ${ep.intervention.length} values`);
+      }
+      frames.push(["intervention", { shape: [T], data: Float32Array.from(ep.intervention) }]);
+    }
     await this.#request(
-      { type: "episode", episode_id: ep.episodeId, seed: ep.seed, task: ep.task, length: T, success: ep.success },
-      [["obs", tensors[0][1]], ["action", tensors[1][1]], ["reward", reward]],
+      { type: "episode", episode_id: ep.episodeId, seed: ep.seed, task: ep.task, length: T, success: ep.success, ...(ep.source !== undefined ? { source: ep.source } : {}) },
+      frames,
       `episode ${ep.episodeId}`,
       "ack",
     );

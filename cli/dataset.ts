@@ -21,6 +21,12 @@ export interface EpisodeArrays {
   obs: number[][];
   action: number[][];
   reward: number[];
+  /** Per step 1 when the operator acted (/arbiter/intervention active at that tick's stamp), else 0. */
+  intervention: number[];
+  /** Episode metadata `source` (scripted_expert, recap_collect, ...), "" when absent. */
+  source: string;
+  /** Sim (or wall) seconds from the first to the last recorded tick, plus one tick. */
+  durationSec: number;
   /** True when the file was cut short (crash) and recovered. */
   recovered: boolean;
 }
@@ -43,23 +49,32 @@ export async function readEpisodeArrays(file: string): Promise<EpisodeArrays> {
   try {
     const obsMsgs: ObservationMsg[] = [];
     const cmds = new Map<string, JointStateMsg>();
-    for await (const m of r.messages({ topics: [TOPICS.observation.topic, TOPICS.jointCommand.topic] })) {
+    const active = new Set<string>();
+    for await (const m of r.messages({ topics: [TOPICS.observation.topic, TOPICS.jointCommand.topic, TOPICS.arbiterIntervention.topic] })) {
       if (m.topic === TOPICS.observation.topic) obsMsgs.push(m.message as unknown as ObservationMsg);
-      else {
+      else if (m.topic === TOPICS.arbiterIntervention.topic) {
+        const i = m.message as unknown as { header: { stamp: { sec: number; nanosec: number } }; active: boolean };
+        if (i.active) active.add(key(i.header.stamp));
+      } else {
         const c = m.message as unknown as JointStateMsg;
         cmds.set(key(c.header.stamp), c);
       }
     }
     const obs: number[][] = [];
     const action: number[][] = [];
+    const intervention: number[] = [];
+    const stamps: number[] = [];
     let actionNames: string[] = [];
     for (const o of obsMsgs) {
       const c = cmds.get(key(o.header.stamp));
       if (!c) continue;
       obs.push(Array.from(o.values));
       action.push(Array.from(c.position));
+      intervention.push(active.has(key(o.header.stamp)) ? 1 : 0);
+      stamps.push(o.header.stamp.sec + o.header.stamp.nanosec * 1e-9);
       actionNames = c.name;
     }
+    const tick = stamps.length > 1 ? (stamps[stamps.length - 1] - stamps[0]) / (stamps.length - 1) : 0;
     const info = r.episode ?? {};
     const result = r.result ?? {};
     const success = result.success === "true";
@@ -76,6 +91,9 @@ export async function readEpisodeArrays(file: string): Promise<EpisodeArrays> {
       obs,
       action,
       reward,
+      intervention,
+      source: info.source ?? "",
+      durationSec: stamps.length ? stamps[stamps.length - 1] - stamps[0] + tick : 0,
       recovered: r.recovered,
     };
   } finally {

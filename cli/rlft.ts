@@ -13,6 +13,8 @@ import { registerNodeCommand } from "./commands/node.ts";
 import { registerLabelCommand } from "./commands/label.ts";
 import { registerDatasetCommand } from "./commands/dataset.ts";
 import { registerKeysCommand } from "./commands/keys.ts";
+import { registerRecapCommand } from "./commands/recap.ts";
+import { registerInspectEpisodeCommand } from "./commands/inspectEpisode.ts";
 
 const program = new Command();
 program
@@ -35,6 +37,8 @@ Examples:
   rlft label runs/session/episodes --out data/labels          # frames for the success classifier
   rlft replay data/demos/episode_000000.mcap --sim
   rlft dataset export data/demos --format lerobot --out exports/demos
+  rlft recap launch/sim_push.yaml --iterations 2 --episodes-per-iteration 50
+  rlft inspect-episode runs/recap/iter_1/episodes/episode_000000.mcap --value runs/recap/iter_1/learner/package
 `,
   );
 
@@ -48,6 +52,8 @@ registerNodeCommand(program);
 registerLabelCommand(program);
 registerDatasetCommand(program);
 registerKeysCommand(program);
+registerRecapCommand(program);
+registerInspectEpisodeCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -13,20 +13,25 @@ import { progress } from "./progress.ts";
 export interface StreamOptions {
   /** Also send failed episodes (default: successful demonstrations only). */
   includeFailures?: boolean;
+  /** Send who acted per step and the episode's source (RECAP needs them; BC ignores them). */
+  withInterventions?: boolean;
+  /** Skip aborted episodes and ones cut short by a crash (their outcome is unknown). Default false. */
+  skipUnfinished?: boolean;
   robotId?: string;
   onEpisode?: (ep: EpisodeArrays, sent: boolean) => void;
 }
 
-/** Streams the episodes in `dir` to a learner at `endpoint`; returns how many were sent. */
-export async function streamEpisodes(dir: string, endpoint: string, opts: StreamOptions = {}): Promise<{ sent: number; skipped: number }> {
-  const files = episodeFiles(dir);
+/** Streams the episodes in `dir` (or in each of several dirs) to a learner at `endpoint`; returns how many were sent. */
+export async function streamEpisodes(dir: string | readonly string[], endpoint: string, opts: StreamOptions = {}): Promise<{ sent: number; skipped: number }> {
+  const files = (typeof dir === "string" ? [dir] : dir).flatMap((d) => episodeFiles(d));
   let client: DatasetClient | null = null;
   let sent = 0;
   let skipped = 0;
   try {
     for (const f of files) {
       const ep = await readEpisodeArrays(f);
-      const use = (ep.success || !!opts.includeFailures) && ep.obs.length > 0;
+      const unfinished = ep.recovered || ep.outcome === "abort" || ep.outcome === "crashed";
+      const use = (ep.success || !!opts.includeFailures) && ep.obs.length > 0 && !(opts.skipUnfinished && unfinished);
       if (use) {
         client ??= await DatasetClient.connect(endpoint, {
           robotId: opts.robotId ?? "sim",
@@ -35,12 +40,13 @@ export async function streamEpisodes(dir: string, endpoint: string, opts: Stream
           actionNames: ep.actionNames,
           task: ep.task,
         });
-        await client.sendEpisode({ episodeId: ep.episode, seed: ep.seed, task: ep.task, success: ep.success, obs: ep.obs, action: ep.action, reward: ep.reward });
+        const extra = opts.withInterventions ? { intervention: ep.intervention, source: ep.source } : {};
+        await client.sendEpisode({ episodeId: ep.episode, seed: ep.seed, task: ep.task, success: ep.success, obs: ep.obs, action: ep.action, reward: ep.reward, ...extra });
         sent++;
       } else skipped++;
       opts.onEpisode?.(ep, use);
     }
-    if (!client) throw new Error(`none of the ${files.length} episodes in ${dir} is usable (successful, non-empty); pass --include-failures to send failures too`);
+    if (!client) throw new Error(`none of the ${files.length} episodes in ${String(dir)} is usable (successful, non-empty); pass --include-failures to send failures too`);
     await client.end();
   } finally {
     client?.close();

@@ -33,3 +33,9 @@ test("wrong value names file, line and key", () => {
 test("YAML syntax error names file and line", () => {
   assert.throws(() => parseLaunch("task: [push\n", "bad.yaml"), /bad\.yaml:\d+:\d+: YAML syntax error/);
 });
+
+test("actor.indicator defaults to auto and rejects values it does not know", () => {
+  assert.equal(parseLaunch("", "x.yaml").actor.indicator, "auto");
+  assert.equal(parseLaunch("actor:\n  indicator: positive\n", "x.yaml").actor.indicator, "positive");
+  assert.throws(() => parseLaunch("actor:\n  indicator: good\n", "bad.yaml"), /bad\.yaml:2: actor\.indicator:/);
+});

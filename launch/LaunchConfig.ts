@@ -64,9 +64,15 @@ export const LaunchSchema = z
         max_image_age_sec: z.number().positive().default(0.25),
         /** Scripted expert quality in [0,1] (kind: expert): lower = noisier, hesitant, sometimes failing. */
         expert_quality: z.number().min(0).max(1).default(0.7),
+        /**
+         * RECAP advantage indicator fed to the policy (docs/recap.md): auto follows the package (positive for a RECAP
+         * package, nothing for a plain one); positive / negative / unconditioned require a RECAP package; none requires
+         * a plain one. A package that does not match is refused at load.
+         */
+        indicator: z.enum(["auto", "positive", "negative", "unconditioned", "none"]).default("auto"),
       })
       .strict()
-      .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7 }),
+      .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7, indicator: "auto" }),
     safety: z
       .object({
         /** Largest joint-target change per tick, per joint (rad, gripper m). One value applies to all. */

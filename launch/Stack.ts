@@ -140,6 +140,7 @@ export class Stack {
         providers: config.actor.providers,
         mode: config.actor.sampler,
         threads: config.actor.threads,
+        indicator: config.actor.indicator,
         training: opts.training ?? false,
         residual: config.actor.residual,
         logger: { info: (m) => !opts.quiet && console.log(m), warn: (m) => console.warn(m) },

@@ -11,6 +11,7 @@ import { ActionChunker } from "../policies/ActionChunker.ts";
 import { ResidualPolicy } from "../policies/ResidualPolicy.ts";
 import { PolicySlot, type OfferResult } from "../policies/PolicySlot.ts";
 import type { Actor, ActionInfo } from "./ActorNode.ts";
+import type { IndicatorSetting } from "../policies/AdvantageConditioning.ts";
 
 /** Options of the policy actor. */
 export interface PolicyActorOptions {
@@ -19,6 +20,8 @@ export interface PolicyActorOptions {
   providers?: readonly string[];
   mode?: "graph" | "ts";
   threads?: number;
+  /** RECAP advantage indicator (launch `actor.indicator`); default auto. */
+  indicator?: IndicatorSetting;
   /** A residual package to start with. */
   residual?: string;
   /** Exploration noise on the residual (online RL); false for evaluation. */
@@ -67,7 +70,7 @@ export class PolicyActor implements Actor {
 
   /** Loads, verifies and checks the package in `dir` (and the residual, if given) against the robot. */
   static async create(dir: string, opts: PolicyActorOptions): Promise<PolicyActor> {
-    const policy = await DiffusionPolicy.create(dir, { providers: opts.providers, mode: opts.mode, threads: opts.threads });
+    const policy = await DiffusionPolicy.create(dir, { providers: opts.providers, mode: opts.mode, threads: opts.threads, indicator: opts.indicator });
     try {
       assertCompatible(policy.package, { observationNames: opts.observationNames, actionNames: opts.jointNames });
     } catch (e) {

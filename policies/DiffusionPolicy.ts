@@ -1,10 +1,13 @@
 /**
  * A diffusion policy from a verified package: normalise the observation history, denoise an action chunk
  * (whole sampler graph, or the TS DDIM scheduler around the one-step denoiser), unnormalise the actions.
+ * An advantage-conditioned (RECAP) package also gets its indicator (positive by default) on every denoising call,
+ * and in TS mode classifier-free guidance with policy.json's β (two passes, batched; β = 1 is one pass).
  */
-import { PolicyPackage } from "./PolicyPackage.ts";
-import { InferenceClient, type InferenceClientOptions } from "./InferenceClient.ts";
+import { PolicyPackage, type DiffusionPolicyJson } from "./PolicyPackage.ts";
+import { InferenceClient, type InferenceClientOptions, type WireTensor } from "./InferenceClient.ts";
 import { clipUnit, ddimSchedule, ddimStep, type DdimStep } from "./ddim.ts";
+import { cfgCombine, resolveIndicator, type Indicator, type IndicatorSetting } from "./AdvantageConditioning.ts";
 import { gaussian, gaussianArray } from "./gaussian.ts";
 
 /** Thrown for inputs the policy refuses (non-finite or wrongly shaped observations); the caller holds the robot. */
@@ -28,6 +31,11 @@ export interface DiffusionPolicyOptions {
   seed?: number;
   /** onnxruntime intra-op threads. Default 1. */
   threads?: number;
+  /**
+   * The robot config's advantage indicator (launch `actor.indicator`): auto (default) conditions a RECAP package on
+   * its policy.json `advantage.condition` and runs a plain one plainly; a mismatch is refused at load.
+   */
+  indicator?: IndicatorSetting;
   logger?: InferenceClientOptions["logger"];
 }
 
@@ -45,34 +53,51 @@ export class DiffusionPolicy {
   readonly package: PolicyPackage;
   readonly mode: "graph" | "ts";
   #client: InferenceClient;
+  /** The indicator fed on every call (null: a plain policy). */
+  readonly indicator: Indicator | null;
   #normal: () => number;
   #schedule: DdimStep[];
 
-  private constructor(pkg: PolicyPackage, client: InferenceClient, mode: "graph" | "ts", seed: number) {
+  private constructor(pkg: PolicyPackage, client: InferenceClient, mode: "graph" | "ts", seed: number, indicator: Indicator | null) {
     this.package = pkg;
     this.#client = client;
     this.mode = mode;
+    this.indicator = indicator;
     this.#normal = gaussian(seed);
     this.#schedule = ddimSchedule(pkg.json.sampler.timesteps, pkg.json.sampler.alphas_cumprod);
+  }
+
+  /** Classifier-free guidance weight (policy.json advantage.cfg_beta; 1 for a plain policy). */
+  get cfgBeta(): number {
+    return this.package.json.advantage?.cfg_beta ?? 1;
   }
 
   /** Loads and verifies the package in `dir`, starts the inference worker, warms the model up. */
   static async create(dir: string, options: DiffusionPolicyOptions = {}): Promise<DiffusionPolicy> {
     const pkg = await PolicyPackage.load(dir);
+    const indicator = resolveIndicator(pkg.json, options.indicator ?? "auto", pkg.dir);
     const mode = options.mode ?? "graph";
     const { history } = pkg.json.observation;
     const { horizon } = pkg.json.action;
     const obsDims = [1, history * pkg.obsDim];
     const xDims = [1, horizon, pkg.actionDim];
     const zeros = (dims: number[]) => ({ data: new Float32Array(dims.reduce((a, b) => a * b, 1)), dims });
+    const ind = indicatorFeed(pkg.json, indicator, 1);
     const client =
       mode === "graph"
-        ? await InferenceClient.create({ sampler: pkg.samplerPath }, { ...options, warmup: { sampler: { obs: zeros(obsDims), noise: zeros(xDims) } } })
+        ? await InferenceClient.create(
+            { sampler: pkg.samplerPath },
+            { ...options, warmup: { sampler: { obs: zeros(obsDims), noise: zeros(xDims), ...ind } }, expectInputs: { sampler: ["obs", "noise", ...Object.keys(ind)] } },
+          )
         : await InferenceClient.create(
             { denoiser: pkg.denoiserPath },
-            { ...options, warmup: { denoiser: { obs: zeros(obsDims), x: zeros(xDims), t: { data: new BigInt64Array([BigInt(pkg.json.sampler.timesteps[0])]), dims: [1] } } } },
+            {
+              ...options,
+              warmup: { denoiser: { obs: zeros(obsDims), x: zeros(xDims), t: { data: new BigInt64Array([BigInt(pkg.json.sampler.timesteps[0])]), dims: [1] }, ...ind } },
+              expectInputs: { denoiser: ["obs", "x", "t", ...Object.keys(ind)] },
+            },
           );
-    return new DiffusionPolicy(pkg, client, mode, options.seed ?? 0);
+    return new DiffusionPolicy(pkg, client, mode, options.seed ?? 0, indicator);
   }
 
   /** Restarts the noise generator from `seed` (the policy actor does this at every episode start, so an episode's
@@ -105,21 +130,36 @@ export class DiffusionPolicy {
    * The sampler in normalised space: `obs` [history·obs_dim] normalised, `noise` [horizon·action_dim] → the
    * normalised action chunk, clipped to [-1, 1] (what sampler.onnx outputs). Inputs are not modified.
    */
-  async denoise(obs: Float32Array, noise: Float32Array): Promise<Float32Array> {
+  async denoise(obs: Float32Array, noise: Float32Array, indicator: Indicator | null = this.indicator): Promise<Float32Array> {
     const xDims = [1, this.package.json.action.horizon, this.package.actionDim];
     const obsDims = [1, obs.length];
+    if ((indicator === null) !== (this.indicator === null)) throw new PolicyInputError("bad_shape", `indicator: this policy ${this.indicator === null ? "takes no indicator" : "needs an indicator"}, got ${indicator}`);
     if (this.mode === "graph") {
-      const { outputs } = await this.#client.run("sampler", { obs: { data: new Float32Array(obs), dims: obsDims }, noise: { data: new Float32Array(noise), dims: xDims } });
+      const { outputs } = await this.#client.run("sampler", { obs: { data: new Float32Array(obs), dims: obsDims }, noise: { data: new Float32Array(noise), dims: xDims }, ...indicatorFeed(this.package.json, indicator, 1) });
       return outputs.action.data as Float32Array;
     }
+    const beta = this.cfgBeta;
+    // Guidance: the conditioned and the unconditioned pass as one batch of 2, like the learner's sampler graph.
+    const guided = indicator !== null && beta !== 1;
+    const b = guided ? 2 : 1;
+    const n = noise.length;
     const x = new Float32Array(noise);
     for (const step of this.#schedule) {
-      const { outputs } = await this.#client.run("denoiser", {
-        obs: { data: new Float32Array(obs), dims: obsDims },
-        x: { data: new Float32Array(x), dims: xDims },
-        t: { data: new BigInt64Array([BigInt(step.t)]), dims: [1] },
-      });
-      ddimStep(x, outputs.eps.data as Float32Array, step, x);
+      const obsB = new Float32Array(b * obs.length);
+      const xB = new Float32Array(b * n);
+      for (let i = 0; i < b; i++) {
+        obsB.set(obs, i * obs.length);
+        xB.set(x, i * n);
+      }
+      const feeds: Record<string, WireTensor> = {
+        obs: { data: obsB, dims: [b, obs.length] },
+        x: { data: xB, dims: [b, ...xDims.slice(1)] },
+        t: { data: new BigInt64Array(b).fill(BigInt(step.t)), dims: [b] },
+      };
+      if (indicator !== null) Object.assign(feeds, guided ? indicatorFeed(this.package.json, [indicator, "unconditioned"], 2) : indicatorFeed(this.package.json, indicator, 1));
+      const { outputs } = await this.#client.run("denoiser", feeds);
+      const eps = outputs.eps.data as Float32Array;
+      ddimStep(x, guided ? cfgCombine(eps.subarray(0, n), eps.subarray(n, 2 * n), beta) : eps, step, x);
     }
     return clipUnit(x);
   }
@@ -158,4 +198,12 @@ export class DiffusionPolicy {
   async close(): Promise<void> {
     await this.#client.close();
   }
+}
+
+/** The indicator input feed (`{ [advantage.input]: int64 [b] }`), or {} for a plain policy. */
+function indicatorFeed(json: DiffusionPolicyJson, indicator: Indicator | readonly Indicator[] | null, b: number): Record<string, WireTensor> {
+  const adv = json.advantage;
+  if (indicator === null || adv === undefined || adv.encoding !== "index") return {};
+  const list = typeof indicator === "string" ? Array.from({ length: b }, () => indicator) : indicator;
+  return { [adv.input]: { data: BigInt64Array.from(list.map((i) => BigInt(adv.values[i]))), dims: [b] } };
 }

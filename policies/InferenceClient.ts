@@ -28,6 +28,8 @@ export interface InferenceClientOptions {
   threads?: number;
   /** model key → inputs for one warm-up run at load. */
   warmup?: Record<string, Feeds>;
+  /** model key → the input names the graph must have (exactly); checked before the warm-up, error code `input_mismatch`. */
+  expectInputs?: Record<string, string[]>;
   /** Where provider fallbacks are reported. Default console. */
   logger?: { warn(msg: string): void; info(msg: string): void };
 }
@@ -51,6 +53,7 @@ export class InferenceClient {
   #pending = new Map<number, Pending>();
   #closed = false;
   #providers: Record<string, string> = {};
+  #inputs: Record<string, string[]> = {};
 
   private constructor(worker: Worker, logger: NonNullable<InferenceClientOptions["logger"]>) {
     this.#worker = worker;
@@ -81,8 +84,12 @@ export class InferenceClient {
         providers: [...(options.providers ?? ["cpu"])],
         intraOpThreads: options.threads ?? 1,
         warmup: options.warmup ?? {},
+        expectInputs: options.expectInputs,
       });
-      if (reply.type === "loaded") client.#providers = reply.providers;
+      if (reply.type === "loaded") {
+        client.#providers = reply.providers;
+        client.#inputs = reply.inputs;
+      }
     } catch (e) {
       await client.close();
       throw e;
@@ -93,6 +100,11 @@ export class InferenceClient {
   /** model key → the execution provider it actually runs on. */
   get providers(): Readonly<Record<string, string>> {
     return this.#providers;
+  }
+
+  /** model key → the input names of its graph, in graph order. */
+  get inputNames(): Readonly<Record<string, readonly string[]>> {
+    return this.#inputs;
   }
 
   /** Runs `model` on `feeds`. Feed buffers that span a whole ArrayBuffer are transferred (detached here). */

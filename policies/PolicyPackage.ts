@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { PolicyPackageError } from "./PolicyPackageError.ts";
+import { AdvantageConditioningSchema } from "./AdvantageConditioning.ts";
 
 export { PolicyPackageError } from "./PolicyPackageError.ts";
 
@@ -57,8 +58,11 @@ export const DiffusionPolicyJsonSchema = z.strictObject({
     alphas_cumprod: z.array(Finite.refine((v) => v > 0 && v <= 1, "in (0, 1]")),
     timesteps: z.array(z.number().int().nonnegative()),
   }),
-  files: z.strictObject({ sampler: FileName, denoiser: FileName }),
+  /** value: the RECAP value head (value.onnx), present when `advantage` is. */
+  files: z.strictObject({ sampler: FileName, denoiser: FileName, value: FileName.optional() }),
   sha256: z.record(FileName, Hex64),
+  /** Advantage conditioning (RECAP, docs/recap.md): indicator input, what inference conditions on, CFG β. Absent = plain policy. */
+  advantage: AdvantageConditioningSchema.optional(),
 });
 
 /** zod schema of a residual `policy.json` (docs/protocol.md § Residual policy package). */
@@ -229,8 +233,12 @@ function checkDims(json: DiffusionPolicyJson, jsonPath: string): void {
     if (i > 0 && t >= s.timesteps[i - 1]) problems.push(`sampler.timesteps[${i}]: expected strictly descending, found ${s.timesteps[i - 1]} then ${t}`);
   });
   for (const f of Object.values(json.files)) {
-    if (!(f in json.sha256)) problems.push(`sha256: no hash for ${f} (every file must be hashed)`);
+    if (f !== undefined && !(f in json.sha256)) problems.push(`sha256: no hash for ${f} (every file must be hashed)`);
   }
+  const adv = json.advantage;
+  if (adv?.encoding === "text") problems.push(`advantage.encoding: "text" conditions a VLA's instruction; a diffusion policy takes the indicator as an "index" input`);
+  if (adv?.encoding === "index" && ["obs", "noise", "x", "t"].includes(adv.input)) problems.push(`advantage.input: "${adv.input}" is already a sampler input; name the indicator input something else`);
+  if (adv?.value && json.files.value === undefined) problems.push("files.value: advantage.value describes a value head but files has no value entry");
   if (problems.length > 0) {
     throw new PolicyPackageError("dims", `${jsonPath} is inconsistent:\n  - ${problems.join("\n  - ")}`, { path: jsonPath });
   }

@@ -8,3 +8,5 @@ export { ddimSchedule, ddimStep, clipUnit, type DdimStep } from "./ddim.ts";
 export { gaussian, gaussianArray, mulberry32 } from "./gaussian.ts";
 export { ResidualPolicy, type ResidualPolicyOptions, type ResidualStep } from "./ResidualPolicy.ts";
 export { PolicySlot, type PolicySlotOptions, type SwappablePolicy, type OfferResult } from "./PolicySlot.ts";
+export { AdvantageConditioningSchema, INDICATORS, cfgCombine, resolveIndicator, type AdvantageConditioning, type Indicator, type IndicatorSetting } from "./AdvantageConditioning.ts";
+export { episodeRewards, normalisedReturns, nStepAdvantages } from "./advantage.ts";

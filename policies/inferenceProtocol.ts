@@ -20,12 +20,14 @@ export type WorkerRequest =
       intraOpThreads: number;
       /** model key → feeds run once after loading, so the first real call is not the slow one. */
       warmup: Record<string, Feeds>;
+      /** model key → the input names policy.json implies; a graph with other inputs is refused before warm-up. */
+      expectInputs?: Record<string, string[]>;
     }
   | { type: "run"; id: number; model: string; feeds: Feeds };
 
 /** Worker → main. */
 export type WorkerReply =
-  | { type: "loaded"; id: number; providers: Record<string, string> }
+  | { type: "loaded"; id: number; providers: Record<string, string>; inputs: Record<string, string[]> }
   | { type: "result"; id: number; outputs: Feeds; ms: number }
   | { type: "error"; id: number; code: string; message: string; file?: string }
   | { type: "log"; level: "warn" | "info"; message: string };

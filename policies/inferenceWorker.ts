@@ -77,12 +77,23 @@ async function handle(req: WorkerRequest): Promise<void> {
   try {
     if (req.type === "load") {
       const chosen: Record<string, string> = {};
+      const inputs: Record<string, string[]> = {};
       for (const [key, path] of Object.entries(req.models)) {
         const { session, provider } = await createSession(key, path, req.providers, req.intraOpThreads);
         const old = sessions.get(key);
         sessions.set(key, session);
         if (old !== undefined) await old.release();
         chosen[key] = provider;
+        inputs[key] = [...session.inputNames];
+        const expected = req.expectInputs?.[key];
+        if (expected !== undefined) {
+          const missing = expected.filter((n) => !inputs[key].includes(n));
+          const extra = inputs[key].filter((n) => !expected.includes(n));
+          if (missing.length > 0 || extra.length > 0) {
+            const what = [missing.length ? `lacks ${missing.map((n) => `"${n}"`).join(", ")}` : "", extra.length ? `has unexpected ${extra.map((n) => `"${n}"`).join(", ")}` : ""].filter(Boolean).join(" and ");
+            throw new LoadError("input_mismatch", `ONNX model ${path} ${what}: its inputs are [${inputs[key].join(", ")}] but policy.json implies [${expected.join(", ")}] — the package's policy.json and graphs disagree; re-export it`, path);
+          }
+        }
         const warm = req.warmup[key];
         if (warm !== undefined) {
           try {
@@ -92,7 +103,7 @@ async function handle(req: WorkerRequest): Promise<void> {
           }
         }
       }
-      post({ type: "loaded", id: req.id, providers: chosen });
+      post({ type: "loaded", id: req.id, providers: chosen, inputs });
     } else {
       const t0 = performance.now();
       const outputs = await runModel(req.model, req.feeds);

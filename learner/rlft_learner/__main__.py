@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from . import __version__, bench_sampler, bench_vla, make_fixture, train_bc, train_classifier, train_vla
+from . import __version__, bench_sampler, bench_vla, make_fixture, plot_episode, recap, train_bc, train_classifier, train_vla
 from .serve import BenchUpdateCommand, ServeCommand
 
 COMMANDS = {
@@ -19,6 +19,11 @@ COMMANDS = {
                   "  python3 -m rlft_learner train-vla --synthetic --steps 20 --width 32 --out /tmp/vla"),
     "bench-vla": (bench_vla, "time the VLA's prefix and one action-expert step in eager PyTorch at batch 1; prints JSON",
                   "example:\n  python3 -m rlft_learner bench-vla --package runs/vla/package --threads 1 --iters 200"),
+    "recap": (recap, "RECAP iteration: value function on all episodes, advantage indicators, indicator-conditioned fine-tune, export",
+              "example:\n  python3 -m rlft_learner recap --bind tcp://127.0.0.1:5555 --pretrained runs/bc/package --out runs/recap/iter1 --json-progress\n"
+              "  python3 -m rlft_learner recap --dataset all.npz --pretrained runs/bc/package --out runs/recap/iter1 --n-step 0 --cfg-beta 1.5"),
+    "plot-episode": (plot_episode, "plot V(t), return and A(t) of one episode (JSON from rlft inspect-episode --json; needs matplotlib)",
+                     "example:\n  python3 -m rlft_learner plot-episode --data ep.json --out ep.png"),
     "make-fixture": (make_fixture, "train a tiny model on synthetic data and export a package (for TS tests)",
                      "example:\n  python3 -m rlft_learner make-fixture --out /tmp/fixture --obs-dim 12 --action-dim 5"),
     "bench-sampler": (bench_sampler, "time the eager PyTorch DDIM sampler at batch 1; prints JSON",

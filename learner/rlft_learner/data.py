@@ -59,15 +59,17 @@ class Normalizer:
 def save_npz(path: str, data: Dataset) -> None:
     """Episodes concatenated along time, with `episode_lengths` to split them again."""
     eps = data.episodes
+    intervention = np.concatenate([np.zeros(len(e.obs), np.float32) if e.intervention is None else e.intervention for e in eps])
     np.savez_compressed(
         path, obs=np.concatenate([e.obs for e in eps]), action=np.concatenate([e.action for e in eps]),
         reward=np.concatenate([e.reward for e in eps]), episode_lengths=np.array([len(e.obs) for e in eps], dtype=np.int64),
         success=np.array([e.success for e in eps]), obs_names=np.array(data.obs_names), action_names=np.array(data.action_names),
-        task=np.array(data.task))
+        task=np.array(data.task), intervention=intervention, source=np.array([e.source for e in eps]))
 
 
 def load_npz(path: str) -> Dataset:
-    """Read a dataset written by `save_npz` (keys obs, action, episode_lengths; reward, success, names, task optional)."""
+    """Read a dataset written by `save_npz` (keys obs, action, episode_lengths; reward, success, names, task,
+    intervention, source optional)."""
     with np.load(path, allow_pickle=False) as f:
         for key in ("obs", "action", "episode_lengths"):
             if key not in f:
@@ -80,8 +82,11 @@ def load_npz(path: str) -> Dataset:
         obs_names = [str(n) for n in f["obs_names"]] if "obs_names" in f else [f"obs{i}" for i in range(obs.shape[1])]
         action_names = [str(n) for n in f["action_names"]] if "action_names" in f else [f"act{i}" for i in range(act.shape[1])]
         task = str(f["task"]) if "task" in f else "unknown"
+        intervention = f["intervention"].astype(np.float32) if "intervention" in f else None
+        source = [str(x) for x in f["source"]] if "source" in f else [""] * len(lengths)
     bounds = np.concatenate([[0], np.cumsum(lengths)])
-    episodes = [Episode(obs=obs[a:b], action=act[a:b], reward=reward[a:b], success=bool(s), episode_id=str(i), task=task)
+    episodes = [Episode(obs=obs[a:b], action=act[a:b], reward=reward[a:b], success=bool(s), episode_id=str(i), task=task,
+                        intervention=None if intervention is None else intervention[a:b], source=source[i])
                 for i, (a, b, s) in enumerate(zip(bounds[:-1], bounds[1:], success))]
     return Dataset(episodes=episodes, obs_names=obs_names, action_names=action_names, task=task)
 

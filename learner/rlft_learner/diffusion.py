@@ -4,6 +4,12 @@ No training code here (nanoGPT style). `NoisePredictionNet` predicts the noise a
 conditioned on the flattened normalised observation history and the diffusion timestep. `DDIMSampler` is the
 deterministic DDIM loop (Song et al. 2021, arXiv 2010.02502, eta = 0) over a fixed list of timesteps, written so that
 `torch.onnx.export` tracing unrolls it into one graph.
+
+RECAP (pi*0.6, arXiv 2511.14759; ALGORITHMS.md section 3): a network built with `indicator=1` also takes an advantage
+indicator per sample (0 negative, 1 positive, 2 unconditioned = "dropped"), as a learned embedding added to the
+timestep embedding. The embedding starts at zero, so a network loaded from a BC checkpoint starts as that policy.
+The sampler can combine a conditioned and an unconditioned pass with classifier-free guidance (Ho & Salimans 2022,
+arXiv 2207.12598): eps = eps_u + beta (eps_c - eps_u); beta = 1 is the conditioned pass alone.
 """
 
 from __future__ import annotations
@@ -28,10 +34,19 @@ class ModelConfig:
     hidden: int = 256
     blocks: int = 3
     time_dim: int = 64
+    indicator: int = 0  # 1: takes the RECAP advantage indicator (NEGATIVE / POSITIVE / UNCONDITIONED) as an input
 
     def to_dict(self) -> dict:
         # Plain ints only: model.pt must load with torch.load(weights_only=True), which rejects numpy scalars.
         return {k: int(v) for k, v in asdict(self).items()}
+
+
+NEGATIVE, POSITIVE, UNCONDITIONED = 0, 1, 2  # indicator values (policy.json advantage.values)
+
+
+def cfg_combine(eps_cond: torch.Tensor, eps_uncond: torch.Tensor, beta: float) -> torch.Tensor:
+    """Classifier-free guidance: eps_u + beta (eps_c - eps_u). Same float32 arithmetic as policies/advantage.ts."""
+    return eps_uncond + beta * (eps_cond - eps_uncond)
 
 
 def squared_cosine_alphas_cumprod(train_timesteps: int = 100, max_beta: float = 0.999) -> np.ndarray:
@@ -88,9 +103,16 @@ class NoisePredictionNet(nn.Module):
         self.blocks = nn.ModuleList([ResidualBlock(cfg.hidden, cond_dim) for _ in range(cfg.blocks)])
         self.out_norm = nn.LayerNorm(cfg.hidden)
         self.out = nn.Linear(cfg.hidden, act_in)
+        if cfg.indicator:
+            self.indicator_emb = nn.Embedding(3, cfg.time_dim)
+            nn.init.zeros_(self.indicator_emb.weight)  # starts as the unconditioned (BC) network
 
-    def forward(self, obs: torch.Tensor, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    def forward(self, obs: torch.Tensor, x: torch.Tensor, t: torch.Tensor, indicator: torch.Tensor | None = None) -> torch.Tensor:
         temb = self.time_mlp(timestep_embedding(t, self.cfg.time_dim))  # (B, time_dim)
+        if self.cfg.indicator:
+            if indicator is None:
+                indicator = torch.full_like(t, UNCONDITIONED)
+            temb = temb + self.indicator_emb(indicator)  # (B, time_dim)
         cond = torch.cat([obs, temb], dim=-1)  # (B, history*obs_dim + time_dim)
         h = self.inp(torch.cat([x.flatten(1), cond], dim=-1))  # (B, hidden)
         for block in self.blocks:
@@ -112,20 +134,36 @@ class DDIMSampler(nn.Module):
     the last step, diffusers' `set_alpha_to_one`):
         eps = net(obs, x, t);  x0 = clip((x - sqrt(1-a_t) eps) / sqrt(a_t), -1, 1);  x = sqrt(a_prev) x0 + sqrt(1-a_prev) eps
     The coefficients are Python floats, so tracing bakes them into the graph and unrolls the loop.
+    With an indicator network, `indicator` (B,) int64 conditions every step; with `cfg_beta` != 1 each step runs the
+    conditioned and the unconditioned pass as one batch of 2B and combines them (`cfg_combine`).
     """
 
-    def __init__(self, net: NoisePredictionNet, alphas_cumprod: np.ndarray, timesteps: list[int]):
+    def __init__(self, net: NoisePredictionNet, alphas_cumprod: np.ndarray, timesteps: list[int], cfg_beta: float = 1.0):
         super().__init__()
         self.net = net
+        self.cfg_beta = float(cfg_beta)
+        if self.cfg_beta != 1.0 and not net.cfg.indicator:
+            raise ValueError(f"cfg_beta {cfg_beta} needs a network with an indicator input (guidance combines conditioned and unconditioned passes)")
         ac = [float(a) for a in np.asarray(alphas_cumprod, dtype=np.float32)]
         prev = [ac[t] for t in timesteps[1:]] + [1.0]
         self.steps = [(int(t), ac[t], a_prev) for t, a_prev in zip(timesteps, prev)]
 
-    def forward(self, obs: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+    def eps(self, obs: torch.Tensor, x: torch.Tensor, t: torch.Tensor, indicator: torch.Tensor | None) -> torch.Tensor:
+        """The (guided) noise prediction of one step."""
+        if self.cfg_beta == 1.0:
+            return self.net(obs, x, t, indicator)  # (B, H, A)
+        both = self.net(torch.cat([obs, obs]), torch.cat([x, x]), torch.cat([t, t]),
+                        torch.cat([indicator, torch.full_like(indicator, UNCONDITIONED)]))  # (2B, H, A)
+        eps_c, eps_u = both.chunk(2)  # (B, H, A) each
+        return cfg_combine(eps_c, eps_u, self.cfg_beta)
+
+    def forward(self, obs: torch.Tensor, noise: torch.Tensor, indicator: torch.Tensor | None = None) -> torch.Tensor:
         x = noise  # (B, H, A)
         ones = torch.ones_like(noise[:, 0, 0], dtype=torch.int64)  # (B,) keeps the batch axis dynamic under tracing
+        if self.net.cfg.indicator and indicator is None:
+            indicator = ones * POSITIVE
         for t, a_t, a_prev in self.steps:
-            eps = self.net(obs, x, ones * t)  # (B, H, A)
+            eps = self.eps(obs, x, ones * t, indicator)  # (B, H, A)
             x0 = ((x - math.sqrt(1 - a_t) * eps) / math.sqrt(a_t)).clamp(-1.0, 1.0)  # (B, H, A)
             x = math.sqrt(a_prev) * x0 + math.sqrt(1 - a_prev) * eps  # (B, H, A)
         return x.clamp(-1.0, 1.0)  # (B, H, A)

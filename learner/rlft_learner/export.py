@@ -16,7 +16,7 @@ import torch
 
 from . import __version__
 from .data import Normalizer
-from .diffusion import DDIMSampler, ModelConfig, NoisePredictionNet
+from .diffusion import POSITIVE, DDIMSampler, ModelConfig, NoisePredictionNet, cfg_combine
 
 OPSET = 17  # supported by torch 1.13 and 2.x exporters and by onnxruntime-node
 
@@ -32,6 +32,11 @@ class PackageMeta:
     execute_steps: int = 8
     steps: int = 10  # DDIM steps
     train_timesteps: int = 100
+    version_prefix: str = "bc"
+    # RECAP (ALGORITHMS.md section 3): policy.json's `advantage` block minus what export fills in (input, values,
+    # cfg_beta, value). None for a plain policy. Needs a network with an indicator input.
+    advantage: dict | None = None
+    cfg_beta: float = 1.0
 
 
 def sha256_file(path: str) -> str:
@@ -70,32 +75,60 @@ def _export_multi(module: torch.nn.Module, args: tuple, path: str, inputs: list[
 
 
 def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timesteps: list[int], norm: Normalizer,
-                   meta: PackageMeta, out_dir: str, vectors: int = 3, seed: int = 0) -> str:
-    """Export `net` (eval mode, on CPU) and its sampler into `out_dir`; returns the path of policy.json."""
+                   meta: PackageMeta, out_dir: str, vectors: int = 3, seed: int = 0, value_net: torch.nn.Module | None = None) -> str:
+    """Export `net` (eval mode, on CPU) and its sampler into `out_dir`; returns the path of policy.json.
+
+    An indicator network (RECAP) gets an `indicator` int64 [B] input on both graphs and `meta.advantage` goes to
+    policy.json; `meta.cfg_beta` != 1 bakes classifier-free guidance into sampler.onnx (two passes per step) and is
+    declared there for the TS sampler. `value_net` (recap_value.ValueNet) is exported as value.onnx."""
     cfg: ModelConfig = net.cfg
+    conditioned = bool(cfg.indicator)
+    if conditioned != (meta.advantage is not None):
+        raise ValueError("an indicator network needs meta.advantage, and meta.advantage needs an indicator network")
     os.makedirs(out_dir, exist_ok=True)
     net = net.to("cpu").eval()
-    sampler = DDIMSampler(net, alphas_cumprod, timesteps).eval()
+    sampler = DDIMSampler(net, alphas_cumprod, timesteps, cfg_beta=meta.cfg_beta).eval()
     obs_width = cfg.history * cfg.obs_dim
     gen = torch.Generator().manual_seed(seed)
     obs = torch.randn(vectors, obs_width, generator=gen)  # (V, history*obs_dim), normalised obs are ~N(0, 1)
     noise = torch.randn(vectors, cfg.horizon, cfg.action_dim, generator=gen)  # (V, H, A)
     t = torch.tensor([timesteps[0]] * vectors, dtype=torch.int64)  # (V,)
+    indicator = torch.tensor([(POSITIVE, 0, 2)[i % 3] for i in range(vectors)], dtype=torch.int64)  # (V,) every value
+    ind_in = ["indicator"] if conditioned else []
+    ind_arg = (indicator,) if conditioned else ()
+    vec: dict = {}
     with torch.no_grad():
-        _export(sampler, (obs, noise), os.path.join(out_dir, "sampler.onnx"), ["obs", "noise"], "action")
-        _export(net, (obs, noise, t), os.path.join(out_dir, "denoiser.onnx"), ["obs", "x", "t"], "eps")
-        action = sampler(obs, noise)  # (V, H, A), eager PyTorch reference for the TS equivalence test
+        _export(sampler, (obs, noise, *ind_arg), os.path.join(out_dir, "sampler.onnx"), ["obs", "noise", *ind_in], "action")
+        _export(net, (obs, noise, t, *ind_arg), os.path.join(out_dir, "denoiser.onnx"), ["obs", "x", "t", *ind_in], "eps")
+        action = sampler(obs, noise, *ind_arg)  # (V, H, A), eager PyTorch reference for the TS equivalence test
+        vec = {"obs": obs.tolist(), "noise": noise.tolist(), "action": action.tolist()}
+        if conditioned:
+            eps_c = net(obs, noise, t, indicator)  # (V, H, A)
+            eps_u = net(obs, noise, t, torch.full_like(indicator, 2))
+            vec.update(indicator=indicator.tolist(), cfg={"beta": meta.cfg_beta, "t": int(timesteps[0]), "eps_cond": eps_c.tolist(),
+                                                          "eps_uncond": eps_u.tolist(), "eps": cfg_combine(eps_c, eps_u, meta.cfg_beta).tolist()})
+        if value_net is not None:
+            value_net = value_net.to("cpu").eval()
+            vobs = torch.randn(vectors, cfg.obs_dim, generator=gen)  # (V, obs_dim)
+            _export_multi(value_net, (vobs,), os.path.join(out_dir, "value.onnx"), ["obs"], ["value", "probs"])
+            value, probs = value_net(vobs)
+            vec["value"] = {"obs": vobs.tolist(), "value": value.tolist(), "probs": probs.tolist()}
     with open(os.path.join(out_dir, "test_vectors.json"), "w") as f:
-        json.dump({"obs": obs.tolist(), "noise": noise.tolist(), "action": action.tolist()}, f)
+        json.dump(vec, f)
     # Tensors, ints and strings only: torch 1.13's weights_only unpickler rejects Python floats.
     torch.save({"state_dict": net.state_dict(), "config": cfg.to_dict(), "alphas_cumprod": torch.from_numpy(np.asarray(alphas_cumprod, np.float32)),
                 "timesteps": [int(t) for t in timesteps]}, os.path.join(out_dir, "model.pt"))
 
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     files = ["sampler.onnx", "denoiser.onnx", "test_vectors.json", "model.pt"]
+    file_map = {"sampler": "sampler.onnx", "denoiser": "denoiser.onnx"}
+    if value_net is not None:
+        torch.save({"state_dict": value_net.state_dict(), "config": value_net.cfg_dict()}, os.path.join(out_dir, "value.pt"))
+        files += ["value.onnx", "value.pt"]
+        file_map["value"] = "value.onnx"
     policy = {
         "format": "rlft-policy", "format_version": 1, "kind": "diffusion",
-        "version": f"bc-{meta.task}-{now.strftime('%Y%m%dT%H%M%SZ')}-{os.urandom(3).hex()}",  # suffix: unique within a second
+        "version": f"{meta.version_prefix}-{meta.task}-{now.strftime('%Y%m%dT%H%M%SZ')}-{os.urandom(3).hex()}",  # suffix: unique within a second
         "created": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "provenance": {"learner": f"rlft_learner {__version__}", "torch": torch.__version__, "task": meta.task,
                        "episodes": meta.episodes, "git": _git_commit()},
@@ -105,13 +138,24 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
                    "min": [float(x) for x in norm.act_min], "max": [float(x) for x in norm.act_max]},
         "sampler": {"type": "ddim", "train_timesteps": meta.train_timesteps, "steps": len(timesteps), "eta": 0,
                     "alphas_cumprod": [float(a) for a in alphas_cumprod], "timesteps": [int(t) for t in timesteps]},
-        "files": {"sampler": "sampler.onnx", "denoiser": "denoiser.onnx"},
+        "files": file_map,
         "sha256": {name: sha256_file(os.path.join(out_dir, name)) for name in files},
     }
+    if conditioned:
+        policy["advantage"] = {"encoding": "index", "input": "indicator", "values": {"negative": 0, "positive": 1, "unconditioned": 2},
+                               "condition": "positive", "cfg_beta": float(meta.cfg_beta), **meta.advantage}
     path = os.path.join(out_dir, "policy.json")
     with open(path, "w") as f:
         json.dump(policy, f, indent=2)
     return path
+
+
+def _export_multi(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], outputs: list[str]) -> None:
+    axes = {name: {0: "batch"} for name in inputs + outputs}
+    kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    torch.onnx.export(module, args, path, input_names=inputs, output_names=outputs, dynamic_axes=axes,
+                      opset_version=OPSET, do_constant_folding=True, **kwargs)
+    onnx.checker.check_model(onnx.load(path), full_check=True)
 
 
 def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: int, exploration_std: float,

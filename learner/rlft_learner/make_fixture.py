@@ -6,9 +6,14 @@ import argparse
 import json
 import logging
 
+from dataclasses import asdict
+
+import torch
+
 from .data import synthetic_dataset
-from .diffusion import ddim_timesteps, squared_cosine_alphas_cumprod
+from .diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
 from .export import PackageMeta, export_package
+from .recap_value import ValueNet
 from .train_bc import Config, train
 
 
@@ -19,6 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=300, help="gradient steps (default: 300)")
     parser.add_argument("--hidden", type=int, default=64, help="MLP width (default: 64)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--indicator", action="store_true", help="a RECAP package: indicator input, value.onnx, advantage block")
+    parser.add_argument("--cfg-beta", type=float, default=1.0, help="classifier-free guidance weight of a --indicator package (default: 1)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -27,10 +34,22 @@ def main(args: argparse.Namespace) -> int:
     cfg = Config(steps=args.steps, batch_size=64, hidden=args.hidden, blocks=2, seed=args.seed, warmup_steps=20, threads=1,
                  log_every=max(1, args.steps), device="cpu")
     net, norm, losses = train(cfg, data)
+    advantage, value_net = None, None
+    if args.indicator:
+        # Untrained indicator embedding and value head with random weights: the fixture tests plumbing, not learning.
+        torch.manual_seed(args.seed)
+        conditioned = NoisePredictionNet(ModelConfig(**{**asdict(net.cfg), "indicator": 1}))
+        conditioned.load_state_dict(net.state_dict(), strict=False)
+        torch.nn.init.normal_(conditioned.indicator_emb.weight, std=0.5)
+        net = conditioned.eval()
+        value_net = ValueNet(args.obs_dim, bins=21, hidden=32, layers=1).eval()
+        advantage = {"n_step": 10, "positive_fraction": 0.3, "dropout": 0.3, "thresholds": {data.task: 0.0}, "positive_fraction_measured": 0.3,
+                     "value": {"input": "obs", "history": 1, "bins": 21, "v_min": -1.0, "v_max": 0.0,
+                               "max_episode_steps": {data.task: 60}, "c_fail": {data.task: 60.0}}}
     meta = PackageMeta(task=data.task, obs_names=data.obs_names, action_names=data.action_names,
                        episodes=len(data.episodes), execute_steps=cfg.execute_steps, steps=cfg.ddim_steps,
-                       train_timesteps=cfg.train_timesteps)
+                       train_timesteps=cfg.train_timesteps, advantage=advantage, cfg_beta=args.cfg_beta)
     path = export_package(net, squared_cosine_alphas_cumprod(cfg.train_timesteps),
-                          ddim_timesteps(cfg.train_timesteps, cfg.ddim_steps), norm, meta, args.out, seed=args.seed)
+                          ddim_timesteps(cfg.train_timesteps, cfg.ddim_steps), norm, meta, args.out, seed=args.seed, value_net=value_net)
     print(json.dumps({"event": "done", "package": path.rsplit("/", 1)[0], "final_loss": losses[-1]}))
     return 0

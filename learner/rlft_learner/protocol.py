@@ -40,6 +40,8 @@ TRANSITION_LISTS = {"episode": int, "step": int, "policy_version": str, "interve
 BINARY_TENSORS = ("terminated", "truncated", "intervention")
 # Tensors an episode must carry, as (name, rank); shapes are checked against `length` in `_check_episode`.
 EPISODE_TENSORS = (("obs", 2), ("action", 2), ("reward", 1))
+# Optional episode tensors, [length] each, 0/1: who acted per step (1 = operator), for RECAP (docs/recap.md).
+EPISODE_OPTIONAL_FLAGS = ("intervention",)
 
 
 class ProtocolError(ValueError):
@@ -137,6 +139,14 @@ def _check_episode(header: dict[str, Any], tensors: dict[str, np.ndarray], seq: 
         if len(shape) != rank or shape[0] != length or (rank == 2 and shape[1] < 1):
             want = f"[{length}, >=1]" if rank == 2 else f"[{length}]"
             raise ProtocolError(f"episode tensor {name!r}: shape must be {want}; found {list(shape)}", seq)
+    for name in EPISODE_OPTIONAL_FLAGS:
+        if name in tensors:
+            if tensors[name].shape != (length,):
+                raise ProtocolError(f"episode tensor {name!r}: shape must be [{length}]; found {list(tensors[name].shape)}", seq)
+            if not np.isin(tensors[name], (0.0, 1.0)).all():
+                raise ProtocolError(f"episode tensor {name!r} must hold only 0 or 1", seq)
+    if "source" in header and not isinstance(header["source"], str):
+        raise ProtocolError(f"episode.source must be str; found {type(header['source']).__name__}", seq)
 
 
 def _check_transitions(header: dict[str, Any], tensors: dict[str, np.ndarray], seq: int) -> None:

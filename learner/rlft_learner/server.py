@@ -24,7 +24,8 @@ LEARNER = f"rlft_learner {__version__}"
 
 @dataclass
 class Episode:
-    """One demonstration episode as received: obs (T, obs_dim), action (T, action_dim), reward (T,)."""
+    """One episode as received: obs (T, obs_dim), action (T, action_dim), reward (T,); `intervention` (T,) 0/1 when the
+    client sent who acted (1 = operator), `source` where it came from (e.g. scripted_expert, recap_collect)."""
 
     obs: np.ndarray
     action: np.ndarray
@@ -33,6 +34,8 @@ class Episode:
     episode_id: str = ""
     seed: int = 0
     task: str = ""
+    intervention: np.ndarray | None = None
+    source: str = ""
 
 
 @dataclass
@@ -151,7 +154,8 @@ class ExperienceServer(RouterEndpoint):
                 return None
             self._episodes.append(Episode(obs=tensors["obs"], action=tensors["action"], reward=tensors["reward"],
                                           success=header["success"], episode_id=str(header["episode_id"]),
-                                          seed=header["seed"], task=header["task"]))
+                                          seed=header["seed"], task=header["task"], intervention=tensors.get("intervention"),
+                                          source=str(header.get("source", ""))))
             self._steps += header["length"]
             self._reply(route, {"type": "ack", "seq": seq})
             return None

@@ -115,3 +115,26 @@ def test_wrong_protocol_hello_gets_error(server):
         sock.close()
         thread.join(10)
     assert result["data"].episodes == []
+
+
+def test_episode_intervention_flags_and_source_arrive_and_bad_flags_are_rejected(server):
+    result = {}
+    thread = threading.Thread(target=run_server, args=(server, result))
+    thread.start()
+    sock = client(server.endpoint)
+    try:
+        hello = {"type": "hello", "seq": 0, "robot_id": "r", "config_hash": "h", "obs_names": OBS, "action_names": ACT, "task": "push"}
+        assert ask(sock, encode(hello))["type"] == "welcome"
+        tensors = {"obs": np.zeros((4, 3)), "action": np.zeros((4, 2)), "reward": np.zeros(4)}
+        head = {"type": "episode", "seq": 1, "episode_id": "e", "seed": 0, "task": "push", "length": 4, "success": False, "source": "recap_collect"}
+        reply = ask(sock, encode(head, {**tensors, "intervention": np.array([0, 2, 0, 0])}))
+        assert reply["type"] == "error" and "only 0 or 1" in reply["reason"]
+        reply = ask(sock, encode({**head, "seq": 2}, {**tensors, "intervention": np.array([0, 1, 0])}))
+        assert reply["type"] == "error" and "shape must be [4]" in reply["reason"]
+        assert ask(sock, encode({**head, "seq": 3}, {**tensors, "intervention": np.array([0, 1, 1, 0])}))["type"] == "ack"
+        assert ask(sock, encode({"type": "end", "seq": 4, "episodes": 1}))["type"] == "ack"
+    finally:
+        sock.close()
+        thread.join(10)
+    (ep,) = result["data"].episodes
+    assert ep.intervention.tolist() == [0, 1, 1, 0] and ep.source == "recap_collect" and ep.success is False

@@ -14,14 +14,16 @@ export interface LearnerFixture {
   cleanup(): Promise<void>;
 }
 
-/** Runs make-fixture into a temp dir ($RLFT_PYTHON or /usr/bin/python3); rejects with the learner's stderr on failure. */
-export async function makeLearnerFixture(options: { obsDim?: number; actionDim?: number } = {}): Promise<LearnerFixture> {
+/** Runs make-fixture into a temp dir (`indicator`: a RECAP package with value head, `cfgBeta` baked in) ($RLFT_PYTHON or /usr/bin/python3); rejects with the learner's stderr on failure. */
+export async function makeLearnerFixture(options: { obsDim?: number; actionDim?: number; indicator?: boolean; cfgBeta?: number } = {}): Promise<LearnerFixture> {
   const root = await mkdtemp(join(tmpdir(), "rlft-policy-"));
   const dir = join(root, "pkg");
   const python = process.env.RLFT_PYTHON ?? "/usr/bin/python3";
   const args = ["-m", "rlft_learner", "make-fixture", "--out", dir];
   if (options.obsDim !== undefined) args.push("--obs-dim", String(options.obsDim));
   if (options.actionDim !== undefined) args.push("--action-dim", String(options.actionDim));
+  if (options.indicator) args.push("--indicator");
+  if (options.cfgBeta !== undefined) args.push("--cfg-beta", String(options.cfgBeta));
   await new Promise<void>((resolve, reject) => {
     const child = spawn(python, args, { cwd: LEARNER_DIR, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";

@@ -1,0 +1,216 @@
+/**
+ * `npm run bench:recap`: RECAP advantage conditioning vs plain BC on the same mixed-quality data (ALGORITHMS.md §3,
+ * π*0.6 arXiv 2511.14759). Per task, in one run:
+ *   1. demos: scripted-expert demonstrations of mixed quality (slow, hesitant, some failed);
+ *   2. BC on demos only: the diffusion policy trained on the successful demos — also the pre-trained checkpoint;
+ *   3. mixed data: that policy run with the scripted operator (autonomous steps, failures, interventions);
+ *   4. plain BC on the same data: demos + mixed data, fine-tuned from the checkpoint without an indicator;
+ *   5. RECAP: the same data and fine-tune budget, with the value function, advantage indicators and conditioning
+ *      on positive at inference (β from --cfg-beta, default 1 = one pass);
+ *   6. every policy evaluated on the same held-out seeds without the operator: success, failure rate, throughput
+ *      (successes per hour of robot time), steps to success.
+ * Targets (π*0.6's headline, on the harder task peg_insert): RECAP ≥ 1.5× the throughput of plain BC and ≤ half its
+ * failure rate. Writes bench/results/recap-<date>.{json,md,png} and recap-latest.*; prints the markdown table.
+ * Demos, BC and mixed data are cached per task in bench/work/recap-<task>/ (reruns skip them).
+ *
+ * Usage: npm run bench:recap [-- --task peg_insert|push_cube|all] [-- --quick] [-- --demos 40] [-- --quality 0.5]
+ *        [-- --mixed 150] [-- --eval 100] [-- --cfg-beta 1] [-- --recap-set key=value ...] [-- --fresh]
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { spawnSync } from "node:child_process";
+import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
+import { runEpisodes } from "../cli/runEpisodes.ts";
+import { trainBc } from "../cli/trainBc.ts";
+import { findPython, learnerEnv } from "../cli/python.ts";
+import { outcomeStats, trainRecap, type OutcomeStats } from "../cli/recap.ts";
+import { episodeFiles, readEpisodeArrays } from "../cli/dataset.ts";
+import { parseOverrides } from "../cli/commands/recap.ts";
+import { gitRevision } from "../launch/Stack.ts";
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.includes(name);
+const arg = (name: string, dflt: string) => {
+  const i = argv.indexOf(name);
+  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
+};
+const num = (name: string, dflt: number) => {
+  const v = Number(arg(name, String(dflt)));
+  if (!Number.isFinite(v)) throw new Error(`${name}: expected a number, got ${arg(name, "")}`);
+  return v;
+};
+if (flag("--help") || flag("-h")) {
+  console.log(readFileSync(new URL(import.meta.url), "utf8").split("*/")[0]);
+  process.exit(0);
+}
+const quick = flag("--quick");
+const ALL = ["peg_insert", "push_cube"] as const;
+type Task = (typeof ALL)[number];
+const taskArg = arg("--task", "peg_insert");
+const tasks: Task[] = taskArg === "all" ? [...ALL] : ALL.includes(taskArg as Task) ? [taskArg as Task] : (() => { throw new Error(`--task: peg_insert, push_cube or all; got ${taskArg}`); })();
+const P = {
+  demos: num("--demos", quick ? 10 : 40),
+  quality: num("--quality", 0.5),
+  bcSteps: num("--bc-steps", quick ? 300 : 3000),
+  mixed: num("--mixed", quick ? 10 : 150),
+  mixedSeed: num("--mixed-seed", 3000),
+  evalEpisodes: num("--eval", quick ? 10 : 100),
+  evalSeed: num("--eval-seed", 1000),
+  fineTuneSteps: num("--steps", quick ? 200 : 3000),
+  valueSteps: num("--value-steps", quick ? 200 : 2000),
+  cfgBeta: num("--cfg-beta", 1),
+};
+const recapSet = parseOverrides(argv.flatMap((a, i) => (a === "--recap-set" && i + 1 < argv.length ? [argv[i + 1]] : [])), "--recap-set");
+const LAUNCH = "launch/sim_push.yaml";
+const WORK = resolve(arg("--work", "bench/work"));
+const RESULTS = resolve("bench/results");
+
+interface MethodRow {
+  name: string;
+  stats: OutcomeStats;
+  package: string;
+  note: string;
+}
+interface TaskRow {
+  task: Task;
+  data: { demos: number; demoSuccess: number; mixed: number; mixedSuccess: number; interventionRate: number; trainEpisodes: number };
+  methods: MethodRow[];
+  recap: { positiveFraction: number; positiveFractionAutonomous: number; threshold: number; valueEce: number; valueCorr: number; calibrationPlot: string | null };
+  ratios: { throughput: number; failure: number; targetsMet: boolean };
+  seconds: Record<string, number>;
+}
+
+function config(task: Task): LaunchConfig {
+  const c = loadLaunch(LAUNCH);
+  c.task = task;
+  c.camera.enabled = false;
+  c.recorder.enabled = true;
+  return c;
+}
+
+async function timed<T>(seconds: Record<string, number>, key: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await fn();
+  } finally {
+    seconds[key] = Math.round((performance.now() - t0) / 100) / 10;
+  }
+}
+
+async function runTask(task: Task): Promise<TaskRow> {
+  const work = join(WORK, `recap-${task}${quick ? "-quick" : ""}`);
+  if (flag("--fresh")) rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const seconds: Record<string, number> = {};
+  console.log(`\n=== ${task} ===`);
+
+  // 1. Demos of mixed quality.
+  const demos = join(work, "demos");
+  const demoSummary = join(work, "demos.json");
+  if (!existsSync(demoSummary)) {
+    const c = config(task);
+    c.actor = { ...c.actor, kind: "expert", expert_quality: P.quality };
+    const r = await timed(seconds, "demos", () => runEpisodes(c, { count: P.demos, seed: 0, label: "demos", recordTo: demos, metadata: { source: "scripted_expert" } }));
+    writeFileSync(demoSummary, JSON.stringify(r.summary));
+  }
+  const demo = JSON.parse(readFileSync(demoSummary, "utf8")) as { episodes: number; successes: number };
+
+  // 2. BC on demos only = the pre-trained checkpoint.
+  const bcDir = join(work, "bc");
+  let bcPackage = join(bcDir, "package");
+  if (!existsSync(join(bcPackage, "policy.json"))) bcPackage = (await timed(seconds, "bc", () => trainBc({ data: demos, out: bcDir, steps: P.bcSteps }))).packageDir;
+
+  // 3. Mixed data: the BC policy with the scripted operator.
+  const mixed = join(work, "mixed");
+  const mixedSummary = join(work, "mixed.json");
+  if (!existsSync(mixedSummary)) {
+    const c = config(task);
+    c.actor = { ...c.actor, kind: "policy", package: bcPackage, indicator: "auto" };
+    c.operator.enabled = true;
+    const r = await timed(seconds, "mixed", () => runEpisodes(c, { count: P.mixed, seed: P.mixedSeed, label: "mixed", recordTo: mixed, metadata: { source: "recap_collect" } }));
+    let steps = 0;
+    let op = 0;
+    for (const f of episodeFiles(mixed)) {
+      const ep = await readEpisodeArrays(f);
+      steps += ep.intervention.length;
+      op += ep.intervention.reduce((a, b) => a + b, 0);
+    }
+    writeFileSync(mixedSummary, JSON.stringify({ ...r.summary, interventionRate: steps ? op / steps : 0 }));
+  }
+  const mix = JSON.parse(readFileSync(mixedSummary, "utf8")) as { episodes: number; successes: number; interventionRate: number };
+
+  // 4–5. Plain BC and RECAP on the same data, same checkpoint, same fine-tune budget.
+  const common = { steps: P.fineTuneSteps, value_steps: P.valueSteps, ...recapSet };
+  const plain = await timed(seconds, "plain_bc", () => trainRecap({ data: [demos, mixed], pretrained: bcPackage, out: join(work, "plain"), task, plain: true, learner: common, label: "plain BC" }));
+  const recap = await timed(seconds, "recap", () => trainRecap({ data: [demos, mixed], pretrained: bcPackage, out: join(work, "recap"), task, learner: { ...common, cfg_beta: P.cfgBeta }, label: "RECAP" }));
+
+  // 6. Evaluation on the same held-out seeds, no operator.
+  const evaluate = async (name: string, pkg: string, note: string): Promise<MethodRow> => {
+    const c = config(task);
+    c.recorder.enabled = false;
+    c.actor = { ...c.actor, kind: "policy", package: pkg, indicator: "auto" };
+    c.operator.enabled = false;
+    const r = await timed(seconds, `eval_${name}`, () => runEpisodes(c, { count: P.evalEpisodes, seed: P.evalSeed, label: `eval ${name}` }));
+    return { name, stats: outcomeStats(r.summary), package: pkg, note };
+  };
+  const methods = [
+    await evaluate("BC (demos only)", bcPackage, `${demo.successes} successful demos`),
+    await evaluate("plain BC (same data)", plain.packageDir, "fine-tuned from BC, no indicator"),
+    await evaluate("RECAP (ours)", recap.packageDir, `indicator positive, β ${P.cfgBeta}`),
+  ];
+  const [, pb, rc] = methods;
+  const throughput = pb.stats.throughputPerHour > 0 ? rc.stats.throughputPerHour / pb.stats.throughputPerHour : rc.stats.throughputPerHour > 0 ? Infinity : 1;
+  const failure = pb.stats.failureRate > 0 ? rc.stats.failureRate / pb.stats.failureRate : rc.stats.failureRate > 0 ? Infinity : 1;
+  const st = recap.stats as { positive_fraction: number; positive_fraction_autonomous: number; thresholds: Record<string, number>; episodes: number; value: { calibration: { ece: number; corr: number }; plot: string | null } };
+  return {
+    task,
+    data: { demos: demo.episodes, demoSuccess: demo.successes, mixed: mix.episodes, mixedSuccess: mix.successes, interventionRate: mix.interventionRate, trainEpisodes: st.episodes },
+    methods,
+    recap: {
+      positiveFraction: st.positive_fraction,
+      positiveFractionAutonomous: st.positive_fraction_autonomous,
+      threshold: st.thresholds[task],
+      valueEce: st.value.calibration.ece,
+      valueCorr: st.value.calibration.corr,
+      calibrationPlot: st.value.plot ? join(work, "recap", st.value.plot) : null,
+    },
+    ratios: { throughput, failure, targetsMet: throughput >= 1.5 && failure <= 0.5 },
+    seconds,
+  };
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
+
+function markdown(rows: TaskRow[], meta: Record<string, unknown>): string {
+  const out = [`# bench:recap — ${meta.date} (git ${meta.git})`, "", `Config: ${JSON.stringify(meta.params)}`, ""];
+  for (const r of rows) {
+    out.push(`## ${r.task}`, "");
+    out.push(`Data: ${r.data.demos} scripted demos (quality ${P.quality}, ${r.data.demoSuccess} successful) + ${r.data.mixed} episodes of the BC policy with the scripted operator (${r.data.mixedSuccess} successful, operator on ${pct(r.data.interventionRate)} of steps); ${r.data.trainEpisodes} episodes in training. RECAP labels: ${pct(r.recap.positiveFraction)} positive (${pct(r.recap.positiveFractionAutonomous)} of autonomous steps; ε ${r.recap.threshold.toFixed(4)}), value ECE ${r.recap.valueEce.toFixed(3)}, corr ${r.recap.valueCorr.toFixed(2)} (in-sample).`, "");
+    out.push(`| policy | success (Wilson 95%) | failure rate | failed / timed out | throughput (successes/h robot time) | steps to success |`, "|---|---|---|---|---|---|");
+    for (const m of r.methods) {
+      const s = m.stats;
+      out.push(`| ${m.name} | ${pct(s.successRate)} [${pct(s.ci95[0])}, ${pct(s.ci95[1])}] | ${pct(s.failureRate)} | ${s.explicitFailures} / ${s.timeouts} | ${s.throughputPerHour.toFixed(0)} | ${Number.isFinite(s.meanSuccessSteps) ? s.meanSuccessSteps.toFixed(1) : "-"} |`);
+    }
+    out.push("", `RECAP / plain BC: throughput ${r.ratios.throughput.toFixed(2)}× (target ≥ 1.5×), failure rate ${r.ratios.failure.toFixed(2)}× (target ≤ 0.5×) — ${r.ratios.targetsMet ? "**targets met**" : "**targets not met**"}.`, "");
+    out.push(`Wall time (s): ${Object.entries(r.seconds).map(([k, v]) => `${k} ${v}`).join(", ")}`, "");
+  }
+  return out.join("\n");
+}
+
+const t0 = performance.now();
+const rows: TaskRow[] = [];
+for (const t of tasks) rows.push(await runTask(t));
+const date = new Date().toISOString().replace(/[:.]/g, "-");
+const meta = { date, git: gitRevision(), params: { ...P, recapSet, quick }, seconds: Math.round((performance.now() - t0) / 1000) };
+mkdirSync(RESULTS, { recursive: true });
+const base = join(RESULTS, `recap-${date}`);
+writeFileSync(`${base}.json`, JSON.stringify({ ...meta, tasks: rows }, null, 2));
+const md = markdown(rows, meta);
+writeFileSync(`${base}.md`, md);
+const plot = spawnSync(findPython(), ["bench/plot_recap.py", `${base}.json`, `${base}.png`], { env: learnerEnv(), encoding: "utf8" });
+if (plot.status === 0) copyFileSync(`${base}.png`, join(RESULTS, "recap-latest.png"));
+else console.error(plot.status === 3 ? "plot skipped: matplotlib is not installed (apt-get install python3-matplotlib)" : `plot failed: ${plot.stderr}`);
+copyFileSync(`${base}.json`, join(RESULTS, "recap-latest.json"));
+copyFileSync(`${base}.md`, join(RESULTS, "recap-latest.md"));
+console.log("\n" + md);
+console.log(`results: ${base}.{json,md${plot.status === 0 ? ",png" : ""}} (${meta.seconds} s)`);
