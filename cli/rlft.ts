@@ -7,6 +7,7 @@ import { registerEpisodeCommands } from "./commands/episodes.ts";
 import { registerDataCommands } from "./commands/data.ts";
 import { registerDemoCommand } from "./commands/demo.ts";
 import { registerSessionCommand } from "./commands/session.ts";
+import { registerServoCommands } from "./commands/servo.ts";
 
 const program = new Command();
 program
@@ -32,6 +33,7 @@ registerEpisodeCommands(program);
 registerDataCommands(program);
 registerSessionCommand(program);
 registerDemoCommand(program);
+registerServoCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { LineCounter, parseDocument, isNode } from "yaml";
+import { DriverSchema } from "../hardware/DriverConfig.ts";
 
 const joints = z.array(z.number());
 
@@ -21,15 +22,8 @@ export const LaunchSchema = z
     task: z.enum(["reach", "push_cube", "peg_insert"]).default("push_cube"),
     /** Control rate of the policy / expert / safety loop. */
     control_hz: z.number().positive().max(1000).default(10),
-    /** Arm driver: the sim, or (later issues) a real arm. */
-    driver: z
-      .object({
-        kind: z.enum(["sim"]).default("sim"),
-        /** Jitter friction and mass from the seed (domain randomisation). */
-        randomize_physics: z.boolean().default(false),
-      })
-      .strict()
-      .default({ kind: "sim", randomize_physics: false }),
+    /** Arm driver: the sim or a real arm (feetech | dynamixel | ur_rtde | ros2_control); schema in hardware/DriverConfig.ts. */
+    driver: DriverSchema.default({ kind: "sim", randomize_physics: false }),
     camera: z
       .object({
         enabled: z.boolean().default(true),
@@ -163,20 +157,35 @@ export function parseLaunch(text: string, file = "<launch>"): LaunchConfig {
       where = `:${lineCounter.linePos(node.range[0]).line}`;
     }
     const key = path.join(".") || "(top level)";
-    const msg = issue.code === "unrecognized_keys" ? `unknown key '${key}' (allowed: ${allowedKeys(path.slice(0, -1)).join(", ")})` : `${key}: ${issue.message}`;
+    const msg = issue.code === "unrecognized_keys" ? `unknown key '${key}' (allowed: ${allowedKeys(path.slice(0, -1), doc).join(", ")})` : `${key}: ${issue.message}`;
     return `${file}${where}: ${msg}`;
   });
   throw new LaunchConfigError(lines.join("\n"));
 }
 
-function allowedKeys(path: string[]): string[] {
+function allowedKeys(path: string[], doc?: { getIn(p: unknown[]): unknown }): string[] {
   let s: z.ZodTypeAny = LaunchSchema;
-  for (const k of path) {
-    while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = (s as z.ZodDefault<z.ZodTypeAny>).unwrap() as z.ZodTypeAny;
-    if (s instanceof z.ZodObject) s = (s.shape as Record<string, z.ZodTypeAny>)[k];
+  const unwrap = () => {
+    for (;;) {
+      if (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = (s as z.ZodDefault<z.ZodTypeAny>).unwrap() as z.ZodTypeAny;
+      else if (s instanceof z.ZodPipe) s = (s as z.ZodPipe<z.ZodTypeAny, z.ZodTypeAny>).out;
+      else break;
+    }
+  };
+  for (let i = 0; i < path.length; i++) {
+    unwrap();
+    // A discriminated union (driver.kind): the keys of the variant the file names.
+    if (s instanceof z.ZodDiscriminatedUnion) s = pickVariant(s, doc?.getIn(path.slice(0, i).concat("kind")));
+    if (s instanceof z.ZodObject) s = (s.shape as Record<string, z.ZodTypeAny>)[path[i]];
   }
-  while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = (s as z.ZodDefault<z.ZodTypeAny>).unwrap() as z.ZodTypeAny;
+  unwrap();
+  if (s instanceof z.ZodDiscriminatedUnion) s = pickVariant(s, doc?.getIn(path.concat("kind")));
   return s instanceof z.ZodObject ? Object.keys(s.shape) : [];
+}
+
+function pickVariant(u: z.ZodDiscriminatedUnion, kind: unknown): z.ZodTypeAny {
+  const options = u.options as z.ZodTypeAny[];
+  return options.find((o) => o instanceof z.ZodObject && (o.shape as Record<string, z.ZodTypeAny>).kind?.safeParse(kind ?? "sim").success) ?? options[0];
 }
 
 /** Reads and parses a launch file; errors name the file. */

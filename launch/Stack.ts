@@ -8,6 +8,9 @@ import type { LaunchConfig } from "./LaunchConfig.ts";
 import type { Runtime } from "../runtime/Runtime.ts";
 import { createRuntime } from "../runtime/index.ts";
 import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
+import type { ArmDriver } from "../hardware/ArmDriver.ts";
+import { createArmDriver } from "../hardware/createArmDriver.ts";
+import { JointObservationNode, jointObservationNames } from "../nodes/JointObservationNode.ts";
 import { RayCamera } from "../sim/RayCamera.ts";
 import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
 import { CameraNode } from "../nodes/CameraNode.ts";
@@ -52,7 +55,9 @@ export class Stack {
   readonly actor: ActorNode;
   readonly safety: SafetySupervisorNode;
   readonly recorder: RecorderNode | null;
-  readonly driver: SimArmDriver;
+  readonly driver: ArmDriver;
+  /** The simulator when driver.kind is sim, else null. */
+  readonly world: SimArmDriver | null;
   readonly arbiter: InterventionArbiterNode;
   #nodes: ManagedNode[];
 
@@ -63,7 +68,8 @@ export class Stack {
     actor: ActorNode;
     safety: SafetySupervisorNode;
     recorder: RecorderNode | null;
-    driver: SimArmDriver;
+    driver: ArmDriver;
+    world: SimArmDriver | null;
     arbiter: InterventionArbiterNode;
     nodes: ManagedNode[];
   }) {
@@ -74,6 +80,7 @@ export class Stack {
     this.safety = parts.safety;
     this.recorder = parts.recorder;
     this.driver = parts.driver;
+    this.world = parts.world;
     this.arbiter = parts.arbiter;
     this.#nodes = parts.nodes;
   }
@@ -85,7 +92,12 @@ export class Stack {
     }
     const runtime = await createRuntime(config.runtime, { clock: config.clock, logLevel: opts.quiet ? "error" : "info" });
     const hz = config.control_hz;
-    const driver = await SimArmDriver.create({ task: config.task, controlHz: hz, randomizePhysics: config.driver.randomize_physics });
+    const dc = config.driver;
+    if (dc.kind !== "sim" && config.clock === "sim") throw new Error(`driver.kind ${dc.kind} drives a real arm: set clock: wall in the launch file`);
+    if (dc.kind !== "sim" && config.actor.kind === "expert") throw new Error(`actor.kind expert is the simulator's scripted expert: it needs driver.kind sim (use a policy package on a real arm)`);
+    const world = dc.kind === "sim" ? await SimArmDriver.create({ task: config.task, controlHz: hz, randomizePhysics: dc.randomize_physics }) : null;
+    const log = { info: (m: string) => !opts.quiet && console.log(m), warn: (m: string) => console.warn(m) };
+    const driver: ArmDriver = world ?? (await createArmDriver(dc as Exclude<typeof dc, { kind: "sim" }>, { node: () => runtime.createNode("arm_bridge"), logger: log }));
     const names = driver.jointNames;
     const maxStep = typeof config.safety.max_step === "number" ? names.map(() => config.safety.max_step as number) : config.safety.max_step;
     if (maxStep.length !== names.length) throw new Error(`safety.max_step: expected ${names.length} values (${names.join(", ")}), got ${maxStep.length}`);
@@ -100,7 +112,7 @@ export class Stack {
       if (!config.actor.package) throw new Error("actor.package: a policy package directory is required when actor.kind is policy (or pass --policy DIR)");
       const p = await PolicyActor.create(config.actor.package, {
         jointNames: names,
-        observationNames: driver.sim.observation().names,
+        observationNames: world ? world.sim.observation().names : jointObservationNames(names),
         providers: config.actor.providers,
         mode: config.actor.sampler,
         threads: config.actor.threads,
@@ -115,7 +127,7 @@ export class Stack {
 
     const nodes: ManagedNode[] = [];
     const managerNode = runtime.createNode("episode_manager");
-    const manager = new EpisodeManagerNode(managerNode, { task: config.task, controlHz: hz, maxSteps: config.episodes.max_steps ?? driver.sim.task.maxSteps });
+    const manager = new EpisodeManagerNode(managerNode, { task: config.task, controlHz: hz, maxSteps: config.episodes.max_steps ?? world?.sim.task.maxSteps ?? 200 });
     let recorder: RecorderNode | null = null;
     if (config.recorder.enabled) {
       recorder = new RecorderNode(runtime.createNode("recorder"), {
@@ -126,7 +138,7 @@ export class Stack {
     }
     // Creation order is tick order on the sim clock: driver publishes the observation of tick t,
     // the actor answers it, safety forwards the command, the manager counts the tick.
-    const armNode = new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: hz, world: driver });
+    const armNode = new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: hz, world: world ?? undefined, publishJointStates: dc.kind !== "ros2_control" || dc.state_topic !== TOPICS.jointStates.topic });
     const actorNode = new ActorNode(runtime.createNode(config.actor.kind === "expert" ? "expert" : "policy"), actor, { controlHz: hz });
     // The operator always wins; with no operator the arbiter forwards the policy's commands unchanged.
     const op = config.operator;
@@ -140,6 +152,7 @@ export class Stack {
       inputTopic: TOPICS.arbiterCommand.topic,
     });
     if (recorder) nodes.push(recorder);
+    if (!world) nodes.push(new JointObservationNode(runtime.createNode("joint_observation"), names));
     nodes.push(armNode, actorNode, ...(operator ? [operator] : []), arbiter, safety, manager);
     let experience: ExperienceNode | null = null;
     if (opts.experience) {
@@ -148,13 +161,23 @@ export class Stack {
       experience = new ExperienceNode(runtime.createNode("experience_bridge"), opts.experience, { normaliseAction: (raw) => normaliseAction(spec, raw) });
       nodes.push(experience);
     }
-    if (config.camera.enabled) {
-      const cam = new RayCamera(driver.sim, { width: config.camera.width, height: config.camera.height });
+    if (config.camera.enabled && world) {
+      const cam = new RayCamera(world.sim, { width: config.camera.width, height: config.camera.height });
       nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: config.camera.rate_hz }));
     }
-    for (const n of nodes) await n.configure();
-    for (const n of nodes) await n.activate();
-    return new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, arbiter, nodes });
+    try {
+      for (const n of nodes) await n.configure();
+      for (const n of nodes) await n.activate();
+    } catch (e) {
+      // A real arm that cannot be opened (wrong port, no permission, silent servo): release what was opened.
+      for (const n of [...nodes].reverse()) await n.shutdown().catch(() => undefined);
+      await policyActor?.close().catch(() => undefined);
+      world?.sim.close();
+      await driver.close?.().catch(() => undefined);
+      await runtime.shutdown();
+      throw e;
+    }
+    return new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, world, arbiter, nodes });
   }
 
   /**
@@ -189,7 +212,8 @@ export class Stack {
     for (const n of [...this.#nodes].reverse()) await n.shutdown();
     const a = this.actor.actor as Partial<{ close(): Promise<void> }>;
     await a.close?.();
-    this.driver.sim.close();
+    this.world?.sim.close();
+    await this.driver.close?.();
     await this.runtime.shutdown();
   }
 }

@@ -1,0 +1,36 @@
+/** Builds the real-arm driver a launch file's `driver:` block describes (the sim driver is built by the Stack). */
+import type { ArmDriver } from "./ArmDriver.ts";
+import type { DriverConfig } from "./DriverConfig.ts";
+import type { NodeHandle } from "../runtime/Runtime.ts";
+import { ServoArmDriver } from "./servo/ServoArmDriver.ts";
+import { openServoBus } from "./servo/openServoBus.ts";
+import { servoModel } from "./servo/servoModels.ts";
+
+/** What the drivers may need from the stack. */
+export interface ArmDriverContext {
+  /** A node for drivers that talk through topics (ros2_control). */
+  node: () => NodeHandle;
+  logger: { warn(msg: string): void; info(msg: string): void };
+}
+
+/** A real-arm driver for `cfg` (not sim). */
+export async function createArmDriver(cfg: Exclude<DriverConfig, { kind: "sim" }>, ctx: ArmDriverContext): Promise<ArmDriver> {
+  switch (cfg.kind) {
+    case "feetech":
+    case "dynamixel": {
+      const bus = cfg.kind;
+      return new ServoArmDriver({
+        openBus: () => openServoBus({ bus, port: cfg.port, baudRate: cfg.baud, model: cfg.model, timeoutMs: cfg.timeout_ms, retries: cfg.retries }),
+        joints: cfg.joints.map((j) => ({ name: j.name, id: j.id, zeroTicks: j.zero_ticks, direction: j.direction, lower: j.lower, upper: j.upper, model: j.model ? servoModel(bus, j.model) : undefined })),
+        loopHz: cfg.loop_hz,
+        staleSec: cfg.stale_sec,
+        onDeactivate: cfg.on_deactivate,
+        onFault: cfg.on_fault,
+        busWatchdogMs: cfg.kind === "dynamixel" ? cfg.bus_watchdog_ms : undefined,
+        logger: ctx.logger,
+      });
+    }
+    default:
+      throw new Error(`driver.kind ${cfg.kind}: not available in this build`);
+  }
+}
