@@ -5,6 +5,7 @@ import type { NodeHandle } from "../runtime/Runtime.ts";
 import { ServoArmDriver } from "./servo/ServoArmDriver.ts";
 import { openServoBus } from "./servo/openServoBus.ts";
 import { servoModel } from "./servo/servoModels.ts";
+import { UrRtdeDriver } from "./ur/UrRtdeDriver.ts";
 
 /** What the drivers may need from the stack. */
 export interface ArmDriverContext {
@@ -30,6 +31,22 @@ export async function createArmDriver(cfg: Exclude<DriverConfig, { kind: "sim" }
         logger: ctx.logger,
       });
     }
+    case "ur_rtde":
+      return new UrRtdeDriver({
+        host: cfg.host,
+        port: cfg.port,
+        frequency: cfg.frequency,
+        joints: cfg.joints,
+        lower: cfg.lower,
+        upper: cfg.upper,
+        uploadScript: cfg.upload_script,
+        scriptPort: cfg.script_port,
+        lookaheadTime: cfg.lookahead_time,
+        gain: cfg.gain,
+        watchdogSec: cfg.watchdog_sec,
+        timeoutMs: cfg.timeout_ms,
+        logger: ctx.logger,
+      });
     default:
       throw new Error(`driver.kind ${cfg.kind}: not available in this build`);
   }
