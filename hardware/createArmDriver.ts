@@ -6,6 +6,7 @@ import { ServoArmDriver } from "./servo/ServoArmDriver.ts";
 import { openServoBus } from "./servo/openServoBus.ts";
 import { servoModel } from "./servo/servoModels.ts";
 import { UrRtdeDriver } from "./ur/UrRtdeDriver.ts";
+import { Ros2ControlDriver } from "./ros2control/Ros2ControlDriver.ts";
 
 /** What the drivers may need from the stack. */
 export interface ArmDriverContext {
@@ -47,7 +48,17 @@ export async function createArmDriver(cfg: Exclude<DriverConfig, { kind: "sim" }
         timeoutMs: cfg.timeout_ms,
         logger: ctx.logger,
       });
-    default:
-      throw new Error(`driver.kind ${cfg.kind}: not available in this build`);
+    case "ros2_control":
+      return new Ros2ControlDriver({
+        node: ctx.node(),
+        joints: cfg.joints,
+        lower: cfg.lower,
+        upper: cfg.upper,
+        command: cfg.command,
+        commandTopic: cfg.command_topic,
+        stateTopic: cfg.state_topic,
+        timeFromStart: cfg.time_from_start,
+        staleSec: cfg.stale_sec,
+      });
   }
 }
