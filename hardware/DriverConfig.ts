@@ -136,3 +136,19 @@ export const DriverSchema = z.preprocess(
 
 /** A parsed driver block. */
 export type DriverConfig = z.infer<typeof DriverSchema>;
+
+const xyz = z.tuple([z.number(), z.number(), z.number()]);
+
+/** `safety.workspace`: a box for the end effector and the forward kinematics that finds it. */
+export const WorkspaceSchema = z
+  .object({
+    /** rlft_arm5 | ur5e (built in), or dh with `dh` rows (standard DH: a, alpha, d, theta offset). */
+    fk: z.enum(["rlft_arm5", "ur5e", "dh"]),
+    dh: z.array(z.object({ a: z.number(), alpha: z.number(), d: z.number(), theta: z.number().default(0) }).strict()).optional(),
+    /** Box corners in the base frame (m). */
+    min: xyz,
+    max: xyz,
+  })
+  .strict()
+  .refine((w) => w.fk !== "dh" || (w.dh?.length ?? 0) > 0, { message: "fk: dh needs the dh rows" })
+  .refine((w) => w.min.every((v, k) => v < w.max[k]), { message: "min must be below max on every axis" });

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { LineCounter, parseDocument, isNode } from "yaml";
-import { DriverSchema } from "../hardware/DriverConfig.ts";
+import { DriverSchema, WorkspaceSchema } from "../hardware/DriverConfig.ts";
 
 const joints = z.array(z.number());
 
@@ -59,6 +59,12 @@ export const LaunchSchema = z
         max_step: z.union([z.number().positive(), joints]).default(0.25),
         /** No fresh command for this long → hold the measured position. */
         watchdog_sec: z.number().positive().default(0.5),
+        /** Joint velocity limit (rad/s), one value or per joint; off when absent. */
+        max_velocity: z.union([z.number().positive(), joints]).optional(),
+        /** Joint acceleration limit (rad/s²), one value or per joint; needs max_velocity. */
+        max_acceleration: z.union([z.number().positive(), joints]).optional(),
+        /** A box the end effector must stay in (base frame, m), with the arm's forward kinematics. */
+        workspace: WorkspaceSchema.optional(),
       })
       .strict()
       .default({ max_step: 0.25, watchdog_sec: 0.5 }),

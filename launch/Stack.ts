@@ -9,7 +9,7 @@ import type { Runtime } from "../runtime/Runtime.ts";
 import { createRuntime } from "../runtime/index.ts";
 import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
-import { createArmDriver } from "../hardware/createArmDriver.ts";
+import { createArmDriver, motionLimits } from "../hardware/createArmDriver.ts";
 import { JointObservationNode, jointObservationNames } from "../nodes/JointObservationNode.ts";
 import { RayCamera } from "../sim/RayCamera.ts";
 import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
@@ -150,6 +150,7 @@ export class Stack {
       limits: { names, lower: driver.jointLower, upper: driver.jointUpper, maxStep },
       watchdogSec: config.safety.watchdog_sec,
       inputTopic: TOPICS.arbiterCommand.topic,
+      ...motionLimits(config.safety, names, hz),
     });
     if (recorder) nodes.push(recorder);
     if (!world) nodes.push(new JointObservationNode(runtime.createNode("joint_observation"), names));
