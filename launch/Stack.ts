@@ -10,6 +10,7 @@ import { createRuntime } from "../runtime/index.ts";
 import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
 import { createArmDriver, motionLimits } from "../hardware/createArmDriver.ts";
+import { FfmpegCamera } from "../hardware/camera/FfmpegCamera.ts";
 import { JointObservationNode, jointObservationNames } from "../nodes/JointObservationNode.ts";
 import { RayCamera } from "../sim/RayCamera.ts";
 import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
@@ -60,6 +61,7 @@ export class Stack {
   readonly world: SimArmDriver | null;
   readonly arbiter: InterventionArbiterNode;
   #nodes: ManagedNode[];
+  #camera: FfmpegCamera | null = null;
 
   private constructor(parts: {
     config: LaunchConfig;
@@ -128,12 +130,30 @@ export class Stack {
     const nodes: ManagedNode[] = [];
     const managerNode = runtime.createNode("episode_manager");
     const manager = new EpisodeManagerNode(managerNode, { task: config.task, controlHz: hz, maxSteps: config.episodes.max_steps ?? world?.sim.task.maxSteps ?? 200 });
+    // A real camera starts first: its clock offset to the robot goes into every episode's metadata.
+    const cc = config.camera;
+    const v4l2 = cc.enabled && cc.kind === "v4l2" ? new FfmpegCamera({ device: cc.device, width: cc.width, height: cc.height, fps: cc.capture_fps, inputFormat: cc.input_format, logger: log }) : null;
+    const metadata: Record<string, string> = {};
+    if (v4l2) {
+      try {
+        await v4l2.start();
+      } catch (e) {
+        await policyActor?.close().catch(() => undefined);
+        world?.sim.close();
+        await runtime.shutdown();
+        throw e;
+      }
+      v4l2.onFrame(() => {
+        metadata["camera.front.time_offset_sec"] = v4l2.stats.offsetSec.toFixed(6);
+        metadata["camera.front.dropped_frames"] = String(v4l2.stats.dropped);
+      });
+    }
     let recorder: RecorderNode | null = null;
     if (config.recorder.enabled) {
       recorder = new RecorderNode(runtime.createNode("recorder"), {
         outDir: opts.recordTo ?? config.recorder.out,
         chunkBytes: config.recorder.chunk_bytes,
-        metadata: { robot: config.robot, policy_version: policyVersion, git_revision: gitRevision(), runtime: config.runtime, control_hz: String(hz), ...opts.metadata },
+        metadata: Object.assign(metadata, { robot: config.robot, policy_version: policyVersion, git_revision: gitRevision(), runtime: config.runtime, control_hz: String(hz), driver: config.driver.kind, ...opts.metadata }),
       });
     }
     // Creation order is tick order on the sim clock: driver publishes the observation of tick t,
@@ -162,7 +182,8 @@ export class Stack {
       experience = new ExperienceNode(runtime.createNode("experience_bridge"), opts.experience, { normaliseAction: (raw) => normaliseAction(spec, raw) });
       nodes.push(experience);
     }
-    if (config.camera.enabled && world) {
+    if (v4l2) nodes.push(new CameraNode(runtime.createNode("camera"), v4l2, { rateHz: cc.rate_hz }));
+    if (config.camera.enabled && cc.kind === "sim" && world) {
       const cam = new RayCamera(world.sim, { width: config.camera.width, height: config.camera.height });
       nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: config.camera.rate_hz }));
     }
@@ -173,12 +194,15 @@ export class Stack {
       // A real arm that cannot be opened (wrong port, no permission, silent servo): release what was opened.
       for (const n of [...nodes].reverse()) await n.shutdown().catch(() => undefined);
       await policyActor?.close().catch(() => undefined);
+      v4l2?.stop();
       world?.sim.close();
       await driver.close?.().catch(() => undefined);
       await runtime.shutdown();
       throw e;
     }
-    return new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, world, arbiter, nodes });
+    const stack = new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, world, arbiter, nodes });
+    stack.#camera = v4l2;
+    return stack;
   }
 
   /**
@@ -214,6 +238,7 @@ export class Stack {
     const a = this.actor.actor as Partial<{ close(): Promise<void> }>;
     await a.close?.();
     this.world?.sim.close();
+    this.#camera?.stop();
     await this.driver.close?.();
     await this.runtime.shutdown();
   }

@@ -108,3 +108,36 @@ test("rlft launch on a port that does not exist says so and how to fix it", asyn
   assert.equal(r.code, 1);
   assert.match(r.stderr, /policy\.json|Cannot open \/dev\/ttyRLFT_MISSING: no such device/);
 });
+
+test("a real-arm stack with a V4L2-kind camera (ffmpeg testsrc) records frames and the camera/robot clock offset", { skip }, async () => {
+  const { runEpisodes } = await import("../cli/runEpisodes.ts");
+  assert.ok(fixture, "needs the package of the first test");
+  const cfg = loadLaunch("launch/so100.yaml");
+  const pty = await openPtyPair();
+  const side = await SerialTransport.open(pty.b, { baudRate: 1_000_000 });
+  const sim = new ServoBusSim(side, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3, 4, 5, 6] });
+  const out = join(tmp, "camera");
+  try {
+    if (cfg.driver.kind !== "feetech") throw new Error("so100.yaml must use the feetech driver");
+    cfg.driver.port = pty.a;
+    cfg.actor = { ...cfg.actor, package: fixture!.dir };
+    cfg.episodes.max_steps = 10;
+    cfg.camera = { ...cfg.camera, enabled: true, kind: "v4l2", device: "lavfi:testsrc=size=32x24:rate=30", width: 32, height: 24, rate_hz: 10, capture_fps: 30 };
+    const { summary } = await runEpisodes(cfg, { count: 1, seed: 0, label: "test", recordTo: out });
+    assert.equal(summary.episodes, 1);
+  } finally {
+    sim.dispose();
+    await side.close();
+    await pty.close();
+  }
+  const file = readdirSync(out).find((f) => f.endsWith(".mcap"))!;
+  const bytes = new Uint8Array(readFileSync(join(out, file)));
+  const reader = await McapIndexedReader.Initialize({ readable: { size: async () => BigInt(bytes.byteLength), read: async (o: bigint, n: bigint) => bytes.subarray(Number(o), Number(o + n)) } });
+  const topics = new Set([...reader.channelsById.values()].map((c) => c.topic));
+  assert.ok(topics.has("/camera/front/image"), `topics: ${[...topics].join(", ")}`);
+  const meta = [];
+  for await (const m of reader.readMetadata({ name: "rlft.episode" })) meta.push(m);
+  const offset = Number(meta[0].metadata.get("camera.front.time_offset_sec"));
+  assert.ok(Number.isFinite(offset) && offset > 1e9, `camera.front.time_offset_sec = ${meta[0].metadata.get("camera.front.time_offset_sec")}`);
+  assert.equal(meta[0].metadata.get("driver"), "feetech");
+});
