@@ -46,6 +46,8 @@ export interface StackOptions {
   experience?: TransitionSink;
   /** Exploration noise on the residual (online RL). */
   training?: boolean;
+  /** Aborting it (Ctrl-C) ends the running episode as "abort" and runs no further ones. */
+  signal?: AbortSignal;
 }
 
 /** The running stack. */
@@ -62,6 +64,7 @@ export class Stack {
   readonly arbiter: InterventionArbiterNode;
   #nodes: ManagedNode[];
   #camera: FfmpegCamera | null = null;
+  #signal: AbortSignal | undefined;
 
   private constructor(parts: {
     config: LaunchConfig;
@@ -202,6 +205,7 @@ export class Stack {
     }
     const stack = new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, world, arbiter, nodes });
     stack.#camera = v4l2;
+    stack.#signal = opts.signal;
     return stack;
   }
 
@@ -213,7 +217,10 @@ export class Stack {
     const results: EpisodeResult[] = [];
     const dt = 1 / this.config.control_hz;
     const clock = this.runtime.clock as unknown as { advance?: (dt: number) => Promise<void> };
-    for (let i = 0; i < opts.count; i++) {
+    const signal = this.#signal;
+    const onAbort = () => this.manager.abort("stopped by the operator (Ctrl-C)");
+    signal?.addEventListener("abort", onAbort);
+    for (let i = 0; i < opts.count && !signal?.aborted; i++) {
       const ended = new Promise<EpisodeResult>((resolve) => {
         const off = this.manager.onEnd((r) => {
           off();
@@ -228,6 +235,7 @@ export class Stack {
       results.push(r);
       opts.onEpisode?.(r);
     }
+    signal?.removeEventListener("abort", onAbort);
     await this.recorder?.flush();
     return results;
   }

@@ -105,7 +105,14 @@ export function registerEpisodeCommands(program: Command): void {
       }
       if (o.maxSteps) cfg.episodes.max_steps = o.maxSteps;
       if (o.recordTo) cfg.recorder.out = o.recordTo;
-      const { summary } = await runEpisodes(cfg, { count: o.episodes ?? cfg.episodes.count, seed: o.seed ?? cfg.episodes.seed, label: "episodes" });
+      // Ctrl-C on a real arm: end the episode as aborted, then the drivers deactivate (hold or torque off as configured).
+      const stop = new AbortController();
+      const onSigint = () => {
+        console.error("\nstopping: aborting the episode, deactivating the arm, closing the recording ...");
+        stop.abort();
+      };
+      process.once("SIGINT", onSigint);
+      const { summary } = await runEpisodes(cfg, { count: o.episodes ?? cfg.episodes.count, seed: o.seed ?? cfg.episodes.seed, label: "episodes", signal: stop.signal }).finally(() => process.off("SIGINT", onSigint));
       printSummary(summary, o.json);
       if (cfg.recorder.enabled && !o.json) console.log(`episodes recorded in ${resolve(cfg.recorder.out)}`);
     });
