@@ -31,3 +31,16 @@ test("driver errors name file, line and key, with the keys of that driver kind",
   assert.throws(() => parseLaunch("driver:\n  kind: feetech\n  joints: [{name: a, id: 1, lower: 1, upper: -1}]\n", "bad.yaml"), /lower must be below upper/);
   assert.throws(() => parseLaunch("driver:\n  kind: kuka\n", "bad.yaml"), /bad\.yaml:\d+: driver\.kind/);
 });
+
+test("every shipped real-arm launch file parses, and its limits fit its joints", async () => {
+  const { motionLimits } = await import("./createArmDriver.ts");
+  for (const f of ["launch/so100.yaml", "launch/koch.yaml", "launch/ur5e.yaml", "launch/ros2_control.yaml"]) {
+    const cfg = loadLaunch(f);
+    assert.notEqual(cfg.driver.kind, "sim", f);
+    assert.equal(cfg.clock, "wall", f);
+    const d = cfg.driver;
+    const names = d.kind === "feetech" || d.kind === "dynamixel" ? d.joints.map((j) => j.name) : d.kind === "ur_rtde" || d.kind === "ros2_control" ? d.joints : [];
+    assert.ok(names.length >= 6, f);
+    motionLimits(cfg.safety, names, cfg.control_hz);
+  }
+});

@@ -1,5 +1,6 @@
 /**
- * Acceptance: `rlft launch launch/so100.yaml --port <pty>` drives a simulated Feetech bus end to end. The
+ * Real-arm stacks end to end against protocol simulators. Acceptance: `rlft launch launch/so100.yaml --port <pty>`
+ * drives a simulated Feetech bus end to end. The
  * servo-bus simulator holds one end of a socat pty pair; the rlft command (a child process, the real
  * serialport stack) opens the other. The policy node's commands must arrive as Feetech Goal_Position packets
  * and the joint states must come back into the recorded episode.
@@ -167,4 +168,38 @@ test("Ctrl-C during rlft launch on a servo arm aborts the episode, switches torq
     await pty.close();
   }
   assert.equal(readdirSync(out).filter((f) => f.endsWith(".mcap")).length, 1);
+});
+
+test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's targets reach servoj through the input registers", async () => {
+  const { cpSync } = await import("node:fs");
+  const { runEpisodes } = await import("../cli/runEpisodes.ts");
+  const { RtdeControllerSim } = await import("../hardware/ur/RtdeControllerSim.ts");
+  assert.ok(fixture, "needs the package of the first test");
+  const cfg = loadLaunch("launch/ur5e.yaml");
+  if (cfg.driver.kind !== "ur_rtde") throw new Error("ur5e.yaml must use ur_rtde");
+  const pkg = join(tmp, "ur-package");
+  cpSync(fixture!.dir, pkg, { recursive: true });
+  const pj = JSON.parse(readFileSync(join(pkg, "policy.json"), "utf8"));
+  pj.observation.names = jointObservationNames(cfg.driver.joints);
+  pj.action.names = cfg.driver.joints;
+  writeFileSync(join(pkg, "policy.json"), JSON.stringify(pj, null, 2));
+  const sim = await RtdeControllerSim.start({ q0: [0, -1.2, 1.2, -1.5, -1.5, 0] });
+  try {
+    cfg.driver = { ...cfg.driver, host: "127.0.0.1", port: sim.rtdePort, script_port: sim.secondaryPort };
+    cfg.camera.enabled = false;
+    cfg.recorder.enabled = false;
+    cfg.actor = { ...cfg.actor, package: pkg, providers: ["cpu"] };
+    cfg.episodes.max_steps = 20;
+    const { summary } = await runEpisodes(cfg, { count: 1, seed: 0, label: "test" });
+    assert.equal(summary.episodes, 1);
+    assert.equal(summary.actorErrors, 0);
+    assert.equal(sim.stats.scripts, 1, "rlft_servoj was sent to the secondary interface");
+    assert.ok(sim.stats.inputPackages > 100, `only ${sim.stats.inputPackages} input packages`);
+    const targets = [24, 25, 26, 27, 28, 29].map((i) => Number(sim.registers.get(`input_double_register_${i}`)));
+    assert.ok(targets.some((q, i) => Math.abs(q - [0, -1.2, 1.2, -1.5, -1.5, 0][i]) > 1e-3), `targets never left the start pose: ${targets}`);
+    // The session ended with close(): mode 2, the program stopped.
+    assert.equal(sim.registers.get("input_int_register_24"), 2);
+  } finally {
+    await sim.stop();
+  }
 });
