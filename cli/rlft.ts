@@ -8,6 +8,7 @@ import { registerDataCommands } from "./commands/data.ts";
 import { registerDemoCommand } from "./commands/demo.ts";
 import { registerSessionCommand } from "./commands/session.ts";
 import { registerServoCommands } from "./commands/servo.ts";
+import { registerUrSimCommand } from "./commands/urSim.ts";
 
 const program = new Command();
 program
@@ -34,6 +35,7 @@ registerDataCommands(program);
 registerSessionCommand(program);
 registerDemoCommand(program);
 registerServoCommands(program);
+registerUrSimCommand(program);
 
 try {
   await program.parseAsync(process.argv);

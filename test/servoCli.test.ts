@@ -14,8 +14,8 @@ import { STS3215 } from "../hardware/feetech/STS3215.ts";
 const skip = socatBin() ? false : "socat is not installed (sudo apt-get install socat)";
 const rlftSync = (args: string[]) => spawnSync(process.execPath, ["bin/rlft.js", ...args], { encoding: "utf8", timeout: 60_000 });
 
-test("servo-sim and servo-scan have --help with an example", () => {
-  for (const c of ["servo-sim", "servo-scan"]) {
+test("servo-sim, servo-scan and ur-sim have --help with an example", () => {
+  for (const c of ["servo-sim", "servo-scan", "ur-sim"]) {
     const r = rlftSync([c, "--help"]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /Example/);

@@ -77,10 +77,19 @@ export class RtdeControllerSim {
     this.#secondary = createServer((s) => this.#onSecondary(s));
   }
 
-  /** Starts both servers on 127.0.0.1 (ephemeral ports). */
-  static async start(opts: RtdeControllerSimOptions = {}): Promise<RtdeControllerSim> {
+  /** Starts both servers on 127.0.0.1 (ephemeral ports unless given). */
+  static async start(opts: RtdeControllerSimOptions & { rtdePort?: number; secondaryPort?: number } = {}): Promise<RtdeControllerSim> {
     const sim = new RtdeControllerSim(opts);
-    await Promise.all([sim.#rtde, sim.#secondary].map((srv) => new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()))));
+    const ports = [opts.rtdePort ?? 0, opts.secondaryPort ?? 0];
+    await Promise.all(
+      [sim.#rtde, sim.#secondary].map(
+        (srv, i) =>
+          new Promise<void>((resolve, reject) => {
+            srv.once("error", (e: Error & { code?: string }) => reject(new Error(`RTDE simulator: cannot listen on 127.0.0.1:${ports[i]}: ${e.code ?? e.message} — pick another port`)));
+            srv.listen(ports[i], "127.0.0.1", () => resolve());
+          }),
+      ),
+    );
     sim.#lastStep = sim.#now();
     sim.#loop = setInterval(() => {
       const now = sim.#now();
