@@ -31,8 +31,10 @@ export const LaunchSchema = z
         rate_hz: z.number().positive().max(120).default(2),
         width: z.number().int().min(8).max(1024).default(64),
         height: z.number().int().min(8).max(1024).default(64),
-        /** sim: the MuJoCo ray-cast camera. v4l2: a USB camera through ffmpeg (hardware/camera/FfmpegCamera.ts). */
-        kind: z.enum(["sim", "v4l2"]).default("sim"),
+        /** sim: the MuJoCo ray-cast camera. v4l2: a USB camera through ffmpeg. topic: a ROS 2 sensor_msgs/Image topic. */
+        kind: z.enum(["sim", "v4l2", "topic"]).default("sim"),
+        /** topic: the image topic of a camera driver (rgb8, bgr8 or mono8). */
+        topic: z.string().default("/camera/image_raw"),
         /** v4l2: the device (prefer /dev/v4l/by-id/...), or lavfi:<graph> to try without a camera. */
         device: z.string().default("/dev/video0"),
         /** v4l2: what the camera sends; mjpeg gets most USB cameras to 30 fps at 640×480. */
@@ -41,7 +43,7 @@ export const LaunchSchema = z
         capture_fps: z.number().positive().max(240).default(30),
       })
       .strict()
-      .default({ enabled: true, rate_hz: 2, width: 64, height: 64, kind: "sim", device: "/dev/video0", input_format: "mjpeg", capture_fps: 30 }),
+      .default({ enabled: true, rate_hz: 2, width: 64, height: 64, kind: "sim", topic: "/camera/image_raw", device: "/dev/video0", input_format: "mjpeg", capture_fps: 30 }),
     /** Who proposes actions: a policy package, or the scripted expert (demonstrations). */
     actor: z
       .object({

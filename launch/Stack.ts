@@ -11,6 +11,7 @@ import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
 import { createArmDriver, motionLimits } from "../hardware/createArmDriver.ts";
 import { FfmpegCamera } from "../hardware/camera/FfmpegCamera.ts";
+import { TopicCamera } from "../hardware/camera/TopicCamera.ts";
 import { JointObservationNode, jointObservationNames } from "../nodes/JointObservationNode.ts";
 import { RayCamera } from "../sim/RayCamera.ts";
 import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
@@ -186,6 +187,7 @@ export class Stack {
       nodes.push(experience);
     }
     if (v4l2) nodes.push(new CameraNode(runtime.createNode("camera"), v4l2, { rateHz: cc.rate_hz }));
+    if (cc.enabled && cc.kind === "topic") nodes.push(new CameraNode(runtime.createNode("camera"), new TopicCamera(runtime.createNode("camera_in"), cc.topic), { rateHz: cc.rate_hz }));
     if (config.camera.enabled && cc.kind === "sim" && world) {
       const cam = new RayCamera(world.sim, { width: config.camera.width, height: config.camera.height });
       nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: config.camera.rate_hz }));
