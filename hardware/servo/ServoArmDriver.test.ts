@@ -81,6 +81,10 @@ test("Feetech bad input: a silent servo is named, checksum errors are retried th
     sim.corruptReplies = 10;
     await assert.rejects(bus.read(1, "Model_Number"), (e: ServoError) => e.code === "CHECKSUM" && /checksum mismatch.*check the cable/.test(e.message));
     sim.corruptReplies = 0;
+    // A latched hardware error (Status register bit 5, overload) comes back in every status packet.
+    sim.set(3, "Status", 0x20);
+    await assert.rejects(bus.read(3, "Present_Position"), (e: ServoError) => e.code === "SERVO_ERROR" && /servo 3 \(STS3215\).*reports: overload.*check the supply voltage and the load/.test(e.message));
+    sim.set(3, "Status", 0);
     // The port is held exclusively: a second program gets a clear "busy".
     await assert.rejects(SerialTransport.open(pty.a, { baudRate: 1_000_000 }), (e: TransportError) => e.code === "PORT_BUSY" && /in use by another program/.test(e.message));
     await assert.rejects(SerialTransport.open("/dev/ttyRLFT_NOPE", { baudRate: 1_000_000 }), (e: TransportError) => e.code === "PORT_NOT_FOUND");
@@ -184,5 +188,38 @@ test("Dynamixel (Koch: XL430 + XL330 on one bus) through ServoArmDriver; the Bus
     await assert.rejects(d.configure(), /model 1060, expected 1200 \(XL330-M288-T\)/);
   } finally {
     sim430.dispose();
+  }
+});
+
+test("a servo that stops answering while active: read() names it, then the driver faults and switches torque off as configured", { skip }, async () => {
+  const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
+  const warnings: string[] = [];
+  const driver = new ServoArmDriver({
+    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 10, retries: 0 }),
+    joints: joints([1, 2, 3]),
+    loopHz: 100,
+    staleSec: 0.05,
+    onDeactivate: "hold",
+    onFault: "torque_off",
+    faultAfter: 3,
+    logger: { warn: (m) => warnings.push(m), info: () => undefined },
+  });
+  try {
+    await driver.configure();
+    await driver.activate();
+    await until(() => sim.get(1, "Torque_Enable") === 1);
+    sim.silent.add(2);
+    await until(() => driver.stats.faults === 1);
+    const w = driver.write([0, 0, 0]);
+    assert.equal(w.ok, false);
+    assert.match((w as { error: string }).error, /servo bus fault, commands are not taken: feetech servo 2 .* did not answer sync read/);
+    await sleep(60);
+    assert.match((driver.read().status as { error: string }).error, /no fresh servo reading .* servo 2/);
+    // Torque off went out as a broadcast: the servos still listening let go.
+    await until(() => sim.get(1, "Torque_Enable") === 0 && sim.get(3, "Torque_Enable") === 0);
+    assert.match(warnings.join("\n"), /servo bus fault after 3 failed cycles.*switching torque off/);
+  } finally {
+    await driver.close();
+    sim.dispose();
   }
 });
