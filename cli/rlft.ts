@@ -15,6 +15,8 @@ import { registerDatasetCommand } from "./commands/dataset.ts";
 import { registerKeysCommand } from "./commands/keys.ts";
 import { registerRecapCommand } from "./commands/recap.ts";
 import { registerInspectEpisodeCommand } from "./commands/inspectEpisode.ts";
+import { registerServoCommands } from "./commands/servo.ts";
+import { registerUrSimCommand } from "./commands/urSim.ts";
 
 const program = new Command();
 program
@@ -54,6 +56,8 @@ registerDatasetCommand(program);
 registerKeysCommand(program);
 registerRecapCommand(program);
 registerInspectEpisodeCommand(program);
+registerServoCommands(program);
+registerUrSimCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -217,7 +217,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   o.onReady?.(stack);
   const log = join(out, "session.jsonl");
   const pauses: string[] = [];
-  const maxSteps = cfg.episodes.max_steps ?? stack.driver.sim.task.maxSteps;
+  const maxSteps = cfg.episodes.max_steps ?? stack.world?.sim.task.maxSteps ?? 10_000;
   /** Why the next episode must not start, or null: it must fit the spool, and recording must work. */
   const pauseReason = async (): Promise<string | null> => {
     const rec = stack.recorder;

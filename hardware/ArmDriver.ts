@@ -27,4 +27,6 @@ export interface ArmDriver {
   read(periodSec: number): { status: DriverStatus; reading?: JointReading };
   /** Sends joint-position targets; refused while inactive. */
   write(positions: readonly number[]): DriverStatus;
+  /** Releases the port or socket (real arms); after deactivate. */
+  close?(): Promise<void>;
 }

@@ -15,7 +15,7 @@ export interface JointLimits {
 
 /** What a safety function changed. */
 export interface SafetyChange {
-  kind: "nan_guard" | "joint_limit" | "velocity_clamp" | "length_mismatch";
+  kind: "nan_guard" | "joint_limit" | "velocity_clamp" | "length_mismatch" | "acceleration_clamp" | "workspace";
   detail: string;
   joints: string[];
 }

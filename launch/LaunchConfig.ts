@@ -9,6 +9,7 @@ import { TeleopSchema, TELEOP_DEFAULTS } from "../hardware/teleop/TeleopConfig.t
 import { UiSchema, UI_DEFAULTS } from "../web/UiConfig.ts";
 import { MqttSchema, MQTT_DEFAULTS } from "../telemetry/mqtt/MqttConfig.ts";
 import { RewardSchema, REWARD_DEFAULTS } from "../nodes/RewardConfig.ts";
+import { DriverSchema, WorkspaceSchema } from "../hardware/DriverConfig.ts";
 
 const joints = z.array(z.number());
 
@@ -27,15 +28,8 @@ export const LaunchSchema = z
     instruction: z.string().min(1).optional(),
     /** Control rate of the policy / expert / safety loop. */
     control_hz: z.number().positive().max(1000).default(10),
-    /** Arm driver: the sim, or (later issues) a real arm. */
-    driver: z
-      .object({
-        kind: z.enum(["sim"]).default("sim"),
-        /** Jitter friction and mass from the seed (domain randomisation). */
-        randomize_physics: z.boolean().default(false),
-      })
-      .strict()
-      .default({ kind: "sim", randomize_physics: false }),
+    /** Arm driver: the sim or a real arm (feetech | dynamixel | ur_rtde | ros2_control); schema in hardware/DriverConfig.ts. */
+    driver: DriverSchema.default({ kind: "sim", randomize_physics: false }),
     camera: z
       .object({
         enabled: z.boolean().default(true),
@@ -43,9 +37,19 @@ export const LaunchSchema = z
         rate_hz: z.number().positive().max(120).default(2),
         width: z.number().int().min(8).max(1024).default(64),
         height: z.number().int().min(8).max(1024).default(64),
+        /** sim: the MuJoCo ray-cast camera. v4l2: a USB camera through ffmpeg. topic: a ROS 2 sensor_msgs/Image topic. */
+        kind: z.enum(["sim", "v4l2", "topic"]).default("sim"),
+        /** topic: the image topic of a camera driver (rgb8, bgr8 or mono8). */
+        topic: z.string().default("/camera/image_raw"),
+        /** v4l2: the device (prefer /dev/v4l/by-id/...), or lavfi:<graph> to try without a camera. */
+        device: z.string().default("/dev/video0"),
+        /** v4l2: what the camera sends; mjpeg gets most USB cameras to 30 fps at 640×480. */
+        input_format: z.enum(["mjpeg", "raw"]).default("mjpeg"),
+        /** v4l2: capture rate asked of the camera (rate_hz is what gets published). */
+        capture_fps: z.number().positive().max(240).default(30),
       })
       .strict()
-      .default({ enabled: true, rate_hz: 2, width: 64, height: 64 }),
+      .default({ enabled: true, rate_hz: 2, width: 64, height: 64, kind: "sim", topic: "/camera/image_raw", device: "/dev/video0", input_format: "mjpeg", capture_fps: 30 }),
     /** Who proposes actions: a policy package, or the scripted expert (demonstrations). */
     actor: z
       .object({
@@ -79,6 +83,12 @@ export const LaunchSchema = z
         max_step: z.union([z.number().positive(), joints]).default(0.25),
         /** No fresh command for this long → hold the measured position. */
         watchdog_sec: z.number().positive().default(0.5),
+        /** Joint velocity limit (rad/s), one value or per joint; off when absent. */
+        max_velocity: z.union([z.number().positive(), joints]).optional(),
+        /** Joint acceleration limit (rad/s²), one value or per joint; needs max_velocity. */
+        max_acceleration: z.union([z.number().positive(), joints]).optional(),
+        /** A box the end effector must stay in (base frame, m), with the arm's forward kinematics. */
+        workspace: WorkspaceSchema.optional(),
       })
       .strict()
       .default({ max_step: 0.25, watchdog_sec: 0.5 }),
@@ -213,20 +223,35 @@ export function parseLaunch(text: string, file = "<launch>"): LaunchConfig {
       where = `:${lineCounter.linePos(node.range[0]).line}`;
     }
     const key = path.join(".") || "(top level)";
-    const msg = issue.code === "unrecognized_keys" ? `unknown key '${key}' (allowed: ${allowedKeys(path.slice(0, -1)).join(", ")})` : `${key}: ${issue.message}`;
+    const msg = issue.code === "unrecognized_keys" ? `unknown key '${key}' (allowed: ${allowedKeys(path.slice(0, -1), doc).join(", ")})` : `${key}: ${issue.message}`;
     return `${file}${where}: ${msg}`;
   });
   throw new LaunchConfigError(lines.join("\n"));
 }
 
-function allowedKeys(path: string[]): string[] {
+function allowedKeys(path: string[], doc?: { getIn(p: unknown[]): unknown }): string[] {
   let s: z.ZodTypeAny = LaunchSchema;
-  for (const k of path) {
-    while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = (s as z.ZodDefault<z.ZodTypeAny>).unwrap() as z.ZodTypeAny;
-    if (s instanceof z.ZodObject) s = (s.shape as Record<string, z.ZodTypeAny>)[k];
+  const unwrap = () => {
+    for (;;) {
+      if (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = (s as z.ZodDefault<z.ZodTypeAny>).unwrap() as z.ZodTypeAny;
+      else if (s instanceof z.ZodPipe) s = (s as z.ZodPipe<z.ZodTypeAny, z.ZodTypeAny>).out;
+      else break;
+    }
+  };
+  for (let i = 0; i < path.length; i++) {
+    unwrap();
+    // A discriminated union (driver.kind): the keys of the variant the file names.
+    if (s instanceof z.ZodDiscriminatedUnion) s = pickVariant(s, doc?.getIn(path.slice(0, i).concat("kind")));
+    if (s instanceof z.ZodObject) s = (s.shape as Record<string, z.ZodTypeAny>)[path[i]];
   }
-  while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = (s as z.ZodDefault<z.ZodTypeAny>).unwrap() as z.ZodTypeAny;
+  unwrap();
+  if (s instanceof z.ZodDiscriminatedUnion) s = pickVariant(s, doc?.getIn(path.concat("kind")));
   return s instanceof z.ZodObject ? Object.keys(s.shape) : [];
+}
+
+function pickVariant(u: z.ZodDiscriminatedUnion, kind: unknown): z.ZodTypeAny {
+  const options = u.options as z.ZodTypeAny[];
+  return options.find((o) => o instanceof z.ZodObject && (o.shape as Record<string, z.ZodTypeAny>).kind?.safeParse(kind ?? "sim").success) ?? options[0];
 }
 
 /** Reads and parses a launch file; errors name the file. */

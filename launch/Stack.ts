@@ -8,6 +8,11 @@ import type { LaunchConfig } from "./LaunchConfig.ts";
 import type { Runtime } from "../runtime/Runtime.ts";
 import { createRuntime } from "../runtime/index.ts";
 import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
+import type { ArmDriver } from "../hardware/ArmDriver.ts";
+import { createArmDriver, motionLimits } from "../hardware/createArmDriver.ts";
+import { FfmpegCamera } from "../hardware/camera/FfmpegCamera.ts";
+import { TopicCamera } from "../hardware/camera/TopicCamera.ts";
+import { JointObservationNode, jointObservationNames } from "../nodes/JointObservationNode.ts";
 import { RayCamera } from "../sim/RayCamera.ts";
 import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
 import { CameraNode } from "../nodes/CameraNode.ts";
@@ -55,6 +60,8 @@ export interface StackOptions {
   keyInput?: KeyInput;
   /** The leader arm's servo bus for --operator leader. */
   leaderSource?: JointPositionSource;
+  /** Aborting it (Ctrl-C) ends the running episode as "abort" and runs no further ones. */
+  signal?: AbortSignal;
 }
 
 /** The running stack. */
@@ -65,7 +72,9 @@ export class Stack {
   readonly actor: ActorNode;
   readonly safety: SafetySupervisorNode;
   readonly recorder: RecorderNode | null;
-  readonly driver: SimArmDriver;
+  readonly driver: ArmDriver;
+  /** The simulator when driver.kind is sim, else null. */
+  readonly world: SimArmDriver | null;
   readonly arbiter: InterventionArbiterNode;
   /** Console, teleop, web UI and MQTT, when the launch file has a person in the loop. */
   readonly station: OperatorStation | null;
@@ -73,6 +82,8 @@ export class Stack {
   #gate: boolean;
   #waiting: ((go: boolean) => void) | null = null;
   #nextSeed = 0;
+  #camera: FfmpegCamera | null = null;
+  #signal: AbortSignal | undefined;
 
   private constructor(parts: {
     config: LaunchConfig;
@@ -81,7 +92,8 @@ export class Stack {
     actor: ActorNode;
     safety: SafetySupervisorNode;
     recorder: RecorderNode | null;
-    driver: SimArmDriver;
+    driver: ArmDriver;
+    world: SimArmDriver | null;
     arbiter: InterventionArbiterNode;
     nodes: ManagedNode[];
     station: OperatorStation | null;
@@ -94,6 +106,7 @@ export class Stack {
     this.safety = parts.safety;
     this.recorder = parts.recorder;
     this.driver = parts.driver;
+    this.world = parts.world;
     this.arbiter = parts.arbiter;
     this.#nodes = parts.nodes;
     this.station = parts.station;
@@ -107,7 +120,12 @@ export class Stack {
     }
     const runtime = await createRuntime(config.runtime, { clock: config.clock, logLevel: opts.quiet ? "error" : "info" });
     const hz = config.control_hz;
-    const driver = await SimArmDriver.create({ task: config.task, controlHz: hz, randomizePhysics: config.driver.randomize_physics, instruction: config.instruction });
+    const dc = config.driver;
+    if (dc.kind !== "sim" && config.clock === "sim") throw new Error(`driver.kind ${dc.kind} drives a real arm: set clock: wall in the launch file`);
+    if (dc.kind !== "sim" && config.actor.kind === "expert") throw new Error(`actor.kind expert is the simulator's scripted expert: it needs driver.kind sim (use a policy package on a real arm)`);
+    const world = dc.kind === "sim" ? await SimArmDriver.create({ task: config.task, controlHz: hz, randomizePhysics: dc.randomize_physics, instruction: config.instruction }) : null;
+    const log = { info: (m: string) => !opts.quiet && console.log(m), warn: (m: string) => console.warn(m) };
+    const driver: ArmDriver = world ?? (await createArmDriver(dc as Exclude<typeof dc, { kind: "sim" }>, { node: () => runtime.createNode("arm_bridge"), logger: log }));
     const names = driver.jointNames;
     const maxStep = typeof config.safety.max_step === "number" ? names.map(() => config.safety.max_step as number) : config.safety.max_step;
     if (maxStep.length !== names.length) throw new Error(`safety.max_step: expected ${names.length} values (${names.join(", ")}), got ${maxStep.length}`);
@@ -123,7 +141,7 @@ export class Stack {
     } else if ((await policyKind(config.actor.package)) === "vla") {
       const v = await VlaActor.create(config.actor.package, {
         jointNames: names,
-        observationNames: driver.sim.observation().names,
+        observationNames: world ? world.sim.observation().names : jointObservationNames(names),
         cameras: config.camera.enabled ? ["front"] : [],
         maxImageAgeSec: config.actor.max_image_age_sec,
         instruction: config.instruction,
@@ -136,7 +154,7 @@ export class Stack {
     } else {
       const p = await PolicyActor.create(config.actor.package, {
         jointNames: names,
-        observationNames: driver.sim.observation().names,
+        observationNames: world ? world.sim.observation().names : jointObservationNames(names),
         providers: config.actor.providers,
         mode: config.actor.sampler,
         threads: config.actor.threads,
@@ -152,31 +170,49 @@ export class Stack {
 
     const nodes: ManagedNode[] = [];
     const managerNode = runtime.createNode("episode_manager");
-    const manager = new EpisodeManagerNode(managerNode, { task: config.task, controlHz: hz, maxSteps: config.episodes.max_steps ?? driver.sim.task.maxSteps });
+    const manager = new EpisodeManagerNode(managerNode, { task: config.task, controlHz: hz, maxSteps: config.episodes.max_steps ?? world?.sim.task.maxSteps ?? 200 });
+    // A real camera starts first: its clock offset to the robot goes into every episode's metadata.
+    const cc = config.camera;
+    const v4l2 = cc.enabled && cc.kind === "v4l2" ? new FfmpegCamera({ device: cc.device, width: cc.width, height: cc.height, fps: cc.capture_fps, inputFormat: cc.input_format, logger: log }) : null;
+    const metadata: Record<string, string> = {};
+    if (v4l2) {
+      try {
+        await v4l2.start();
+      } catch (e) {
+        await policyActor?.close().catch(() => undefined);
+        world?.sim.close();
+        await runtime.shutdown();
+        throw e;
+      }
+      v4l2.onFrame(() => {
+        metadata["camera.front.time_offset_sec"] = v4l2.stats.offsetSec.toFixed(6);
+        metadata["camera.front.dropped_frames"] = String(v4l2.stats.dropped);
+      });
+    }
     let recorder: RecorderNode | null = null;
     if (config.recorder.enabled) {
       recorder = new RecorderNode(runtime.createNode("recorder"), {
         outDir: opts.recordTo ?? config.recorder.out,
         chunkBytes: config.recorder.chunk_bytes,
         maxBytes: config.recorder.max_mb === undefined ? undefined : config.recorder.max_mb * 1e6,
-        metadata: {
+        metadata: Object.assign(metadata, {
           robot: config.robot,
           policy_version: policyVersion,
           git_revision: gitRevision(),
           runtime: config.runtime,
           control_hz: String(hz),
+          driver: config.driver.kind,
           // What exact replay needs (docs/data.md): physics settings, and how the policy's noise was seeded.
-          randomize_physics: String(config.driver.randomize_physics),
-          physics_dt: String(driver.sim.model.opt.timestep),
+          ...(dc.kind === "sim" && world ? { randomize_physics: String(dc.randomize_physics), physics_dt: String(world.sim.model.opt.timestep) } : {}),
           ...(policyActor ? { policy_package: config.actor.package ?? "", sampler: config.actor.sampler, policy_seed: "episode_seed", residual_package: config.actor.residual ?? "" } : {}),
           ...calibrationMetadata(config.calibration, config.robot),
           ...opts.metadata,
-        },
+        }),
       });
     }
     // Creation order is tick order on the sim clock: driver publishes the observation of tick t,
     // the actor answers it, safety forwards the command, the manager counts the tick.
-    const armNode = new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: hz, world: driver, groundTruthReward: config.reward.sim_ground_truth });
+    const armNode = new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: hz, world: world ?? undefined, groundTruthReward: config.reward.sim_ground_truth, publishJointStates: dc.kind !== "ros2_control" || dc.state_topic !== TOPICS.jointStates.topic });
     const actorNode = new ActorNode(runtime.createNode(config.actor.kind === "expert" ? "expert" : "policy"), actor, { controlHz: hz });
     // The operator always wins; with no operator the arbiter forwards the policy's commands unchanged.
     const op = config.operator;
@@ -188,6 +224,7 @@ export class Stack {
       limits: { names, lower: driver.jointLower, upper: driver.jointUpper, maxStep },
       watchdogSec: config.safety.watchdog_sec,
       inputTopic: TOPICS.arbiterCommand.topic,
+      ...motionLimits(config.safety, names, hz),
     });
     const human = op.enabled && op.kind !== "scripted";
     let stack: Stack | null = null;
@@ -205,10 +242,13 @@ export class Stack {
           })
         : null;
     if (recorder) nodes.push(recorder);
+    if (!world) nodes.push(new JointObservationNode(runtime.createNode("joint_observation"), names));
     // The camera ticks right after the driver: a frame shows the state the actor is about to answer.
     nodes.push(armNode);
-    if (config.camera.enabled) {
-      const cam = new RayCamera(driver.sim, { width: config.camera.width, height: config.camera.height });
+    if (v4l2) nodes.push(new CameraNode(runtime.createNode("camera"), v4l2, { rateHz: cc.rate_hz }));
+    if (cc.enabled && cc.kind === "topic") nodes.push(new CameraNode(runtime.createNode("camera"), new TopicCamera(runtime.createNode("camera_in"), cc.topic), { rateHz: cc.rate_hz }));
+    if (config.camera.enabled && cc.kind === "sim" && world) {
+      const cam = new RayCamera(world.sim, { width: config.camera.width, height: config.camera.height });
       nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: config.camera.rate_hz }));
     }
     // The teleop node answers each observation like the actor does, so it sits beside it in tick order.
@@ -231,13 +271,19 @@ export class Stack {
       for (const n of nodes) await n.activate();
       await station?.startServers();
     } catch (e) {
+      // A real arm that cannot be opened (wrong port, no permission, silent servo): release what was opened.
       for (const n of [...nodes].reverse()) await n.shutdown().catch(() => undefined);
       await station?.close().catch(() => undefined);
-      driver.sim.close();
+      await policyActor?.close().catch(() => undefined);
+      v4l2?.stop();
+      world?.sim.close();
+      await driver.close?.().catch(() => undefined);
       await runtime.shutdown();
       throw e;
     }
-    stack = new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, arbiter, nodes, station, gate: opts.operatorGate ?? human });
+    stack = new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, world, arbiter, nodes, station, gate: opts.operatorGate ?? human });
+    stack.#camera = v4l2;
+    stack.#signal = opts.signal;
     return stack;
   }
 
@@ -270,7 +316,10 @@ export class Stack {
     const results: EpisodeResult[] = [];
     const dt = 1 / this.config.control_hz;
     const clock = this.runtime.clock as unknown as { advance?: (dt: number) => Promise<void> };
-    for (let i = 0; i < opts.count; i++) {
+    const signal = this.#signal;
+    const onAbort = () => this.manager.abort("stopped by the operator (Ctrl-C)");
+    signal?.addEventListener("abort", onAbort);
+    for (let i = 0; i < opts.count && !signal?.aborted; i++) {
       this.#nextSeed = opts.seed + i;
       if (this.#gate && !(await new Promise<boolean>((r) => (this.#waiting = r)))) break;
       const ended = new Promise<EpisodeResult>((resolve) => {
@@ -287,6 +336,7 @@ export class Stack {
       results.push(r);
       opts.onEpisode?.(r);
     }
+    signal?.removeEventListener("abort", onAbort);
     await this.recorder?.flush().catch((e: Error) => {
       if (!opts.tolerateRecorderFailure) throw e;
     });
@@ -300,7 +350,9 @@ export class Stack {
     for (const n of [...this.#nodes].reverse()) await n.shutdown();
     const a = this.actor.actor as Partial<{ close(): Promise<void> }>;
     await a.close?.();
-    this.driver.sim.close();
+    this.world?.sim.close();
+    this.#camera?.stop();
+    await this.driver.close?.();
     await this.runtime.shutdown();
   }
 }

@@ -17,6 +17,8 @@ export interface ArmDriverNodeOptions {
   world?: SimWorld;
   /** Sim: publish the task's ground-truth terminal reward (default true; off when people label success). */
   groundTruthReward?: boolean;
+  /** False when the robot itself already publishes /joint_states (ros2_control's joint_state_broadcaster). */
+  publishJointStates?: boolean;
 }
 
 /** The arm driver node. */
@@ -40,7 +42,7 @@ export class ArmDriverNode extends NodeBase {
   /** Creates publishers and subscriptions; configures the driver. */
   override async configure(): Promise<void> {
     await this.driver.configure();
-    this.#pubState = this.node.createPublisher(TOPICS.jointStates.type, TOPICS.jointStates.topic);
+    if (this.#opts.publishJointStates !== false) this.#pubState = this.node.createPublisher(TOPICS.jointStates.type, TOPICS.jointStates.topic);
     if (this.#opts.world) {
       this.#pubObs = this.node.createPublisher(TOPICS.observation.type, TOPICS.observation.topic);
       this.#pubReward = this.node.createPublisher(TOPICS.reward.type, TOPICS.reward.topic);

@@ -2,7 +2,7 @@
  * camera: publishes colour (rgb8) and depth (32FC1, metres) images at a fixed rate on the node's clock.
  * The source is any CameraSource; in simulation that is the MuJoCo ray-cast camera.
  */
-import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
+import type { NodeHandle, Publisher, Time } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
 import { TOPICS } from "./topics.ts";
 import { header } from "./msgs.ts";
@@ -13,11 +13,14 @@ export interface CameraFrame {
   height: number;
   rgb: Uint8Array;
   depth?: Float32Array;
+  /** Capture time on the robot clock when the source knows it (real cameras); else the node stamps it now. */
+  stamp?: Time;
 }
 
 /** Anything that yields frames: the sim ray caster, a V4L2 reader, a ROS topic. */
 export interface CameraSource {
-  capture(): CameraFrame;
+  /** The newest frame; null while a real camera has not delivered one yet. */
+  capture(): CameraFrame | null;
 }
 
 /** Options of the camera node. */
@@ -51,7 +54,8 @@ export class CameraNode extends NodeBase {
   /** Captures and publishes one frame. */
   capture(): void {
     const f = this.#source.capture();
-    const h = header(this.node.clock.stamp(), this.#opts.frameId ?? "camera_front");
+    if (!f) return;
+    const h = header(f.stamp ?? this.node.clock.stamp(), this.#opts.frameId ?? "camera_front");
     this.#pubImage?.publish({ header: h, height: f.height, width: f.width, encoding: "rgb8", is_bigendian: 0, step: f.width * 3, data: f.rgb });
     if (f.depth) {
       const bytes = new Uint8Array(f.depth.buffer, f.depth.byteOffset, f.depth.byteLength);

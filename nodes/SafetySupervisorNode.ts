@@ -9,6 +9,8 @@
 import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
 import { safeJointCommand, type JointLimits, type SafetyChange } from "../hardware/safety.ts";
+import { limitRates, limitWorkspace, type CommandHistory, type RateLimits, type WorkspaceBox } from "../hardware/motionLimits.ts";
+import type { ForwardKinematics } from "../hardware/kinematics.ts";
 import { TOPICS } from "./topics.ts";
 import { header, jointState, fromTime, sameTime, type JointStateMsg, type EpisodeEventMsg, type ObservationMsg } from "./msgs.ts";
 import type { Time } from "../runtime/Runtime.ts";
@@ -20,6 +22,10 @@ export interface SafetySupervisorOptions {
   watchdogSec: number;
   /** Where proposed commands come from: the arbiter's output when the stack has one (default: the actor's). */
   inputTopic?: string;
+  /** Joint velocity / acceleration limits over the command stream; dt is the control period. */
+  rates?: RateLimits & { dt: number };
+  /** A box (base frame) the end effector must stay in. */
+  workspace?: { fk: ForwardKinematics; box: WorkspaceBox };
 }
 
 /** The safety supervisor node. */
@@ -35,6 +41,8 @@ export class SafetySupervisorNode extends NodeBase {
   /** Stamp of the last observation and whether a command for it arrived (the per-tick deadline). */
   #tick: { stamp: Time; answered: boolean } | null = null;
   #missStreak = 0;
+  /** The last command sent and the velocity it implied (for the rate limits). */
+  #prev: CommandHistory | null = null;
   /** Counts of each kind of change, for status and tests. */
   readonly counts: Record<string, number> = {};
   /** Kinds already logged this episode: every event is published, the log gets the first of each kind. */
@@ -63,6 +71,7 @@ export class SafetySupervisorNode extends NodeBase {
         this.#logged.clear();
         this.#lastCommandAt = this.node.clock.now();
         this.#holding = false;
+        this.#prev = null;
       }
     });
   }
@@ -114,6 +123,7 @@ export class SafetySupervisorNode extends NodeBase {
     if (names.join() !== this.#opts.limits.names.join()) {
       r.changes[0].detail = `joint names [${names.join(", ")}] do not match the robot's [${this.#opts.limits.names.join(", ")}]; holding`;
     }
+    if (!r.held) this.#applyMotionLimits(r, measured);
     for (const c of r.changes) this.#report(c, requested, r.positions);
     this.#lastCommandAt = this.node.clock.now();
     this.#holding = false;
@@ -142,10 +152,29 @@ export class SafetySupervisorNode extends NodeBase {
     this.#pubCmd?.publish(jointState(this.node.clock.stamp(), this.#opts.limits.names, this.#measured));
   }
 
+  /** Rate limits, then the workspace box, on top of safeJointCommand's result (in place). */
+  #applyMotionLimits(r: { positions: number[]; changes: { kind: string; detail: string; joints: string[] }[] }, measured: number[]): void {
+    const { rates, workspace } = this.#opts;
+    const prev = this.#prev ?? { position: measured, velocity: measured.map(() => 0) };
+    if (rates) {
+      const l = limitRates(r.positions, prev, rates.dt, rates);
+      r.positions = l.positions;
+      r.changes.push(...l.changes);
+    }
+    if (workspace) {
+      const w = limitWorkspace(r.positions, prev.position, workspace.fk, workspace.box, this.#opts.limits.names);
+      r.positions = w.positions;
+      r.changes.push(...w.changes);
+    }
+    const dt = rates?.dt ?? 1;
+    this.#prev = { position: r.positions, velocity: r.positions.map((q, i) => (q - prev.position[i]) / dt) };
+  }
+
   #watchdog(): void {
     const age = this.node.clock.now() - this.#lastCommandAt;
     if (age <= this.#opts.watchdogSec || this.#holding || !this.#measured || this.#freeze.size > 0) return;
     this.#holding = true;
+    this.#prev = null;
     this.#report({ kind: "watchdog" as SafetyChange["kind"], detail: `no command for ${age.toFixed(2)} s (limit ${this.#opts.watchdogSec} s); holding the measured position`, joints: [...this.#opts.limits.names] }, [], this.#measured);
     this.#pubCmd?.publish(jointState(this.node.clock.stamp(), this.#opts.limits.names, this.#measured));
   }

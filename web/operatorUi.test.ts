@@ -81,17 +81,17 @@ test("operator UI in Chromium: start, success recorded in the MCAP, e-stop freez
   assert.ok(stack.arbiter.counts.operator > 0, "operator ticks were counted");
   await page.keyboard.press("t"); // hand back at once
   await page.waitForFunction(() => document.getElementById("incontrol")!.textContent === "policy");
-  const moving0 = [...stack.driver.sim.jointState().position];
+  const moving0 = [...stack.world!.sim.jointState().position];
   await new Promise((r) => setTimeout(r, 300));
-  const moving1 = [...stack.driver.sim.jointState().position];
+  const moving1 = [...stack.world!.sim.jointState().position];
   assert.ok(Math.max(...moving1.map((q, i) => Math.abs(q - moving0[i]))) > 1e-3, "the arm moves before the e-stop");
   await page.click("#estop");
   await page.waitForSelector("body[data-estop=true]");
   await page.waitForSelector("#estop-banner:not([hidden])");
   await new Promise((r) => setTimeout(r, 600)); // the servos settle on the held target
-  const held0 = [...stack.driver.sim.jointState().position];
+  const held0 = [...stack.world!.sim.jointState().position];
   await new Promise((r) => setTimeout(r, 1000));
-  const held1 = [...stack.driver.sim.jointState().position];
+  const held1 = [...stack.world!.sim.jointState().position];
   const drift = Math.max(...held1.map((q, i) => Math.abs(q - held0[i])));
   assert.ok(drift < 2e-3, `the arm holds after the e-stop (moved ${drift} rad in 1 s)`);
   assert.equal(stack.safety.estopped, true);

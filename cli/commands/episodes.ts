@@ -101,12 +101,28 @@ export function registerEpisodeCommands(program: Command): void {
     .option("--policy <dir>", "policy package (overrides actor.package)")
     .option("--episodes <n>", "number of episodes (overrides episodes.count)", int("--episodes", 1))
     .option("--seed <n>", "first seed (overrides episodes.seed)", int("--seed", 0))
+    .option("--port <path>", "serial port of a servo-bus arm (overrides driver.port)")
+    .option("--max-steps <n>", "episode length limit in control ticks (overrides episodes.max_steps)", int("--max-steps", 1))
+    .option("--record-to <dir>", "where MCAP episodes go (overrides recorder.out)")
     .option("--json", "print the summary as JSON")
-    .addHelpText("after", "\nExample:\n  rlft launch launch/sim_push.yaml --policy runs/demo/package --episodes 5\n")
+    .addHelpText("after", "\nExamples:\n  rlft launch launch/sim_push.yaml --policy runs/demo/package --episodes 5\n  rlft launch launch/so100.yaml --port /dev/ttyACM0 --policy runs/so100/package\n")
     .action(async (file: string, o) => {
       const cfg = loadLaunch(file);
       if (o.policy) cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy };
-      const { summary } = await runEpisodes(cfg, { count: o.episodes ?? cfg.episodes.count, seed: o.seed ?? cfg.episodes.seed, label: "episodes" });
+      if (o.port) {
+        if (cfg.driver.kind !== "feetech" && cfg.driver.kind !== "dynamixel") throw new Error(`--port: ${file} uses driver.kind ${cfg.driver.kind}, which has no serial port (only feetech and dynamixel do)`);
+        cfg.driver.port = o.port;
+      }
+      if (o.maxSteps) cfg.episodes.max_steps = o.maxSteps;
+      if (o.recordTo) cfg.recorder.out = o.recordTo;
+      // Ctrl-C on a real arm: end the episode as aborted, then the drivers deactivate (hold or torque off as configured).
+      const stop = new AbortController();
+      const onSigint = () => {
+        console.error("\nstopping: aborting the episode, deactivating the arm, closing the recording ...");
+        stop.abort();
+      };
+      process.once("SIGINT", onSigint);
+      const { summary } = await runEpisodes(cfg, { count: o.episodes ?? cfg.episodes.count, seed: o.seed ?? cfg.episodes.seed, label: "episodes", signal: stop.signal }).finally(() => process.off("SIGINT", onSigint));
       printSummary(summary, o.json);
       if (cfg.recorder.enabled && !o.json) console.log(`episodes recorded in ${resolve(cfg.recorder.out)}`);
     });

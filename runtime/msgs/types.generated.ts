@@ -154,6 +154,8 @@ export const SafetyEventConstants = {
   NAN_GUARD: "nan_guard",
   JOINT_LIMIT: "joint_limit",
   VELOCITY_CLAMP: "velocity_clamp",
+  ACCELERATION_CLAMP: "acceleration_clamp",
+  WORKSPACE: "workspace",
   WATCHDOG: "watchdog",
   ESTOP: "estop",
 } as const;

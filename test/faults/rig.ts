@@ -88,7 +88,7 @@ export function auditDriver(stack: Stack): { unsafe: number; writes: number; log
   const write = d.write.bind(d);
   const maxStep = stack.config.safety.max_step;
   d.write = (positions: readonly number[]) => {
-    const measured = d.read().reading?.position ?? [];
+    const measured = d.read(0).reading?.position ?? [];
     audit.writes++;
     audit.log.push([...positions]);
     // Holding the measured position is safe even where the sim has it a hair outside a limit (contact penetration).

@@ -1,0 +1,225 @@
+/**
+ * Both servo buses end to end through the real `serialport` stack: a pty pair from socat, the bus simulator
+ * on one end, ServoBus / ServoArmDriver on the other. Covers ping / read / write / sync read / sync write,
+ * torque handling, INACTIVE refusing commands, and the bad-input cases (silent servo, checksum errors, busy port).
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { openPtyPair, socatBin, type PtyPair } from "../transport/PtyPair.ts";
+import { SerialTransport } from "../transport/SerialTransport.ts";
+import { TransportError } from "../transport/TransportError.ts";
+import { ServoBus } from "./ServoBus.ts";
+import { ServoBusSim } from "./ServoBusSim.ts";
+import { ServoArmDriver, type ServoJoint } from "./ServoArmDriver.ts";
+import { openServoBus } from "./openServoBus.ts";
+import { ServoError } from "./ServoError.ts";
+import { feetechProtocol } from "../feetech/feetechProtocol.ts";
+import { dynamixelProtocol } from "../dynamixel/dynamixelProtocol.ts";
+import { STS3215 } from "../feetech/STS3215.ts";
+import { XL330 } from "../dynamixel/XL330.ts";
+import { XL430 } from "../dynamixel/XL430.ts";
+
+const skip = socatBin() ? false : "socat is not installed (sudo apt-get install socat)";
+let pty: PtyPair;
+let simSide: SerialTransport;
+
+before(async () => {
+  if (skip) return;
+  pty = await openPtyPair();
+  simSide = await SerialTransport.open(pty.b, { baudRate: 1_000_000 });
+});
+after(async () => {
+  await simSide?.close();
+  await pty?.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until(cond: () => boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await sleep(10);
+  }
+}
+
+const joints = (ids: number[]): ServoJoint[] => ids.map((id, i) => ({ name: `j${i}`, id, zeroTicks: 2048, direction: i % 2 ? -1 : 1, lower: -2, upper: 2 }));
+
+test("Feetech STS3215 bus over a pty: ping, read, write, sync read/write against the simulator", { skip }, async () => {
+  const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
+  const { bus, close } = await openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215" });
+  try {
+    assert.equal(await bus.ping(2), 777);
+    assert.equal(await bus.read(1, "Present_Position"), 2048);
+    await bus.write(3, "Torque_Enable", 1);
+    assert.equal(sim.get(3, "Torque_Enable"), 1);
+    await bus.syncWrite("Goal_Position", [
+      { id: 1, value: 1000 },
+      { id: 2, value: 3000 },
+    ]);
+    await until(() => sim.goals.get(2) === 3000);
+    sim.set(1, "Present_Position", 1234);
+    const v = await bus.syncRead([1, 2, 3], ["Present_Position", "Present_Velocity"]);
+    assert.deepEqual(v.map((r) => r[0]), [1234, 2048, 2048]);
+    assert.equal(sim.stats.syncReads, 1);
+  } finally {
+    await close();
+    sim.dispose();
+  }
+});
+
+test("Feetech bad input: a silent servo is named, checksum errors are retried then reported", { skip }, async () => {
+  const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
+  const t = await SerialTransport.open(pty.a, { baudRate: 1_000_000 });
+  const bus = new ServoBus(t, feetechProtocol, STS3215, { timeoutMs: 15, retries: 2 });
+  try {
+    sim.silent.add(2);
+    await assert.rejects(bus.syncRead([1, 2, 3], ["Present_Position"]), (e: ServoError) => e.code === "NO_REPLY" && e.ids.includes(2) && /servo 2.*did not answer.*powered/.test(e.message));
+    sim.silent.clear();
+    sim.corruptReplies = 1; // one flipped reply: the retry gets a good one
+    assert.equal(await bus.read(1, "Model_Number"), 777);
+    assert.ok(bus.stats.retries >= 1);
+    sim.corruptReplies = 10;
+    await assert.rejects(bus.read(1, "Model_Number"), (e: ServoError) => e.code === "CHECKSUM" && /checksum mismatch.*check the cable/.test(e.message));
+    sim.corruptReplies = 0;
+    // A latched hardware error (Status register bit 5, overload) comes back in every status packet.
+    sim.set(3, "Status", 0x20);
+    await assert.rejects(bus.read(3, "Present_Position"), (e: ServoError) => e.code === "SERVO_ERROR" && /servo 3 \(STS3215\).*reports: overload.*check the supply voltage and the load/.test(e.message));
+    sim.set(3, "Status", 0);
+    // The port is held exclusively: a second program gets a clear "busy".
+    await assert.rejects(SerialTransport.open(pty.a, { baudRate: 1_000_000 }), (e: TransportError) => e.code === "PORT_BUSY" && /in use by another program/.test(e.message));
+    await assert.rejects(SerialTransport.open("/dev/ttyRLFT_NOPE", { baudRate: 1_000_000 }), (e: TransportError) => e.code === "PORT_NOT_FOUND");
+  } finally {
+    bus.dispose();
+    await t.close();
+    sim.dispose();
+  }
+});
+
+test("ServoArmDriver on Feetech: INACTIVE reads but refuses commands; active commands become Goal_Position packets; torque off on deactivate", { skip }, async () => {
+  const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3], maxSpeed: 20000 });
+  const driver = new ServoArmDriver({
+    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215" }),
+    joints: joints([1, 2, 3]),
+    loopHz: 100,
+    staleSec: 0.5,
+    onDeactivate: "torque_off",
+    onFault: "hold",
+  });
+  try {
+    await driver.configure();
+    assert.equal(driver.state, "inactive");
+    const r0 = driver.read();
+    assert.ok(r0.status.ok);
+    assert.deepEqual(r0.reading!.position, [0, 0, 0]);
+    const refused = driver.write([0.1, 0.1, 0.1]);
+    assert.equal(refused.ok, false);
+    assert.match((refused as { error: string }).error, /inactive: commands are not taken/);
+    assert.equal(sim.stats.goalWrites, 0);
+
+    await driver.activate();
+    await until(() => [1, 2, 3].every((id) => sim.get(id, "Torque_Enable") === 1));
+    assert.ok(driver.write([0.5, 0.5, -5]).ok);
+    // 0.5 rad = 326 ticks; joint 1 turns the other way; joint 2 is clamped to its lower limit -2 rad.
+    await until(() => sim.goals.get(1) === 2048 + 326 && sim.goals.get(2) === 2048 - 326 && sim.goals.get(3) === 2048 - 1304);
+    await until(() => {
+      const q = driver.read().reading!.position;
+      return Math.abs(q[0] - 0.5) < 0.01 && Math.abs(q[2] + 2) < 0.01;
+    });
+    const r = driver.read().reading!;
+    assert.ok(Math.abs(r.position[1] - 0.5) < 0.01 && Math.abs(r.position[2] + 2) < 0.01, `read back ${r.position}`);
+    assert.equal(driver.write([NaN, 0, 0]).ok, false);
+
+    await driver.deactivate();
+    await until(() => [1, 2, 3].every((id) => sim.get(id, "Torque_Enable") === 0));
+    assert.equal(driver.write([0, 0, 0]).ok, false);
+  } finally {
+    await driver.close();
+    sim.dispose();
+  }
+});
+
+test("ServoArmDriver configure names every servo that does not answer, and a wrong model", { skip }, async () => {
+  const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2] });
+  const open = () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 10, retries: 0 });
+  try {
+    const d = new ServoArmDriver({ openBus: open, joints: joints([1, 2, 5, 6]), loopHz: 50, staleSec: 0.5, onDeactivate: "hold", onFault: "hold" });
+    await assert.rejects(d.configure(), (e: ServoError) => e.code === "NO_REPLY" && /j2 \(id 5\), j3 \(id 6\) did not answer a ping.*power supply/.test(e.message));
+    assert.equal(d.state, "unconfigured");
+    // The port was released: the next driver can open it.
+    const wrongModel = new ServoArmDriver({ openBus: open, joints: [{ ...joints([1])[0], model: { ...STS3215, modelNumber: 9999, name: "STS9999" } }], loopHz: 50, staleSec: 0.5, onDeactivate: "hold", onFault: "hold" });
+    await assert.rejects(wrongModel.configure(), /model 777, expected 9999 \(STS9999\)/);
+  } finally {
+    sim.dispose();
+  }
+});
+
+test("Dynamixel (Koch: XL430 + XL330 on one bus) through ServoArmDriver; the Bus Watchdog stops the servos when the host goes silent", { skip }, async () => {
+  const sim = new ServoBusSim(simSide, { protocol: dynamixelProtocol, model: XL330, ids: [1, 2], maxSpeed: 20000 });
+  const driver = new ServoArmDriver({
+    openBus: () => openServoBus({ bus: "dynamixel", port: pty.a, baudRate: 1_000_000, model: "xl330" }),
+    joints: joints([1, 2]),
+    loopHz: 100,
+    staleSec: 0.5,
+    onDeactivate: "hold",
+    onFault: "torque_off",
+    busWatchdogMs: 100,
+  });
+  try {
+    await driver.configure();
+    await driver.activate();
+    await until(() => sim.get(1, "Torque_Enable") === 1);
+    assert.equal(sim.get(1, "Bus_Watchdog"), 5);
+    assert.ok(driver.write([1, 1]).ok);
+    await until(() => Math.abs(driver.read().reading!.position[0] - 1) < 0.01 && Math.abs(driver.read().reading!.position[1] - 1) < 0.01);
+    assert.equal(sim.goals.get(1), 2048 + 652);
+    await driver.deactivate(); // hold: torque stays on
+    assert.equal(sim.get(1, "Torque_Enable"), 1);
+    await driver.close();
+    await sleep(150);
+    assert.equal(sim.get(1, "Bus_Watchdog"), -1, "the watchdog trips once the host stops talking");
+  } finally {
+    await driver.close();
+    sim.dispose();
+  }
+  // XL430 reports a different model number: configuring it as XL330 fails with both names.
+  const sim430 = new ServoBusSim(simSide, { protocol: dynamixelProtocol, model: XL430, ids: [1] });
+  try {
+    const d = new ServoArmDriver({ openBus: () => openServoBus({ bus: "dynamixel", port: pty.a, baudRate: 1_000_000, model: "xl330" }), joints: joints([1]), loopHz: 50, staleSec: 0.5, onDeactivate: "hold", onFault: "hold" });
+    await assert.rejects(d.configure(), /model 1060, expected 1200 \(XL330-M288-T\)/);
+  } finally {
+    sim430.dispose();
+  }
+});
+
+test("a servo that stops answering while active: read() names it, then the driver faults and switches torque off as configured", { skip }, async () => {
+  const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
+  const warnings: string[] = [];
+  const driver = new ServoArmDriver({
+    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 10, retries: 0 }),
+    joints: joints([1, 2, 3]),
+    loopHz: 100,
+    staleSec: 0.05,
+    onDeactivate: "hold",
+    onFault: "torque_off",
+    faultAfter: 3,
+    logger: { warn: (m) => warnings.push(m), info: () => undefined },
+  });
+  try {
+    await driver.configure();
+    await driver.activate();
+    await until(() => sim.get(1, "Torque_Enable") === 1);
+    sim.silent.add(2);
+    await until(() => driver.stats.faults === 1);
+    const w = driver.write([0, 0, 0]);
+    assert.equal(w.ok, false);
+    assert.match((w as { error: string }).error, /servo bus fault, commands are not taken: feetech servo 2 .* did not answer sync read/);
+    await sleep(60);
+    assert.match((driver.read().status as { error: string }).error, /no fresh servo reading .* servo 2/);
+    // Torque off went out as a broadcast: the servos still listening let go.
+    await until(() => sim.get(1, "Torque_Enable") === 0 && sim.get(3, "Torque_Enable") === 0);
+    assert.match(warnings.join("\n"), /servo bus fault after 3 failed cycles.*switching torque off/);
+  } finally {
+    await driver.close();
+    sim.dispose();
+  }
+});

@@ -1,0 +1,285 @@
+/**
+ * An arm made of bus servos (SO-100/SO-101 on Feetech STS3215, Koch on Dynamixel XL330/XL430) as an
+ * ArmDriver. A background I/O loop owns the bus: each cycle it sync-writes the latest goal positions (when
+ * active) and sync-reads position, velocity and effort; `read()` and `write()` only touch that cache, so the
+ * control tick never waits on the serial line (the ros2_control hardware-component pattern).
+ *
+ * Joint i maps to servo `ids[i]`: q = direction · (ticks − zeroTicks) · 2π / ticksPerRev.
+ * configure: open the port, ping every servo and check its model, start reading (INACTIVE: state only).
+ * activate: goal := present position, then torque on (the arm does not jump).
+ * deactivate: torque off or hold, as configured. A lost bus: reads fail and the status says why; with
+ * `on_fault: torque_off` the driver tries to switch torque off; Dynamixel's Bus Watchdog stops the servos
+ * by itself when the host goes silent.
+ */
+import type { ArmDriver, DriverStatus, JointReading } from "../ArmDriver.ts";
+import type { ServoBus } from "./ServoBus.ts";
+import { ServoError } from "./ServoError.ts";
+import type { ServoModel } from "./ServoModel.ts";
+
+/** One joint on the bus. */
+export interface ServoJoint {
+  name: string;
+  id: number;
+  /** Raw position (ticks) at q = 0 (from calibration). */
+  zeroTicks: number;
+  /** +1, or −1 when the servo turns the other way than the joint. */
+  direction: 1 | -1;
+  /** Joint limits (rad). */
+  lower: number;
+  upper: number;
+  /** This servo's model when the bus mixes models of one family (Koch: XL430 and XL330); default the bus model. */
+  model?: ServoModel;
+}
+
+/** Options of a servo arm. */
+export interface ServoArmDriverOptions {
+  /** Opens the bus (port + protocol + model); injected so tests use a pty pair. */
+  openBus: () => Promise<{ bus: ServoBus; close: () => Promise<void> }>;
+  joints: readonly ServoJoint[];
+  /** I/O loop rate (Hz); the bus must fit one sync write + one sync read per cycle. */
+  loopHz: number;
+  /** A reading older than this is an error (the bus stalled). */
+  staleSec: number;
+  /** On deactivate: switch torque off (arm goes limp) or hold the last position. */
+  onDeactivate: "torque_off" | "hold";
+  /** When the bus fails while active: try to switch torque off, or leave the servos holding their last goal. */
+  onFault: "torque_off" | "hold";
+  /** Consecutive failed cycles before the driver declares a fault. */
+  faultAfter?: number;
+  /** Dynamixel only: Bus Watchdog in ms (multiple of 20, 0 = off); the servos stop when the host goes silent. */
+  busWatchdogMs?: number;
+  logger?: { warn(msg: string): void; info(msg: string): void };
+}
+
+/** ArmDriver over a ServoBus. */
+export class ServoArmDriver implements ArmDriver {
+  readonly jointNames: readonly string[];
+  readonly jointLower: readonly number[];
+  readonly jointUpper: readonly number[];
+  #opts: ServoArmDriverOptions;
+  #state: ArmDriver["state"] = "unconfigured";
+  #bus: ServoBus | null = null;
+  #closeBus: (() => Promise<void>) | null = null;
+  #reading: JointReading | null = null;
+  #readAt = 0;
+  #pending: number[] | null = null;
+  #error = "";
+  #failures = 0;
+  #faulted = false;
+  #loop: Promise<void> | null = null;
+  #running = false;
+  #effortName: string;
+  /** Cycles run and goal packets sent, for diagnostics and tests. */
+  readonly stats = { cycles: 0, goalWrites: 0, faults: 0 };
+
+  constructor(opts: ServoArmDriverOptions) {
+    this.#opts = opts;
+    this.jointNames = opts.joints.map((j) => j.name);
+    this.jointLower = opts.joints.map((j) => j.lower);
+    this.jointUpper = opts.joints.map((j) => j.upper);
+    this.#effortName = "";
+    const ids = opts.joints.map((j) => j.id);
+    const dup = ids.filter((id, i) => ids.indexOf(id) !== i);
+    if (dup.length) throw new Error(`servo ids must be unique per bus: ${dup.join(", ")} used twice — give each joint its own id`);
+  }
+
+  get state(): ArmDriver["state"] {
+    return this.#state;
+  }
+
+  /** The bus, once configured. */
+  get bus(): ServoBus | null {
+    return this.#bus;
+  }
+
+  /** The last bus error ("" when healthy). */
+  get lastError(): string {
+    return this.#error;
+  }
+
+  async configure(): Promise<void> {
+    if (this.#state !== "unconfigured") return;
+    const { bus, close } = await this.#opts.openBus();
+    this.#bus = bus;
+    this.#closeBus = close;
+    try {
+      await this.#checkServos(bus);
+      this.#effortName = bus.model.effort.register;
+      const ids = this.#opts.joints.map((j) => j.id);
+      if (bus.protocol.name === "dynamixel" && this.#opts.busWatchdogMs) {
+        // Bus Watchdog can only be set with torque off; unit 20 ms.
+        await bus.syncWrite("Torque_Enable", ids.map((id) => ({ id, value: 0 })));
+        for (const id of ids) await bus.write(id, "Bus_Watchdog", 0);
+      }
+      await this.#cycle();
+      if (!this.#reading) throw new Error(this.#error || "no reading");
+    } catch (e) {
+      await this.#release();
+      throw e;
+    }
+    this.#state = "inactive";
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  async activate(): Promise<void> {
+    if (this.#state === "unconfigured") throw new Error("ServoArmDriver.activate: configure() first");
+    if (this.#state === "active") return;
+    const bus = this.#bus!;
+    const ids = this.#opts.joints.map((j) => j.id);
+    // Hold where the arm is, then take torque: the goal register may still hold an old target.
+    const present = await bus.syncRead(ids, ["Present_Position"]);
+    await bus.syncWrite("Goal_Position", ids.map((id, i) => ({ id, value: present[i][0] })));
+    await bus.syncWrite("Torque_Enable", ids.map((id) => ({ id, value: 1 })));
+    if (bus.protocol.name === "dynamixel" && this.#opts.busWatchdogMs) {
+      const units = Math.max(1, Math.min(127, Math.round(this.#opts.busWatchdogMs / 20)));
+      for (const id of ids) await bus.write(id, "Bus_Watchdog", units);
+    }
+    this.#pending = null;
+    this.#faulted = false;
+    this.#state = "active";
+  }
+
+  async deactivate(): Promise<void> {
+    if (this.#state !== "active") return;
+    this.#state = "inactive";
+    this.#pending = null;
+    if (this.#opts.onDeactivate === "torque_off") await this.#torqueOff();
+  }
+
+  /** Stops the loop and closes the port (torque as `onDeactivate` says). */
+  async close(): Promise<void> {
+    await this.deactivate();
+    this.#running = false;
+    await this.#loop;
+    await this.#release();
+    this.#state = "unconfigured";
+  }
+
+  read(): { status: DriverStatus; reading?: JointReading } {
+    if (this.#state === "unconfigured" || !this.#reading) return { status: { ok: false, error: "servo arm not configured" } };
+    const age = performance.now() / 1000 - this.#readAt;
+    if (age > this.#opts.staleSec) {
+      return { status: { ok: false, error: `no fresh servo reading for ${age.toFixed(2)} s (limit ${this.#opts.staleSec} s): ${this.#error || "bus stalled"}` }, reading: this.#reading };
+    }
+    return { status: { ok: true }, reading: this.#reading };
+  }
+
+  write(positions: readonly number[]): DriverStatus {
+    if (this.#state !== "active") return { ok: false, error: `servo arm is ${this.#state}: commands are not taken` };
+    if (this.#faulted) return { ok: false, error: `servo bus fault, commands are not taken: ${this.#error}` };
+    const n = this.#opts.joints.length;
+    if (positions.length !== n) return { ok: false, error: `expected ${n} joint targets (${this.jointNames.join(", ")}), got ${positions.length}` };
+    const bad = positions.findIndex((q) => !Number.isFinite(q));
+    if (bad >= 0) return { ok: false, error: `non-finite target for ${this.jointNames[bad]}; not sent` };
+    this.#pending = positions.map((q, i) => Math.min(this.jointUpper[i], Math.max(this.jointLower[i], q)));
+    return this.#error ? { ok: false, error: this.#error } : { ok: true };
+  }
+
+  /** Joint angle (rad) → servo ticks. */
+  toTicks(i: number, q: number): number {
+    const j = this.#opts.joints[i];
+    const tpr = this.#bus?.model.ticksPerRev ?? 4096;
+    return Math.round(j.zeroTicks + (j.direction * q * tpr) / (2 * Math.PI));
+  }
+
+  /** Servo ticks → joint angle (rad). */
+  toRad(i: number, ticks: number): number {
+    const j = this.#opts.joints[i];
+    const tpr = this.#bus?.model.ticksPerRev ?? 4096;
+    return (j.direction * (ticks - j.zeroTicks) * 2 * Math.PI) / tpr + 0;
+  }
+
+  async #checkServos(bus: ServoBus): Promise<void> {
+    const missing: number[] = [];
+    const wrong: string[] = [];
+    for (const j of this.#opts.joints) {
+      try {
+        const model = await bus.ping(j.id);
+        const want = j.model ?? bus.model;
+        if (model !== want.modelNumber) wrong.push(`${j.name} (id ${j.id}) is model ${model}, expected ${want.modelNumber} (${want.name})`);
+      } catch (e) {
+        if (e instanceof ServoError && e.code === "NO_REPLY") missing.push(j.id);
+        else throw e;
+      }
+    }
+    if (missing.length) {
+      const names = this.#opts.joints.filter((j) => missing.includes(j.id)).map((j) => `${j.name} (id ${j.id})`);
+      throw new ServoError(
+        "NO_REPLY",
+        missing,
+        `${bus.protocol.name} bus ${bus.port}: servo${missing.length > 1 ? "s" : ""} ${names.join(", ")} did not answer a ping — check the power supply and the daisy-chain cables, the baud rate, and the ids (list what answers: rlft servo-scan --bus ${bus.protocol.name} --port ${bus.port})`,
+      );
+    }
+    if (wrong.length) throw new ServoError("MODEL_MISMATCH", [], `${bus.port}: ${wrong.join("; ")} — fix driver.model or the ids in the launch file`);
+  }
+
+  async #run(): Promise<void> {
+    const period = 1000 / this.#opts.loopHz;
+    while (this.#running) {
+      const t0 = performance.now();
+      await this.#cycle();
+      const wait = period - (performance.now() - t0);
+      await new Promise((r) => setTimeout(r, Math.max(1, wait)));
+    }
+  }
+
+  /** One bus cycle: goals out (active only), state in. Never throws. */
+  async #cycle(): Promise<void> {
+    const bus = this.#bus;
+    if (!bus) return;
+    this.stats.cycles++;
+    const ids = this.#opts.joints.map((j) => j.id);
+    try {
+      const goal = this.#pending;
+      if (goal && this.#state === "active" && !this.#faulted) {
+        this.#pending = null;
+        await bus.syncWrite("Goal_Position", ids.map((id, i) => ({ id, value: this.toTicks(i, goal[i]) })));
+        this.stats.goalWrites++;
+      }
+      const names = ["Present_Position", "Present_Velocity", ...(this.#effortName ? [this.#effortName] : [])];
+      const v = await bus.syncRead(ids, names);
+      this.#reading = {
+        position: v.map((r, i) => this.toRad(i, r[0])),
+        velocity: v.map((r, i) => this.#opts.joints[i].direction * r[1] * bus.model.velocityScale),
+        // Mixed buses: the effort register sits at the same address, only its unit differs per model.
+        effort: v.map((r, i) => (r.length > 2 ? this.#opts.joints[i].direction * r[2] * (this.#opts.joints[i].model ?? bus.model).effort.scale : 0)),
+      };
+      this.#readAt = performance.now() / 1000;
+      if (this.#error) this.#opts.logger?.info(`servo bus ${bus.port} recovered`);
+      this.#error = "";
+      this.#failures = 0;
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (msg !== this.#error) this.#opts.logger?.warn(msg);
+      this.#error = msg;
+      this.#failures++;
+      if (this.#state === "active" && !this.#faulted && this.#failures >= (this.#opts.faultAfter ?? 5)) await this.#fault();
+    }
+  }
+
+  async #fault(): Promise<void> {
+    this.#faulted = true;
+    this.stats.faults++;
+    const action = this.#opts.onFault;
+    this.#opts.logger?.warn(`servo bus fault after ${this.#failures} failed cycles: ${this.#error}; ${action === "torque_off" ? "switching torque off" : "servos keep holding their last goal"}`);
+    if (action === "torque_off") await this.#torqueOff();
+  }
+
+  async #torqueOff(): Promise<void> {
+    const bus = this.#bus;
+    if (!bus) return;
+    try {
+      await bus.syncWrite("Torque_Enable", this.#opts.joints.map((j) => ({ id: j.id, value: 0 })));
+    } catch (e) {
+      this.#opts.logger?.warn(`could not switch torque off on ${bus.port}: ${(e as Error).message}`);
+    }
+  }
+
+  async #release(): Promise<void> {
+    this.#bus?.dispose();
+    await this.#closeBus?.();
+    this.#bus = null;
+    this.#closeBus = null;
+  }
+}

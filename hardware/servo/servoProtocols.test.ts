@@ -1,0 +1,73 @@
+/** Packet bytes of both servo protocols against the vendors' published examples; register encodings. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { feetechProtocol, feetechChecksum } from "../feetech/feetechProtocol.ts";
+import { dynamixelProtocol, dynamixelCrc, stuff, unstuff } from "../dynamixel/dynamixelProtocol.ts";
+import { decodeRegister, encodeRegister } from "./ServoModel.ts";
+import { STS3215 } from "../feetech/STS3215.ts";
+import { XL330 } from "../dynamixel/XL330.ts";
+import { serialOpenError } from "../transport/TransportError.ts";
+
+const hex = (a: Uint8Array) => Buffer.from(a).toString("hex");
+
+test("Feetech packets: ping, read, sync write framing and checksum (protocol manual examples)", () => {
+  // Ping id 1: FF FF 01 02 01 FB (checksum ~(1+2+1)).
+  assert.equal(hex(feetechProtocol.ping(1)), "ffff010201fb");
+  // Read 2 bytes of Present_Position (56) from id 1.
+  const r = feetechProtocol.read(1, 56, 2);
+  assert.equal(hex(r), "ffff0104023802" + feetechChecksum([1, 4, 2, 56, 2]).toString(16).padStart(2, "0"));
+  const sw = feetechProtocol.syncWrite(42, 2, [
+    { id: 1, data: Uint8Array.from([0x00, 0x08]) },
+    { id: 2, data: Uint8Array.from([0xff, 0x07]) },
+  ]);
+  assert.deepEqual([...sw.subarray(0, 7)], [0xff, 0xff, 0xfe, 10, 0x83, 42, 2]);
+  const d = feetechProtocol.decode(sw);
+  assert.equal(d.kind, "packet");
+  // A flipped bit is caught.
+  const bad = Uint8Array.from(sw);
+  bad[8] ^= 1;
+  const c = feetechProtocol.decode(bad);
+  assert.equal(c.kind, "corrupt");
+  assert.match((c as { error: string }).error, /checksum mismatch/);
+  // Garbage before a packet is skipped.
+  assert.deepEqual(feetechProtocol.decode(Uint8Array.from([0x00, 0x12, 0xff])), { kind: "skip", bytes: 2 });
+});
+
+test("Dynamixel 2.0 packets match the e-Manual's examples (CRC-16, byte stuffing)", () => {
+  assert.equal(hex(dynamixelProtocol.ping(1)), "fffffd0001030001194e");
+  assert.equal(hex(dynamixelProtocol.read(1, 132, 4)), "fffffd0001070002840004001d15");
+  // Status of that read (Present Position 166): ... 55 00 A6 00 00 00 8C C0.
+  assert.equal(dynamixelCrc([0xff, 0xff, 0xfd, 0x00, 0x01, 0x08, 0x00, 0x55, 0x00, 0xa6, 0x00, 0x00, 0x00]), 0xc08c);
+  const status = dynamixelProtocol.statusPacket(1, 0, Uint8Array.from([0xa6, 0, 0, 0]));
+  assert.equal(hex(status), "fffffd0001080055" + "00a6000000" + "8cc0");
+  assert.deepEqual(stuff([0x03, 0xff, 0xff, 0xfd, 0x01]), [0x03, 0xff, 0xff, 0xfd, 0xfd, 0x01]);
+  assert.deepEqual([...unstuff(Uint8Array.from([0x03, 0xff, 0xff, 0xfd, 0xfd, 0x01]))], [0x03, 0xff, 0xff, 0xfd, 0x01]);
+  // A write whose data contains FF FF FD survives the round trip.
+  const w = dynamixelProtocol.write(3, 116, Uint8Array.from([0xff, 0xff, 0xfd, 0x00]));
+  const d = dynamixelProtocol.decode(w);
+  assert.equal(d.kind, "packet");
+  assert.deepEqual([...(d as { packet: { params: Uint8Array } }).packet.params], [116, 0, 0xff, 0xff, 0xfd, 0x00]);
+  const bad = Uint8Array.from(w);
+  bad[9] ^= 0x10;
+  assert.equal(dynamixelProtocol.decode(bad).kind, "corrupt");
+  assert.match(dynamixelProtocol.errorText(0x80 | 7), /Access Error.*Alert/);
+});
+
+test("register encodings: Feetech sign-magnitude, Dynamixel two's complement, range errors", () => {
+  const vel = STS3215.registers.Present_Velocity;
+  assert.deepEqual([...encodeRegister(vel, -100, "little")], [100, 0x80]);
+  assert.equal(decodeRegister(vel, Uint8Array.from([100, 0x80]), "little"), -100);
+  assert.equal(decodeRegister(STS3215.registers.Homing_Offset, encodeRegister(STS3215.registers.Homing_Offset, -2000, "little"), "little"), -2000);
+  const gp = XL330.registers.Goal_Position;
+  assert.deepEqual([...encodeRegister(gp, -2, "little")], [0xfe, 0xff, 0xff, 0xff]);
+  assert.equal(decodeRegister(gp, Uint8Array.from([0xfe, 0xff, 0xff, 0xff]), "little"), -2);
+  assert.throws(() => encodeRegister(STS3215.registers.Torque_Enable, 300, "little", "Torque_Enable"), /Torque_Enable: 300 outside 0..255/);
+});
+
+test("serial open errors name the fix: dialout group, busy port, missing device", () => {
+  const eacces = serialOpenError("/dev/ttyACM0", Object.assign(new Error("Error: Permission denied, cannot open /dev/ttyACM0"), { code: "EACCES" }));
+  assert.equal(eacces.code, "PORT_PERMISSION");
+  assert.match(eacces.message, /add your user to the dialout group/);
+  assert.equal(serialOpenError("/dev/ttyACM0", new Error("Error Resource temporarily unavailable Cannot lock port")).code, "PORT_BUSY");
+  assert.equal(serialOpenError("/dev/ttyACM9", new Error("Error: No such file or directory, cannot open /dev/ttyACM9")).code, "PORT_NOT_FOUND");
+});

@@ -1,0 +1,205 @@
+/**
+ * Real-arm stacks end to end against protocol simulators. Acceptance: `rlft launch launch/so100.yaml --port <pty>`
+ * drives a simulated Feetech bus end to end. The
+ * servo-bus simulator holds one end of a socat pty pair; the rlft command (a child process, the real
+ * serialport stack) opens the other. The policy node's commands must arrive as Feetech Goal_Position packets
+ * and the joint states must come back into the recorded episode.
+ */
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { McapIndexedReader } from "@mcap/core";
+import { MessageReader } from "@foxglove/rosmsg2-serialization";
+import { parse } from "@foxglove/rosmsg";
+import { openPtyPair, socatBin } from "../hardware/transport/PtyPair.ts";
+import { SerialTransport } from "../hardware/transport/SerialTransport.ts";
+import { ServoBusSim } from "../hardware/servo/ServoBusSim.ts";
+import { feetechProtocol } from "../hardware/feetech/feetechProtocol.ts";
+import { STS3215 } from "../hardware/feetech/STS3215.ts";
+import { makeLearnerFixture, type LearnerFixture } from "../policies/testing/learnerFixture.ts";
+import { loadLaunch } from "../launch/LaunchConfig.ts";
+import { jointObservationNames } from "../nodes/JointObservationNode.ts";
+
+const skip = socatBin() ? false : "socat is not installed (sudo apt-get install socat)";
+const tmp = mkdtempSync(join(tmpdir(), "rlft-so100-"));
+let fixture: LearnerFixture | undefined;
+after(() => fixture?.cleanup());
+
+function rlft(args: string[], onSpawn?: (child: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["bin/rlft.js", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    onSpawn?.(child);
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+test("rlft launch launch/so100.yaml --port <pty>: policy commands arrive as Feetech packets, joint states come back", { skip }, async () => {
+  const cfg = loadLaunch("launch/so100.yaml");
+  assert.equal(cfg.driver.kind, "feetech");
+  const joints = cfg.driver.kind === "feetech" ? cfg.driver.joints : [];
+  const names = joints.map((j) => j.name);
+  // A real learner-exported package relabelled for the SO-100's joints.
+  fixture = await makeLearnerFixture({ obsDim: names.length, actionDim: names.length });
+  const pj = JSON.parse(readFileSync(join(fixture.dir, "policy.json"), "utf8"));
+  pj.observation.names = jointObservationNames(names);
+  pj.action.names = names;
+  writeFileSync(join(fixture.dir, "policy.json"), JSON.stringify(pj, null, 2));
+
+  const pty = await openPtyPair();
+  const side = await SerialTransport.open(pty.b, { baudRate: 1_000_000 });
+  const sim = new ServoBusSim(side, { protocol: feetechProtocol, model: STS3215, ids: joints.map((j) => j.id), maxSpeed: 4000 });
+  const goalPackets: number[][] = [];
+  sim.onPacket((p) => {
+    // Sync write (0x83) to broadcast id 0xFE starting at Goal_Position (42), 2 bytes per servo.
+    if (p.id === 0xfe && p.instruction === 0x83 && p.params[0] === STS3215.registers.Goal_Position.address) goalPackets.push([...p.params]);
+  });
+  const out = join(tmp, "episodes");
+  try {
+    const r = await rlft(["launch", "launch/so100.yaml", "--port", pty.a, "--policy", fixture.dir, "--episodes", "1", "--max-steps", "15", "--record-to", out, "--json"]);
+    assert.equal(r.code, 0, `rlft launch failed:\n${r.stderr}\n${r.stdout}`);
+    const summary = JSON.parse(r.stdout.trim().split("\n").pop()!);
+    assert.equal(summary.episodes, 1);
+    assert.equal(summary.outcomes.timeout, 1);
+    assert.equal(summary.actorErrors, 0);
+  } finally {
+    sim.dispose();
+    await side.close();
+    await pty.close();
+  }
+  // The policy's commands reached the bus as Feetech packets, and some moved a servo off its start.
+  assert.ok(goalPackets.length >= 5, `only ${goalPackets.length} Goal_Position sync writes arrived`);
+  assert.equal(goalPackets[0].length, 2 + 6 * 3, "addr, len, then id + 2 bytes for each of 6 servos");
+  assert.deepEqual([0, 1, 2, 3, 4, 5].map((i) => goalPackets[0][2 + 3 * i]), [1, 2, 3, 4, 5, 6]);
+  assert.ok([...sim.goals.values()].some((g) => g !== 2048), "no goal differs from the start pose");
+  // on_deactivate: torque_off
+  assert.deepEqual(joints.map((j) => sim.get(j.id, "Torque_Enable")), [0, 0, 0, 0, 0, 0]);
+
+  // The joint states read from the bus are in the recorded episode, next to the executed commands.
+  const file = readdirSync(out).find((f) => f.endsWith(".mcap"))!;
+  const bytes = new Uint8Array(readFileSync(join(out, file)));
+  const reader = await McapIndexedReader.Initialize({ readable: { size: async () => BigInt(bytes.byteLength), read: async (o: bigint, n: bigint) => bytes.subarray(Number(o), Number(o + n)) } });
+  const channels = new Map([...reader.channelsById.values()].map((c) => [c.topic, c]));
+  for (const t of ["/joint_states", "/joint_command", "/observation"]) assert.ok(channels.has(t), `missing ${t}`);
+  const schema = reader.schemasById.get(channels.get("/joint_states")!.schemaId)!;
+  const dec = new MessageReader(parse(new TextDecoder().decode(schema.data), { ros2: true }));
+  let states = 0;
+  let moved = false;
+  for await (const m of reader.readMessages({ topics: ["/joint_states"] })) {
+    const js = dec.readMessage<{ name: string[]; position: ArrayLike<number> }>(m.data);
+    assert.deepEqual(js.name, names);
+    if (Array.from(js.position).some((q) => Math.abs(q) > 1e-3)) moved = true;
+    states++;
+  }
+  assert.ok(states >= 10, `only ${states} joint states recorded`);
+  assert.ok(moved, "the recorded joint states never left the start pose");
+});
+
+test("rlft launch on a port that does not exist says so and how to fix it", async () => {
+  const r = await rlft(["launch", "launch/so100.yaml", "--port", "/dev/ttyRLFT_MISSING", "--policy", fixture?.dir ?? "/nonexistent", "--episodes", "1"]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /policy\.json|Cannot open \/dev\/ttyRLFT_MISSING: no such device/);
+});
+
+test("a real-arm stack with a V4L2-kind camera (ffmpeg testsrc) records frames and the camera/robot clock offset", { skip }, async () => {
+  const { runEpisodes } = await import("../cli/runEpisodes.ts");
+  assert.ok(fixture, "needs the package of the first test");
+  const cfg = loadLaunch("launch/so100.yaml");
+  const pty = await openPtyPair();
+  const side = await SerialTransport.open(pty.b, { baudRate: 1_000_000 });
+  const sim = new ServoBusSim(side, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3, 4, 5, 6] });
+  const out = join(tmp, "camera");
+  try {
+    if (cfg.driver.kind !== "feetech") throw new Error("so100.yaml must use the feetech driver");
+    cfg.driver.port = pty.a;
+    cfg.actor = { ...cfg.actor, package: fixture!.dir };
+    cfg.episodes.max_steps = 10;
+    cfg.camera = { ...cfg.camera, enabled: true, kind: "v4l2", device: "lavfi:testsrc=size=32x24:rate=30", width: 32, height: 24, rate_hz: 10, capture_fps: 30 };
+    const { summary } = await runEpisodes(cfg, { count: 1, seed: 0, label: "test", recordTo: out });
+    assert.equal(summary.episodes, 1);
+  } finally {
+    sim.dispose();
+    await side.close();
+    await pty.close();
+  }
+  const file = readdirSync(out).find((f) => f.endsWith(".mcap"))!;
+  const bytes = new Uint8Array(readFileSync(join(out, file)));
+  const reader = await McapIndexedReader.Initialize({ readable: { size: async () => BigInt(bytes.byteLength), read: async (o: bigint, n: bigint) => bytes.subarray(Number(o), Number(o + n)) } });
+  const topics = new Set([...reader.channelsById.values()].map((c) => c.topic));
+  assert.ok(topics.has("/camera/front/image"), `topics: ${[...topics].join(", ")}`);
+  const meta = [];
+  for await (const m of reader.readMetadata({ name: "rlft.episode" })) meta.push(m);
+  const offset = Number(meta[0].metadata.get("camera.front.time_offset_sec"));
+  assert.ok(Number.isFinite(offset) && offset > 1e9, `camera.front.time_offset_sec = ${meta[0].metadata.get("camera.front.time_offset_sec")}`);
+  assert.equal(meta[0].metadata.get("driver"), "feetech");
+});
+
+test("Ctrl-C during rlft launch on a servo arm aborts the episode, switches torque off and keeps the recording", { skip }, async () => {
+  assert.ok(fixture, "needs the package of the first test");
+  const pty = await openPtyPair();
+  const side = await SerialTransport.open(pty.b, { baudRate: 1_000_000 });
+  const sim = new ServoBusSim(side, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3, 4, 5, 6] });
+  const out = join(tmp, "sigint");
+  let goals = 0;
+  let child: ReturnType<typeof spawn> | undefined;
+  sim.onPacket((p) => {
+    if (p.instruction === 0x83 && p.params[0] === 42 && ++goals === 3) child?.kill("SIGINT");
+  });
+  try {
+    const r = await rlft(["launch", "launch/so100.yaml", "--port", pty.a, "--policy", fixture!.dir, "--episodes", "3", "--max-steps", "3000", "--record-to", out, "--json"], (c) => (child = c));
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /stopping: aborting the episode/);
+    const summary = JSON.parse(r.stdout.trim().split("\n").pop()!);
+    assert.deepEqual(summary.outcomes, { abort: 1 });
+    assert.deepEqual([1, 2, 3, 4, 5, 6].map((id) => sim.get(id, "Torque_Enable")), [0, 0, 0, 0, 0, 0]);
+  } finally {
+    sim.dispose();
+    await side.close();
+    await pty.close();
+  }
+  assert.equal(readdirSync(out).filter((f) => f.endsWith(".mcap")).length, 1);
+});
+
+test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's targets reach servoj through the input registers", async () => {
+  const { cpSync } = await import("node:fs");
+  const { runEpisodes } = await import("../cli/runEpisodes.ts");
+  const { RtdeControllerSim } = await import("../hardware/ur/RtdeControllerSim.ts");
+  assert.ok(fixture, "needs the package of the first test");
+  const cfg = loadLaunch("launch/ur5e.yaml");
+  if (cfg.driver.kind !== "ur_rtde") throw new Error("ur5e.yaml must use ur_rtde");
+  const pkg = join(tmp, "ur-package");
+  cpSync(fixture!.dir, pkg, { recursive: true });
+  const pj = JSON.parse(readFileSync(join(pkg, "policy.json"), "utf8"));
+  pj.observation.names = jointObservationNames(cfg.driver.joints);
+  pj.action.names = cfg.driver.joints;
+  writeFileSync(join(pkg, "policy.json"), JSON.stringify(pj, null, 2));
+  const sim = await RtdeControllerSim.start({ q0: [0, -1.2, 1.2, -1.5, -1.5, 0] });
+  try {
+    cfg.driver = { ...cfg.driver, host: "127.0.0.1", port: sim.rtdePort, script_port: sim.secondaryPort };
+    cfg.camera.enabled = false;
+    cfg.recorder.enabled = false;
+    cfg.actor = { ...cfg.actor, package: pkg, providers: ["cpu"] };
+    cfg.episodes.max_steps = 20;
+    const { summary } = await runEpisodes(cfg, { count: 1, seed: 0, label: "test" });
+    assert.equal(summary.episodes, 1);
+    assert.equal(summary.actorErrors, 0);
+    assert.equal(sim.stats.scripts, 1, "rlft_servoj was sent to the secondary interface");
+    assert.ok(sim.stats.inputPackages > 100, `only ${sim.stats.inputPackages} input packages`);
+    const targets = [24, 25, 26, 27, 28, 29].map((i) => Number(sim.registers.get(`input_double_register_${i}`)));
+    assert.ok(targets.some((q, i) => Math.abs(q - [0, -1.2, 1.2, -1.5, -1.5, 0][i]) > 1e-3), `targets never left the start pose: ${targets}`);
+    // The session ended with close(): mode 2, the program stopped.
+    assert.equal(sim.registers.get("input_int_register_24"), 2);
+  } finally {
+    await sim.stop();
+  }
+});
