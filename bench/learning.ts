@@ -28,22 +28,12 @@ import { runSession } from "../cli/session.ts";
 import { percentile } from "../cli/stats.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
 import { measureThroughput } from "./learningThroughput.ts";
+import { benchArgs } from "./args.ts";
 import { markdown, rate, type CurvePoint, type LearningBench, type MethodResult, type SessionEpisodeRow, type TaskResult } from "./learningReport.ts";
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Arguments.
-const argv = process.argv.slice(2);
-const flag = (name: string) => argv.includes(name);
-const arg = (name: string, dflt: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
-};
-const args = (name: string) => argv.flatMap((a, i) => (a === name && i + 1 < argv.length ? [argv[i + 1]] : []));
-const num = (name: string, dflt: number) => {
-  const v = Number(arg(name, String(dflt)));
-  if (!Number.isFinite(v)) throw new Error(`${name}: expected a number, got ${arg(name, "")}`);
-  return v;
-};
+const { flag, arg, args, num } = benchArgs();
 if (flag("--help") || flag("-h")) {
   console.log(readFileSync(new URL(import.meta.url), "utf8").split("*/")[0]);
   process.exit(0);

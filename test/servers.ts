@@ -10,9 +10,12 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, createConnection } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../cli/ports.ts";
+
+export { freePort };
 
 export interface RunningServer {
   url: string;
@@ -20,19 +23,6 @@ export interface RunningServer {
   port: number;
   /** Stops the server if this call started it (no-op for the shared CI server). */
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.unref();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const addr = s.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export function which(bin: string, extra: string[] = []): string | undefined {
