@@ -89,6 +89,7 @@ export class OperatorStation {
           onFault: (msg) => this.console.deviceFault(msg),
         })
       : null;
+    if (device instanceof KeyboardTeleop) device.onEstop = () => void this.console.command({ cmd: "estop", from: device.source });
   }
 
   /** Nodes to configure/activate with the stack (console first: it owns /safety/estop). */

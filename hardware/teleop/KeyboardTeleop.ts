@@ -70,6 +70,12 @@ export class KeyboardTeleop implements TeleopDevice {
   #gripperChanged = false;
   #onData = (chunk: Buffer) => this.#keys(this.#parser.feed(chunk));
   #flushTimer: NodeJS.Timeout | null = null;
+  /**
+   * Called the moment the e-stop key arrives (the operator station sets it): the e-stop does not wait for the next
+   * control tick's poll, so no command of the policy can leave the safety supervisor after the key. Unset, the e-stop
+   * is queued with the other commands.
+   */
+  onEstop: (() => void) | null = null;
 
   constructor(opts: KeyboardTeleopOptions) {
     this.#o = opts;
@@ -133,7 +139,8 @@ export class KeyboardTeleop implements TeleopDevice {
     else if (k === "g") {
       this.#gripperOpen = !this.#gripperOpen;
       this.#gripperChanged = true;
-    } else if (COMMAND_KEYS[k]) this.#commands.push(COMMAND_KEYS[k]);
+    } else if (COMMAND_KEYS[k] === "estop" && this.onEstop) this.onEstop();
+    else if (COMMAND_KEYS[k]) this.#commands.push(COMMAND_KEYS[k]);
   }
 
   poll(dtSec: number): TeleopSample {

@@ -6,9 +6,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
 import { KeyboardParser } from "./KeyboardParser.ts";
-import { KeyboardTeleop } from "./KeyboardTeleop.ts";
+import { KeyboardTeleop, type KeyInput } from "./KeyboardTeleop.ts";
 import { JoystickParser } from "./JoystickParser.ts";
 import { GamepadTeleop } from "./GamepadTeleop.ts";
 import { SpaceMouseParser } from "./SpaceMouseParser.ts";
@@ -226,4 +227,19 @@ test("twist mapping starts at the measured joints, moves the tool as asked, and 
   const j = idleSample();
   j.joints = [9, -9, 0, 0, 1];
   assert.deepEqual(leader.apply(j), [2, -1.6, 0, 0, 0.08]);
+});
+
+test("keyboard e-stop: delivered the moment the key arrives when the station listens, not at the next poll", () => {
+  const input = new EventEmitter() as EventEmitter & KeyInput;
+  const kb = new KeyboardTeleop({ config: TELEOP_DEFAULTS, input });
+  let estops = 0;
+  kb.onEstop = () => estops++;
+  void kb.open();
+  input.emit("data", Buffer.from("\x1b[A \x1b[A"));
+  assert.equal(estops, 1, "Space (0x20) e-stops at once");
+  const s = kb.poll(0.1);
+  assert.deepEqual(s.commands, [], "the e-stop is not queued a second time");
+  assert.ok(s.linear[0] > 0, "the arrow keys around it still jog");
+  kb.keyDown("space");
+  assert.equal(estops, 2, "the web UI's Space too");
 });

@@ -2,7 +2,7 @@
  * The fault-injection suite's shape (docs/faults.md): each scenario injects one fault into a running sim stack (with the
  * real learner where the fault involves it) and returns one row of the table. `full` selects the issue's sizes (×5
  * restarts, a 60 s link drop in wall time, ...); the short form run by `npm test` keeps the same checks on smaller
- * budgets. New scenarios (MQTT / UI / keyboard e-stop, malformed MQTT) are added to FAULT_SCENARIOS in scenarios.ts.
+ * budgets. New scenarios are added to FAULT_SCENARIOS in scenarios.ts.
  */
 
 /** One row of the fault table. */

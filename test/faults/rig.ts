@@ -87,15 +87,21 @@ export function auditDriver(stack: Stack): { unsafe: number; writes: number; log
   const d = stack.driver;
   const write = d.write.bind(d);
   const maxStep = stack.config.safety.max_step;
+  // Positions the arm was measured at lately: the supervisor's holds (e-stop, pause, watchdog) are one of them, kept
+  // tick after tick while the joints settle onto it.
+  const recent: string[] = [];
   d.write = (positions: readonly number[]) => {
     const measured = d.read(0).reading?.position ?? [];
     audit.writes++;
     audit.log.push([...positions]);
-    // Holding the measured position is safe even where the sim has it a hair outside a limit (contact penetration).
-    const hold = positions.length === measured.length && positions.every((q, i) => Math.abs(q - measured[i]) < 1e-9);
-    const bad = !hold && (positions.length !== d.jointNames.length || positions.some((q, i) => {
+    recent.push(measured.join());
+    if (recent.length > 400) recent.shift();
+    // Holding a measured position is safe even where the sim has it a hair outside a limit (contact penetration);
+    // the step limit still applies below.
+    const hold = positions.length === measured.length && recent.includes(positions.join());
+    const bad = (positions.length !== d.jointNames.length || positions.some((q, i) => {
       const step = typeof maxStep === "number" ? maxStep : maxStep[i];
-      return !Number.isFinite(q) || q < d.jointLower[i] - 1e-9 || q > d.jointUpper[i] + 1e-9 || (measured[i] !== undefined && Math.abs(q - measured[i]) > step + 1e-6);
+      return !Number.isFinite(q) || (!hold && (q < d.jointLower[i] - 1e-9 || q > d.jointUpper[i] + 1e-9)) || (measured[i] !== undefined && Math.abs(q - measured[i]) > step + 1e-6);
     }));
     if (bad) {
       audit.unsafe++;

@@ -1,7 +1,7 @@
 /**
  * The fault scenarios (docs/faults.md). Each one runs the sim stack (real MuJoCo, real ONNX policy, real learner
  * process over ZeroMQ where the fault involves it), injects its fault and measures what survived.
- * To add one (e.g. the MQTT / UI / keyboard e-stop, malformed MQTT commands), append it to FAULT_SCENARIOS.
+ * To add one, append it to FAULT_SCENARIOS.
  */
 import { spawn } from "node:child_process";
 import { readdir } from "node:fs/promises";
@@ -17,6 +17,7 @@ import { freePort } from "../servers.ts";
 import { auditDriver, drainSpool, launchConfig, LearnerRig } from "./rig.ts";
 import type { FaultContext, FaultScenario } from "./FaultScenario.ts";
 import { policyPackageFaults } from "./packageFaults.ts";
+import { OPERATOR_FAULT_SCENARIOS } from "./operatorFaults.ts";
 
 const quiet = { warn: () => undefined, info: () => undefined };
 
@@ -368,8 +369,8 @@ const badActions: FaultScenario = {
 
 const packages: FaultScenario = { name: "bad policy packages", run: policyPackageFaults };
 
-/** Every scenario, in table order. Append e-stop (MQTT / UI / keyboard) and malformed-MQTT scenarios here. */
-export const FAULT_SCENARIOS: FaultScenario[] = [learnerKills, robotCrash, linkDrop, backpressure, diskFull, inferenceOverrun, packages, badActions];
+/** Every scenario, in table order (the e-stop and malformed-MQTT scenarios live in operatorFaults.ts). */
+export const FAULT_SCENARIOS: FaultScenario[] = [learnerKills, robotCrash, linkDrop, backpressure, diskFull, inferenceOverrun, packages, badActions, ...OPERATOR_FAULT_SCENARIOS];
 
 /** Process RSS helper re-exported for the soak bench. */
 export { rssOf };
