@@ -58,7 +58,7 @@ export function registerDemoCommand(program: Command): void {
       console.log(`\n[2/4] training a diffusion policy on the successful demonstrations`);
       const t1 = performance.now();
       const demosNpz = join(out, "demos.npz");
-      const bc = await trainBc({ data: demos, out, saveDataset: demosNpz });
+      const bc = await trainBc({ data: demos, out, saveDataset: demosNpz, steps: o.steps });
       const trainSec = (performance.now() - t1) / 1000;
       console.log(`      final loss ${bc.finalLoss.toFixed(4)} after ${bc.steps} steps on ${bc.episodes} episodes (${trainSec.toFixed(0)} s)`);
 
