@@ -125,7 +125,7 @@ export class Stack {
     if (dc.kind !== "sim" && config.actor.kind === "expert") throw new Error(`actor.kind expert is the simulator's scripted expert: it needs driver.kind sim (use a policy package on a real arm)`);
     const world = dc.kind === "sim" ? await SimArmDriver.create({ task: config.task, controlHz: hz, randomizePhysics: dc.randomize_physics, instruction: config.instruction }) : null;
     const log = { info: (m: string) => !opts.quiet && console.log(m), warn: (m: string) => console.warn(m) };
-    const driver: ArmDriver = world ?? (await createArmDriver(dc as Exclude<typeof dc, { kind: "sim" }>, { node: () => runtime.createNode("arm_bridge"), logger: log }));
+    const driver: ArmDriver = world ?? (await createArmDriver(dc as Exclude<typeof dc, { kind: "sim" }>, { node: () => runtime.createNode("arm_bridge"), logger: log, armCalibration: config.calibration.arm }));
     const names = driver.jointNames;
     const maxStep = typeof config.safety.max_step === "number" ? names.map(() => config.safety.max_step as number) : config.safety.max_step;
     if (maxStep.length !== names.length) throw new Error(`safety.max_step: expected ${names.length} values (${names.join(", ")}), got ${maxStep.length}`);
