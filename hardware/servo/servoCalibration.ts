@@ -14,12 +14,8 @@ import type { ServoBus } from "./ServoBus.ts";
 /** Per id: raw ticks = Present_Position + shift (0 when the model has no Homing_Offset register). */
 export async function presentToRawShifts(bus: ServoBus, ids: readonly number[]): Promise<number[]> {
   if (!bus.model.registers.Homing_Offset) return ids.map(() => 0);
-  const out: number[] = [];
-  for (const id of ids) {
-    const off = await bus.read(id, "Homing_Offset");
-    out.push(bus.protocol.name === "dynamixel" ? -off : off);
-  }
-  return out;
+  const v = await bus.syncRead(ids, ["Homing_Offset"]);
+  return v.map((r) => (bus.protocol.name === "dynamixel" ? -r[0] : r[0]));
 }
 
 /**
