@@ -203,3 +203,67 @@ test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's target
     await sim.stop();
   }
 });
+
+test("episode reset on a Feetech arm: home at reset.max_speed through the safety supervisor, then the start gate waits", { skip }, async () => {
+  const { Stack } = await import("../launch/Stack.ts");
+  assert.ok(fixture, "needs the package of the first test");
+  const cfg = loadLaunch("launch/so100.yaml");
+  const pty = await openPtyPair();
+  const side = await SerialTransport.open(pty.b, { baudRate: 1_000_000 });
+  const sim = new ServoBusSim(side, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3, 4, 5, 6] });
+  const home = [0.3, -0.25, 0.2, 0, 0.1, 0.5];
+  const speed = 0.4;
+  const dt = 1 / cfg.control_hz;
+  const rad = (t: number) => ((t - 2048) * 2 * Math.PI) / 4096;
+  const goals: number[][] = [];
+  let recording = false;
+  sim.onPacket((p) => {
+    if (!recording || p.id !== 0xfe || p.instruction !== 0x83 || p.params[0] !== STS3215.registers.Goal_Position.address) return;
+    goals.push([0, 1, 2, 3, 4, 5].map((i) => rad(p.params[3 + 3 * i] | (p.params[4 + 3 * i] << 8))));
+  });
+  if (cfg.driver.kind !== "feetech") throw new Error("so100.yaml must use the feetech driver");
+  cfg.driver.port = pty.a;
+  cfg.actor = { ...cfg.actor, package: fixture!.dir };
+  cfg.recorder.enabled = false;
+  cfg.episodes.max_steps = 5;
+  cfg.reset = { home, max_speed: speed, tolerance: 0.02, settle_sec: 3 };
+  const stack = await Stack.create(cfg, { quiet: true, operatorGate: true });
+  try {
+    const move = stack.safety.moveThrough.bind(stack.safety);
+    stack.safety.moveThrough = (pts, period, sleep) => {
+      recording = true;
+      return move(pts, period, sleep);
+    };
+    const run = stack.runEpisodes({ count: 1, seed: 0 });
+    // The gate opens only after homing: wait until the operator could press Start.
+    let gateReason: string | null = "";
+    let released = 0;
+    for (let k = 0; k < 1000 && gateReason !== null; k++) {
+      await new Promise((r) => setTimeout(r, 10));
+      if (stack.manager.running) break;
+      if (recording && stack.driver.read(0).reading?.position.every((q, i) => Math.abs(q - home[i]) < 0.02)) {
+        // At home and holding: the policy's proposals are dropped while it waits for the operator.
+        const before = goals.length;
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(stack.manager.running, false, "the episode waits for the operator's start");
+        for (const g of goals.slice(before)) g.forEach((q, i) => assert.ok(Math.abs(q - home[i]) < 0.002, `goal ${q} while waiting (home ${home[i]})`));
+        released = goals.length;
+        gateReason = stack.releaseGate();
+      }
+    }
+    assert.equal(gateReason, null, "the start gate was waiting after homing");
+    const [r] = await run;
+    assert.equal(r.outcome, "timeout");
+    // Skip the policy's goal still in flight when homing began and the hold; then every step is within the speed limit.
+    const way = goals.slice(2, released);
+    assert.ok(way.length >= 10, `only ${way.length} goal writes on the way home`);
+    const tick = (2 * Math.PI) / 4096;
+    for (let k = 1; k < way.length; k++) way[k].forEach((q, i) => assert.ok(Math.abs(q - way[k - 1][i]) <= speed * dt + tick, `step ${k}, joint ${i}: ${Math.abs(q - way[k - 1][i])} rad > ${speed * dt}`));
+    assert.ok(goals.some((g) => g.every((q, i) => Math.abs(q - home[i]) <= tick)), "home was commanded");
+  } finally {
+    await stack.shutdown();
+    sim.dispose();
+    await side.close();
+    await pty.close();
+  }
+});
