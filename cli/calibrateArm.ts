@@ -7,6 +7,9 @@ import type { JointPositionSource } from "../calibration/JointPositionSource.ts"
 import { SimServoArm } from "../calibration/SimServoArm.ts";
 import { runArmCalibration, type CalibrationPrompter, type SweepRow } from "../calibration/runArmCalibration.ts";
 import { jointLimits, saveArmCalibration, type ArmCalibration } from "../calibration/ArmCalibration.ts";
+import { ServoJointSource } from "../hardware/servo/ServoJointSource.ts";
+import { openServoBus } from "../hardware/servo/openServoBus.ts";
+import { zeroAndDirection } from "../hardware/servo/servoCalibration.ts";
 
 /** Options a bus needs to open. */
 export interface JointSourceOptions {
@@ -14,11 +17,31 @@ export interface JointSourceOptions {
   baud?: number;
   ids?: number[];
   motors?: string[];
+  /** Servo model (feetech: sts3215; dynamixel: xl330, xl430). */
+  model?: string;
+}
+
+/** The SO-100/SO-101 and Koch joint names (LeRobot's), ids 1–6. */
+export const DEFAULT_ARM_MOTORS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"];
+
+/** A Feetech or Dynamixel bus as a calibration source: raw Present_Position, torque off for the person. */
+async function servoSource(bus: "feetech" | "dynamixel", o: JointSourceOptions): Promise<JointPositionSource> {
+  if (!o.port) throw new Error(`--source ${bus} needs --port (the bus adapter, e.g. /dev/serial/by-id/usb-...; try one without hardware: rlft servo-sim --bus ${bus})`);
+  const ids = o.ids ?? DEFAULT_ARM_MOTORS.map((_, i) => i + 1);
+  const motors = o.motors ?? (ids.length === DEFAULT_ARM_MOTORS.length ? DEFAULT_ARM_MOTORS : ids.map((id) => `motor_${id}`));
+  if (motors.length !== ids.length) throw new Error(`--motors names ${motors.length} joints but --ids has ${ids.length} servos: give one name per id, in the same order`);
+  const model = o.model ?? (bus === "feetech" ? "sts3215" : "xl330");
+  return ServoJointSource.open({
+    openBus: () => openServoBus({ bus, port: o.port!, baudRate: o.baud ?? 1_000_000, model, timeoutMs: 50, retries: 2 }),
+    joints: motors.map((name, i) => ({ name, id: ids[i] })),
+  });
 }
 
 /** Bus kinds `--source` accepts. Real buses register here (hardware/feetech, hardware/dynamixel). */
 export const JOINT_SOURCES: Record<string, (o: JointSourceOptions) => Promise<JointPositionSource>> = {
   sim: async () => new SimServoArm(undefined, { readsPerJoint: 16 }),
+  feetech: (o) => servoSource("feetech", o),
+  dynamixel: (o) => servoSource("dynamixel", o),
 };
 
 /** Opens the named bus; an unknown kind names the ones there are. */
@@ -100,10 +123,22 @@ export async function armCommand(o: ArmCommandOptions): Promise<ArmCalibration> 
       const [lo, hi] = jointLimits(j);
       say(`${name.padEnd(16)} homing_offset ${String(j.homing_offset).padStart(6)}  range ${j.range_min}..${j.range_max}  limits ${((lo * 180) / Math.PI).toFixed(1)}°..${((hi * 180) / Math.PI).toFixed(1)}°`);
     }
-    say(`wrote ${o.out}; name it in the launch file as calibration: {arm: ${o.out}} so every episode records it`);
+    say(`wrote ${o.out}; name it in the launch file as calibration: {arm: ${o.out}}: the servo driver then takes each joint's zero, direction and range from it (and every episode records it)`);
+    say("equivalent launch-file joint entries (zero_ticks = raw ticks at 0 rad; limits = the calibrated range):");
+    for (const line of launchJointLines(cal, o.ids)) say(line);
     return cal;
   } finally {
     term.close();
     await src.close?.();
   }
+}
+
+/** The `driver.joints` lines a calibration implies, for people who keep everything in the launch file. */
+export function launchJointLines(cal: ArmCalibration, ids?: readonly number[]): string[] {
+  return Object.entries(cal.joints).map(([name, j], i) => {
+    const { zeroTicks, direction } = zeroAndDirection(j);
+    const [lo, hi] = jointLimits(j);
+    const id = j.id ?? ids?.[i] ?? i + 1;
+    return `    - {name: ${name}, id: ${id}, zero_ticks: ${zeroTicks}, direction: ${direction}, lower: ${lo.toFixed(3)}, upper: ${hi.toFixed(3)}}`;
+  });
 }

@@ -3,6 +3,7 @@
  * operator; every tick's transition streams to the learner through the spooled ZeroMQ bridge; new residual
  * packages from the learner are verified and swapped in at chunk boundaries. Used by `rlft session` and `rlft demo`.
  */
+import type { JointPositionSource as LeaderSource } from "../hardware/teleop/JointPositionSource.ts";
 import { mkdirSync, writeFileSync, appendFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createHash } from "node:crypto";
@@ -77,6 +78,8 @@ export interface SessionOptions {
   afterEpisode?: (i: number, ctx: { bridge: ExperienceBridgeLike; stack: Stack }) => Promise<void> | void;
   /** Called once the stack is built, before the first episode (audits, fault injection). */
   onStack?: (stack: Stack) => void;
+  /** The leader arm for --operator leader (hardware/servo/openLeaderArm.ts). */
+  leaderSource?: LeaderSource;
   /** Poll period while paused (ms). Default 500. */
   pausePollMs?: number;
 }
@@ -175,7 +178,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
       bridge.push(t);
     },
   };
-  const stack = await Stack.create(cfg, { quiet: true, experience: sink, training: cfg.learner.explore, recordTo: join(out, "episodes") });
+  const stack = await Stack.create(cfg, { quiet: true, experience: sink, training: cfg.learner.explore, recordTo: join(out, "episodes"), leaderSource: o.leaderSource });
   o.onStack?.(stack);
   const actor = stack.actor.actor as PolicyActor;
   actor.zeroBase = o.baseMode === "zero";
@@ -304,7 +307,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
 
 /** A session without a learner: episodes are recorded (operator interventions and labels included), nothing is trained. */
 async function runOfflineSession(o: SessionOptions, cfg: LaunchConfig, out: string): Promise<SessionResult> {
-  const stack = await Stack.create(cfg, { quiet: true, recordTo: join(out, "episodes") });
+  const stack = await Stack.create(cfg, { quiet: true, recordTo: join(out, "episodes"), leaderSource: o.leaderSource });
   const episodes: SessionEpisode[] = [];
   let stopped = false;
   void o.stop?.then(() => {

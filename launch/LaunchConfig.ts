@@ -103,6 +103,24 @@ export const LaunchSchema = z
       })
       .strict()
       .default({ count: 10, seed: 1000 }),
+    /**
+     * Episode reset on a real arm (the sim resets to the seed's start state instead): before each episode the arm
+     * drives to `home` through the safety supervisor at `max_speed`, holds there, and the episode waits for the
+     * operator's start (UI, MQTT, keys) when a person is in the loop. docs/real-robot.md.
+     */
+    reset: z
+      .object({
+        /** Home pose, rad (gripper in its joint units), one value per driver joint in driver order; absent: no homing. */
+        home: joints.optional(),
+        /** Top joint speed on the way home (rad/s), one value or per joint. Slow: nobody supervises this motion. */
+        max_speed: z.union([z.number().positive(), joints]).default(0.3),
+        /** Home is reached when every joint is within this of it (rad); otherwise a warning names the joints. */
+        tolerance: z.number().positive().default(0.05),
+        /** After the last point, how long the arm may take to arrive (s). */
+        settle_sec: z.number().min(0).default(2),
+      })
+      .strict()
+      .default({ max_speed: 0.3, tolerance: 0.05, settle_sec: 2 }),
     /** A supervising operator who takes over when the episode goes wrong (interventions, ALGORITHMS.md §2). */
     operator: z
       .object({

@@ -33,7 +33,7 @@ export interface OperatorStationParts {
   jointUpper: readonly number[];
   /** Terminal input for --operator keyboard (default process.stdin). */
   keyInput?: KeyInput;
-  /** The leader arm's servo bus (issue 6's Feetech/Dynamixel drivers implement JointPositionSource). */
+  /** The leader arm's servo bus (hardware/servo/openLeaderArm.ts: a ServoJointSource, torque off). */
   leaderSource?: JointPositionSource;
 }
 
@@ -53,7 +53,7 @@ export function createTeleopDevice(config: LaunchConfig, parts: OperatorStationP
       return new SpaceMouseTeleop({ config: t });
     case "leader":
       if (!parts.leaderSource) {
-        throw new Error(`--operator leader needs the leader arm's servo bus (${t.leader.protocol} on ${t.leader.port}); the bus drivers come with the Feetech/Dynamixel support (issue 6) — until then pass a JointPositionSource to Stack.create({ leaderSource })`);
+        throw new Error(`--operator leader needs the leader arm's servo bus (${t.leader.protocol} on ${t.leader.port}): rlft session opens it from --leader-port/--leader-bus (hardware/servo/openLeaderArm.ts); in code pass Stack.create({ leaderSource })`);
       }
       return new LeaderArmTeleop({ config: t, source: parts.leaderSource, followerJoints: parts.jointNames });
   }

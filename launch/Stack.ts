@@ -34,6 +34,7 @@ import { OperatorStation } from "./OperatorStation.ts";
 import type { KeyInput } from "../hardware/teleop/KeyboardTeleop.ts";
 import type { JointPositionSource } from "../hardware/teleop/JointPositionSource.ts";
 import { SuccessClassifierNode } from "../nodes/SuccessClassifierNode.ts";
+import { homeTrajectory } from "../hardware/homeTrajectory.ts";
 
 /** Lifecycle surface every node class here has. */
 interface ManagedNode {
@@ -125,7 +126,7 @@ export class Stack {
     if (dc.kind !== "sim" && config.actor.kind === "expert") throw new Error(`actor.kind expert is the simulator's scripted expert: it needs driver.kind sim (use a policy package on a real arm)`);
     const world = dc.kind === "sim" ? await SimArmDriver.create({ task: config.task, controlHz: hz, randomizePhysics: dc.randomize_physics, instruction: config.instruction }) : null;
     const log = { info: (m: string) => !opts.quiet && console.log(m), warn: (m: string) => console.warn(m) };
-    const driver: ArmDriver = world ?? (await createArmDriver(dc as Exclude<typeof dc, { kind: "sim" }>, { node: () => runtime.createNode("arm_bridge"), logger: log }));
+    const driver: ArmDriver = world ?? (await createArmDriver(dc as Exclude<typeof dc, { kind: "sim" }>, { node: () => runtime.createNode("arm_bridge"), logger: log, armCalibration: config.calibration.arm }));
     const names = driver.jointNames;
     const maxStep = typeof config.safety.max_step === "number" ? names.map(() => config.safety.max_step as number) : config.safety.max_step;
     if (maxStep.length !== names.length) throw new Error(`safety.max_step: expected ${names.length} values (${names.join(", ")}), got ${maxStep.length}`);
@@ -296,9 +297,49 @@ export class Stack {
     return null;
   }
 
-  /** Operator reset while idle: the world goes to the next episode's start state (sim) and waits. */
+  /** Operator reset while idle: the world goes to the next episode's start state (sim), a real arm goes home; then it waits. */
   resetWorld(): string | null {
-    return this.manager.reset(this.#nextSeed) ? null : "an episode is running";
+    if (!this.manager.reset(this.#nextSeed)) return "an episode is running";
+    if (!this.world && this.config.reset.home) void this.goHome().catch((e: Error) => console.warn(`going home failed: ${e.message}`));
+    return null;
+  }
+
+  /**
+   * Real arm, `reset.home` set: drives home at `reset.max_speed` through the safety supervisor and waits until the
+   * arm is there (or `settle_sec` passed: a warning names the joints that are not). The arm then holds home until
+   * the next episode starts. Returns the points commanded (none when there is no home or the arm is already there).
+   */
+  async goHome(): Promise<number[][]> {
+    const rc = this.config.reset;
+    if (this.world || !rc.home) return [];
+    const names = this.driver.jointNames;
+    if (rc.home.length !== names.length) throw new Error(`reset.home: expected ${names.length} values (${names.join(", ")}), got ${rc.home.length}`);
+    const perJoint = (v: number | number[] | undefined, key: string): number[] => {
+      const a = v === undefined ? names.map(() => Infinity) : typeof v === "number" ? names.map(() => v) : v;
+      if (a.length !== names.length) throw new Error(`${key}: expected 1 or ${names.length} values (${names.join(", ")}), got ${a.length}`);
+      return a;
+    };
+    const dt = 1 / this.config.control_hz;
+    // Never faster than the safety limits allow, so no point of the way home gets clamped.
+    const maxStep = perJoint(this.config.safety.max_step, "safety.max_step");
+    const maxVel = perJoint(this.config.safety.max_velocity, "safety.max_velocity");
+    const speed = perJoint(rc.max_speed, "reset.max_speed").map((v, i) => Math.min(v, maxStep[i] / dt, maxVel[i]));
+    const out = rc.home.map((h, i) => (h < this.driver.jointLower[i] || h > this.driver.jointUpper[i] ? names[i] : "")).filter(Boolean);
+    if (out.length) throw new Error(`reset.home is outside the joint limits for ${out.join(", ")} (limits come from driver.joints / calibration.arm): fix the home pose`);
+    const r = this.driver.read(0);
+    if (!r.status.ok || !r.reading) throw new Error(`cannot go home: no joint reading (${r.status.ok ? "none yet" : r.status.error})`);
+    const points = homeTrajectory(r.reading.position, rc.home, speed, dt);
+    await this.safety.moveThrough(points, dt);
+    const end = Date.now() + rc.settle_sec * 1000;
+    let off: string[] = [];
+    for (;;) {
+      const q = this.driver.read(0).reading?.position ?? [];
+      off = names.filter((_, i) => !(Math.abs((q[i] ?? NaN) - rc.home![i]) <= rc.tolerance));
+      if (!off.length || Date.now() >= end) break;
+      await this.safety.moveThrough([rc.home], dt); // the arm lags: keep commanding home (still step-clamped)
+    }
+    if (off.length) console.warn(`home pose not reached within ${rc.settle_sec} s (tolerance ${rc.tolerance} rad): ${off.join(", ")} — check for an obstacle, the joint limits and safety.max_step`);
+    return points;
   }
 
   /** Ends a wait for the operator's start (Ctrl-C): runEpisodes returns what it has. */
@@ -321,6 +362,7 @@ export class Stack {
     signal?.addEventListener("abort", onAbort);
     for (let i = 0; i < opts.count && !signal?.aborted; i++) {
       this.#nextSeed = opts.seed + i;
+      if (!this.world && this.config.reset.home) await this.goHome();
       if (this.#gate && !(await new Promise<boolean>((r) => (this.#waiting = r)))) break;
       const ended = new Promise<EpisodeResult>((resolve) => {
         const off = this.manager.onEnd((r) => {

@@ -24,6 +24,9 @@ import { TOPICS } from "../nodes/topics.ts";
 import { calibrationMetadata } from "../calibration/CalibrationFiles.ts";
 import { jointLimits, loadArmCalibration } from "../calibration/ArmCalibration.ts";
 import { gitRevision } from "./Stack.ts";
+import { realArmDriver, type ArmDriverParams } from "../hardware/driverFromParams.ts";
+import { JointObservationNode, jointObservationNames } from "../nodes/JointObservationNode.ts";
+import { FfmpegCamera } from "../hardware/camera/FfmpegCamera.ts";
 
 /** What every node class has. */
 export interface ManagedNode {
@@ -53,12 +56,23 @@ const hz = z.number().positive().max(1000).default(10);
 const names = z.array(z.string()).default([...ARM_SPEC.jointNames]);
 
 /**
- * Arm drivers by `driver` parameter. The sim is here; the real buses (feetech, dynamixel, ur_rtde, ros2_control)
- * register one line each from hardware/ with a builder taking the arm_driver node's parameters.
+ * Arm drivers by `driver` parameter: the sim, and the real arms through hardware/driverFromParams.ts
+ * (the same DriverSchema and createArmDriver as `rlft launch`).
  */
-export const ARM_DRIVERS: Record<string, (p: Record<string, unknown>) => Promise<ArmDriver>> = {
+export const ARM_DRIVERS: Record<string, (p: Record<string, unknown>, runtime: Runtime) => Promise<ArmDriver>> = {
   sim: async (p) => SimArmDriver.create({ task: p.task as "push_cube", controlHz: p.control_hz as number }),
+  feetech: (p, rt) => realArmDriver(p as unknown as ArmDriverParams, rt),
+  dynamixel: (p, rt) => realArmDriver(p as unknown as ArmDriverParams, rt),
+  ur_rtde: (p, rt) => realArmDriver(p as unknown as ArmDriverParams, rt),
+  ros2_control: (p, rt) => realArmDriver(p as unknown as ArmDriverParams, rt),
 };
+
+/** The policy's observation names: the sim task's, or the robot's joints (`q.<joint>`, what joint_observation publishes). */
+export function policyObservationNames(p: { observation: "auto" | "task" | "joints"; task: keyof typeof TASKS; joint_names: readonly string[] }): string[] {
+  const simArm = p.joint_names.join() === ARM_SPEC.jointNames.join();
+  const joints = p.observation === "joints" || (p.observation === "auto" && !simArm);
+  return joints ? jointObservationNames(p.joint_names) : [...TASKS[p.task].observationNames];
+}
 
 const simParams = z
   .object({
@@ -90,13 +104,65 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
   },
   arm_driver: {
     description: "One real arm behind the ArmDriver interface: /joint_command in, /joint_states out",
-    params: z.object({ driver: z.string(), control_hz: hz, task, port: z.string().optional(), host: z.string().optional(), controller: z.string().optional(), baud: z.number().optional(), ids: z.array(z.number()).optional(), calibration: z.string().optional(), joint_names: names }).strict(),
+    params: z
+      .object({
+        driver: z.string(),
+        control_hz: hz,
+        task,
+        /** A launch file whose `driver:` block (and calibration.arm) to use; port/host still override it. */
+        launch: z.string().optional(),
+        /** Serial port (feetech, dynamixel) or RTDE port (ur_rtde). */
+        port: z.union([z.string(), z.number()]).transform(String).optional(),
+        host: z.string().optional(),
+        /** ros2_control: controller name; a *trajectory* one gets JointTrajectory, else Float64MultiArray commands. */
+        controller: z.string().optional(),
+        baud: z.number().optional(),
+        model: z.string().optional(),
+        /** Servo ids in joint order (default 1..n). */
+        ids: z.array(z.number()).optional(),
+        /** rlft calibrate arm file: zeros, directions and ranges of a servo arm. */
+        calibration: z.string().optional(),
+        joint_names: names,
+        joint_lower: z.array(z.number()).optional(),
+        joint_upper: z.array(z.number()).optional(),
+        loop_hz: z.number().positive().max(1000).optional(),
+        on_deactivate: z.enum(["hold", "torque_off"]).optional(),
+      })
+      .strict(),
     async start(runtime, raw) {
       const p = this.params.parse(raw) as { driver: string; control_hz: number };
       const make = ARM_DRIVERS[p.driver];
-      if (!make) throw new Error(`arm_driver: driver "${p.driver}" is not available in this build (available: ${Object.keys(ARM_DRIVERS).join(", ")}); real drivers register in launch/nodeExecutables.ts ARM_DRIVERS`);
-      const driver = await make(p);
-      return { nodes: [new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: p.control_hz })] };
+      if (!make) throw new Error(`arm_driver: driver "${p.driver}" is not available in this build (available: ${Object.keys(ARM_DRIVERS).join(", ")}); drivers register in launch/nodeExecutables.ts ARM_DRIVERS`);
+      const driver = await make(p, runtime);
+      return { nodes: [new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: p.control_hz })], close: async () => driver.close?.() };
+    },
+  },
+  joint_observation: {
+    description: "A real arm's /observation from its /joint_states (q.<joint>, in joint_names order); the sim publishes its own",
+    params: z.object({ joint_names: names }).strict(),
+    async start(runtime, raw) {
+      const p = this.params.parse(raw) as { joint_names: string[] };
+      return { nodes: [new JointObservationNode(runtime.createNode("joint_observation"), p.joint_names)] };
+    },
+  },
+  camera: {
+    description: "A USB (V4L2) camera through ffmpeg: /camera/front/image at rate_hz",
+    params: z
+      .object({
+        /** /dev/video0, a /dev/v4l/by-id/... path, or lavfi:<graph> (ffmpeg test source) to try without a camera. */
+        device: z.string().default("/dev/video0"),
+        width: z.number().int().min(8).max(4096).default(640),
+        height: z.number().int().min(8).max(4096).default(480),
+        capture_fps: z.number().positive().max(240).default(30),
+        input_format: z.enum(["mjpeg", "raw"]).default("mjpeg"),
+        rate_hz: z.number().positive().max(120).default(10),
+      })
+      .strict(),
+    async start(runtime, raw) {
+      const p = this.params.parse(raw) as { device: string; width: number; height: number; capture_fps: number; input_format: "mjpeg" | "raw"; rate_hz: number };
+      const cam = new FfmpegCamera({ device: p.device, width: p.width, height: p.height, fps: p.capture_fps, inputFormat: p.input_format, logger: { info: (m) => console.log(m), warn: (m) => console.warn(m) } });
+      await cam.start();
+      return { nodes: [new CameraNode(runtime.createNode("camera"), cam, { rateHz: p.rate_hz })], close: async () => cam.stop() };
     },
   },
   expert: {
@@ -109,10 +175,10 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
   },
   policy: {
     description: "Diffusion (+ residual) policy package on onnxruntime-node: /observation in, /policy/joint_command out",
-    params: z.object({ package: z.string(), residual: z.string().optional(), task, control_hz: hz, providers: z.array(z.enum(["cuda", "tensorrt", "cpu"])).default(["cpu"]), sampler: z.enum(["graph", "ts"]).default("graph"), threads: z.number().int().min(1).default(1), joint_names: names, observation_names: z.array(z.string()).optional() }).strict(),
+    params: z.object({ package: z.string(), residual: z.string().optional(), task, control_hz: hz, providers: z.array(z.enum(["cuda", "tensorrt", "cpu"])).default(["cpu"]), sampler: z.enum(["graph", "ts"]).default("graph"), threads: z.number().int().min(1).default(1), joint_names: names, observation: z.enum(["auto", "task", "joints"]).default("auto"), observation_names: z.array(z.string()).optional() }).strict(),
     async start(runtime, raw) {
-      const p = this.params.parse(raw) as { package: string; residual?: string; task: "push_cube"; control_hz: number; providers: ("cuda" | "cpu")[]; sampler: "graph" | "ts"; threads: number; joint_names: string[]; observation_names?: string[] };
-      const actor = await PolicyActor.create(p.package, { jointNames: p.joint_names, observationNames: p.observation_names ?? [...TASKS[p.task].observationNames], providers: p.providers, mode: p.sampler, threads: p.threads, residual: p.residual });
+      const p = this.params.parse(raw) as { package: string; residual?: string; task: "push_cube"; control_hz: number; providers: ("cuda" | "cpu")[]; sampler: "graph" | "ts"; threads: number; joint_names: string[]; observation: "auto" | "task" | "joints"; observation_names?: string[] };
+      const actor = await PolicyActor.create(p.package, { jointNames: p.joint_names, observationNames: p.observation_names ?? policyObservationNames(p), providers: p.providers, mode: p.sampler, threads: p.threads, residual: p.residual });
       return { nodes: [new ActorNode(runtime.createNode("policy"), actor, { controlHz: p.control_hz })], close: () => actor.close() };
     },
   },

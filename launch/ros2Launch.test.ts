@@ -13,6 +13,13 @@ import { readRos2Launch } from "./ros2LaunchXml.ts";
 import { NODE_EXECUTABLES, checkParams, type ManagedNode } from "./nodeExecutables.ts";
 import { EmbeddedRuntime } from "../runtime/embedded/EmbeddedRuntime.ts";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
+import { driverConfigFromParams, type ArmDriverParams } from "../hardware/driverFromParams.ts";
+import { openPtyPair, socatBin } from "../hardware/transport/PtyPair.ts";
+import { SerialTransport } from "../hardware/transport/SerialTransport.ts";
+import { ServoBusSim } from "../hardware/servo/ServoBusSim.ts";
+import { feetechProtocol } from "../hardware/feetech/feetechProtocol.ts";
+import { STS3215 } from "../hardware/feetech/STS3215.ts";
+import { saveArmCalibration } from "../calibration/ArmCalibration.ts";
 
 const dir = "launch/ros2";
 const files = readdirSync(dir).filter((f) => f.endsWith(".launch.xml")).sort();
@@ -82,4 +89,67 @@ test("rlft node with a misspelt parameter fails with one clear line (the real co
   const bad = spawnSync(process.execPath, ["bin/rlft.js", "node", "sim", "--param", "tsak=reach"], { encoding: "utf8" });
   assert.equal(bad.status, 1);
   assert.match(bad.stderr, /sim: unknown parameter\(s\) tsak \(parameters: task, control_hz/);
+});
+
+const REAL = ["koch.launch.xml", "ros2_control.launch.xml", "so100.launch.xml", "ur.launch.xml"];
+
+test("real-arm launch files: a registered driver whose parameters make a valid driver block, joint_observation, a camera, a policy on joint observations", () => {
+  for (const f of REAL) {
+    const nodes = readRos2Launch(join(dir, f));
+    const names = nodes.map((n) => n.executable);
+    for (const required of ["arm_driver", "joint_observation", "camera", "policy"]) assert.ok(names.includes(required), `${f} lacks ${required}`);
+    const arm = nodes.find((n) => n.executable === "arm_driver")!;
+    const params = checkParams("arm_driver", arm.params) as unknown as ArmDriverParams;
+    const { driver } = driverConfigFromParams(params);
+    assert.equal(driver.kind, params.driver, f);
+    const policy = checkParams("policy", nodes.find((n) => n.executable === "policy")!.params);
+    assert.equal(policy.observation, "joints", f);
+    const obs = checkParams("joint_observation", nodes.find((n) => n.executable === "joint_observation")!.params);
+    assert.deepEqual(obs.joint_names, params.joint_names, `${f}: joint_observation and arm_driver name the same joints`);
+    checkParams("camera", nodes.find((n) => n.executable === "camera")!.params);
+    assert.ok(!readRos2Launch(join(dir, f), { camera: "false" }).some((n) => n.executable === "camera"), `${f}: camera:=false drops the camera`);
+  }
+  const rc = driverConfigFromParams(checkParams("arm_driver", readRos2Launch(join(dir, "ros2_control.launch.xml"), { controller: "joint_trajectory_controller" }).find((n) => n.executable === "arm_driver")!.params) as unknown as ArmDriverParams);
+  assert.ok(rc.driver.kind === "ros2_control" && rc.driver.command === "trajectory" && rc.driver.command_topic === "/joint_trajectory_controller/joint_trajectory");
+  // The same driver block as the YAML launch file, by name.
+  const fromYaml = driverConfigFromParams({ driver: "feetech", launch: "launch/so100.yaml", port: "/dev/ttyUSB7", joint_names: [] });
+  assert.ok(fromYaml.driver.kind === "feetech" && fromYaml.driver.port === "/dev/ttyUSB7" && fromYaml.driver.joints.length === 6);
+  assert.throws(() => driverConfigFromParams({ driver: "feetech", joint_names: ["a"] }), /needs calibration=<rlft calibrate arm file>/);
+});
+
+test("so100.launch.xml's arm_driver + joint_observation on a simulated Feetech bus: calibrated /joint_states and /observation", { skip: socatBin() ? false : "socat is not installed" }, async () => {
+  const tmp = mkdtempSync(join(tmpdir(), "rlft-ros2-so100-"));
+  const names = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"];
+  const cal = join(tmp, "so100.json");
+  // Middle pose at raw 2148 on every joint, so the sim's start (2048) reads −100 ticks.
+  saveArmCalibration(cal, { format: "rlft-arm-calibration", version: 1, robot: "so100_follower", created_at: "test", joints: Object.fromEntries(names.map((n) => [n, { drive_mode: 0, homing_offset: 101, range_min: 1000, range_max: 3000, resolution: 4096 }])) });
+  const pty = await openPtyPair();
+  const side = await SerialTransport.open(pty.b, { baudRate: 1_000_000 });
+  const sim = new ServoBusSim(side, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3, 4, 5, 6] });
+  const rt = await EmbeddedRuntime.create({ clock: "wall", logLevel: "error" });
+  const nodes: ManagedNode[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  try {
+    for (const l of readRos2Launch(join(dir, "so100.launch.xml"), { port: pty.a, calibration: cal })) {
+      if (l.executable !== "arm_driver" && l.executable !== "joint_observation") continue;
+      const s = await NODE_EXECUTABLES[l.executable].start(rt, l.params);
+      nodes.push(...s.nodes);
+      if (s.close) closers.push(s.close);
+    }
+    const seen = new Promise<{ names: string[]; values: ArrayLike<number> }>((resolve) => {
+      rt.createNode("probe").createSubscription<{ names: string[]; values: ArrayLike<number> }>("rlft_interfaces/msg/Observation", "/observation", resolve);
+    });
+    for (const n of nodes) await n.configure();
+    for (const n of nodes) await n.activate();
+    const obs = await seen;
+    assert.deepEqual(obs.names, names.map((n) => `q.${n}`));
+    for (const v of Array.from(obs.values)) assert.ok(Math.abs(v - (-100 * 2 * Math.PI) / 4096) < 1e-9, `q = ${v}`);
+  } finally {
+    for (const n of [...nodes].reverse()) await n.shutdown();
+    for (const c of closers) await c();
+    await rt.shutdown();
+    sim.dispose();
+    await side.close();
+    await pty.close();
+  }
 });

@@ -63,7 +63,10 @@ export class SafetySupervisorNode extends NodeBase {
     this.subscribe<{ data: boolean }>(TOPICS.estop, (m) => (m.data ? this.#hold("estop", "software e-stop") : this.#release("estop")), { durability: "transient_local", depth: 1 });
     this.subscribe<ObservationMsg>(TOPICS.observation, (m) => this.#onTick(m.header.stamp));
     this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
-      if (e.event === "start") this.#tick = null; // the reset's observation is never acted on
+      if (e.event === "start") {
+        this.#tick = null; // the reset's observation is never acted on
+        this.#release("homing"); // the arm held home until the operator started the episode
+      }
       if (e.event === "pause") this.#hold("pause", `episode paused: ${e.detail}`);
       else if (e.event !== "start") this.#release("pause");
       if (e.event === "reset") {
@@ -90,6 +93,29 @@ export class SafetySupervisorNode extends NodeBase {
   /** True while commands are dropped (e-stop or paused episode). */
   get frozen(): boolean {
     return this.#freeze.size > 0;
+  }
+
+  /**
+   * Drives the arm along `points` (one per `periodSec`, e.g. homeTrajectory's) through the same checks as the
+   * actors' proposals (NaN guard, joint limits, step clamp, rate and workspace limits). The actors' proposals are
+   * dropped from now until the next episode starts, so the arm holds the last point while the operator looks.
+   */
+  async moveThrough(points: readonly (readonly number[])[], periodSec: number, sleep: (sec: number) => Promise<void> = (s) => new Promise((r) => setTimeout(r, s * 1000))): Promise<void> {
+    // Right after start-up the first /joint_states may still be on its way.
+    for (let k = 0; !this.#measured && k < 50; k++) await sleep(0.02);
+    this.#hold("homing", "episode reset: moving to the home pose");
+    this.#prev = null;
+    for (const p of points) {
+      if (this.#freeze.has("estop")) return; // an e-stop during the motion wins: hold where it stopped
+      const measured = this.#measured;
+      if (!measured) throw new Error("safety_supervisor: no joint state yet, cannot move home");
+      const r = safeJointCommand([...p], measured, this.#opts.limits);
+      if (!r.held) this.#applyMotionLimits(r, measured);
+      for (const c of r.changes) this.#report(c, [...p], r.positions);
+      this.#pubCmd?.publish(jointState(this.node.clock.stamp(), this.#opts.limits.names, r.positions));
+      this.#lastCommandAt = this.node.clock.now();
+      await sleep(periodSec);
+    }
   }
 
   #hold(reason: string, detail: string): void {

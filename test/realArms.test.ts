@@ -203,3 +203,130 @@ test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's target
     await sim.stop();
   }
 });
+
+test("episode reset on a Feetech arm: home at reset.max_speed through the safety supervisor, then the start gate waits", { skip }, async () => {
+  const { Stack } = await import("../launch/Stack.ts");
+  assert.ok(fixture, "needs the package of the first test");
+  const cfg = loadLaunch("launch/so100.yaml");
+  const pty = await openPtyPair();
+  const side = await SerialTransport.open(pty.b, { baudRate: 1_000_000 });
+  const sim = new ServoBusSim(side, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3, 4, 5, 6] });
+  const home = [0.3, -0.25, 0.2, 0, 0.1, 0.5];
+  const speed = 0.4;
+  const dt = 1 / cfg.control_hz;
+  const rad = (t: number) => ((t - 2048) * 2 * Math.PI) / 4096;
+  const goals: number[][] = [];
+  let recording = false;
+  sim.onPacket((p) => {
+    if (!recording || p.id !== 0xfe || p.instruction !== 0x83 || p.params[0] !== STS3215.registers.Goal_Position.address) return;
+    goals.push([0, 1, 2, 3, 4, 5].map((i) => rad(p.params[3 + 3 * i] | (p.params[4 + 3 * i] << 8))));
+  });
+  if (cfg.driver.kind !== "feetech") throw new Error("so100.yaml must use the feetech driver");
+  cfg.driver.port = pty.a;
+  cfg.actor = { ...cfg.actor, package: fixture!.dir };
+  cfg.recorder.enabled = false;
+  cfg.episodes.max_steps = 5;
+  cfg.reset = { home, max_speed: speed, tolerance: 0.02, settle_sec: 3 };
+  const stack = await Stack.create(cfg, { quiet: true, operatorGate: true });
+  try {
+    const move = stack.safety.moveThrough.bind(stack.safety);
+    stack.safety.moveThrough = (pts, period, sleep) => {
+      recording = true;
+      return move(pts, period, sleep);
+    };
+    let homed = false;
+    const goHome = stack.goHome.bind(stack);
+    stack.goHome = async () => {
+      const pts = await goHome();
+      homed = true;
+      return pts;
+    };
+    const run = stack.runEpisodes({ count: 1, seed: 0 });
+    // The gate opens only after homing: wait until the operator could press Start.
+    let gateReason: string | null = "";
+    let released = 0;
+    for (let k = 0; k < 1000 && gateReason !== null; k++) {
+      await new Promise((r) => setTimeout(r, 10));
+      if (stack.manager.running) break;
+      if (homed) {
+        assert.ok(stack.driver.read(0).reading?.position.every((q, i) => Math.abs(q - home[i]) < 0.02), "at home");
+        // At home and holding: the policy's proposals are dropped while it waits for the operator.
+        const before = goals.length;
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(stack.manager.running, false, "the episode waits for the operator's start");
+        for (const g of goals.slice(before)) g.forEach((q, i) => assert.ok(Math.abs(q - home[i]) < 0.002, `goal ${q} while waiting (home ${home[i]})`));
+        released = goals.length;
+        gateReason = stack.releaseGate();
+      }
+    }
+    assert.equal(gateReason, null, "the start gate was waiting after homing");
+    const [r] = await run;
+    assert.equal(r.outcome, "timeout");
+    // Skip the policy's goal still in flight when homing began and the hold; then every step is within the speed limit.
+    const way = goals.slice(2, released);
+    assert.ok(way.length >= 10, `only ${way.length} goal writes on the way home`);
+    const tick = (2 * Math.PI) / 4096;
+    for (let k = 1; k < way.length; k++) way[k].forEach((q, i) => assert.ok(Math.abs(q - way[k - 1][i]) <= speed * dt + tick, `step ${k}, joint ${i}: ${Math.abs(q - way[k - 1][i])} rad > ${speed * dt}`));
+    assert.ok(goals.some((g) => g.every((q, i) => Math.abs(q - home[i]) <= tick)), "home was commanded");
+  } finally {
+    await stack.shutdown();
+    sim.dispose();
+    await side.close();
+    await pty.close();
+  }
+});
+
+test("--operator leader: a Feetech leader arm on its own bus (torque off) moves the follower during takeover", { skip }, async () => {
+  const { Stack } = await import("../launch/Stack.ts");
+  const { openLeaderArm } = await import("../hardware/servo/openLeaderArm.ts");
+  assert.ok(fixture, "needs the package of the first test");
+  const cfg = loadLaunch("launch/so100.yaml");
+  const ids = [1, 2, 3, 4, 5, 6];
+  const fPty = await openPtyPair();
+  const lPty = await openPtyPair();
+  const fSide = await SerialTransport.open(fPty.b, { baudRate: 1_000_000 });
+  const lSide = await SerialTransport.open(lPty.b, { baudRate: 1_000_000 });
+  const follower = new ServoBusSim(fSide, { protocol: feetechProtocol, model: STS3215, ids });
+  const leader = new ServoBusSim(lSide, { protocol: feetechProtocol, model: STS3215, ids });
+  ids.forEach((id) => leader.set(id, "Torque_Enable", 1));
+  if (cfg.driver.kind !== "feetech") throw new Error("so100.yaml must use the feetech driver");
+  cfg.driver.port = fPty.a;
+  cfg.actor = { ...cfg.actor, package: fixture!.dir };
+  cfg.recorder.enabled = false;
+  cfg.episodes.max_steps = 1000;
+  cfg.operator = { ...cfg.operator, enabled: true, kind: "leader" };
+  const source = await openLeaderArm(cfg, { port: lPty.a, bus: "feetech" });
+  // Torque off is a broadcast sync write (no reply): give the simulator a moment to take it.
+  for (let k = 0; k < 100 && ids.some((id) => leader.get(id, "Torque_Enable") !== 0); k++) await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual(ids.map((id) => leader.get(id, "Torque_Enable")), [0, 0, 0, 0, 0, 0], "the leader goes limp for the operator's hand");
+  const stack = await Stack.create(cfg, { quiet: true, leaderSource: source, operatorGate: false });
+  const target = [0.3, -0.2, 0.25, 0.1, -0.15, 0.4];
+  try {
+    const run = stack.runEpisodes({ count: 1, seed: 0 });
+    await new Promise((r) => setTimeout(r, 300));
+    // The operator moves the leader: a motion takeover; the follower follows (step-clamped by the supervisor).
+    const ticks = (q: number) => Math.round(2048 + (q * 4096) / (2 * Math.PI));
+    for (let k = 1; k <= 5; k++) {
+      ids.forEach((id, i) => leader.set(id, "Present_Position", ticks((target[i] * k) / 5)));
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    let at = false;
+    for (let k = 0; k < 300 && !at; k++) {
+      await new Promise((r) => setTimeout(r, 20));
+      const q = stack.driver.read(0).reading?.position ?? [];
+      at = target.every((t, i) => Math.abs((q[i] ?? NaN) - t) < 0.02);
+    }
+    assert.ok(at, `the follower did not reach the leader's pose: ${stack.driver.read(0).reading?.position.map((x) => x.toFixed(3))}`);
+    assert.ok(stack.arbiter.counts.operator > 0, "the operator acted (takeover)");
+    stack.manager.abort("test done");
+    await run;
+  } finally {
+    await stack.shutdown();
+    follower.dispose();
+    leader.dispose();
+    await fSide.close();
+    await lSide.close();
+    await fPty.close();
+    await lPty.close();
+  }
+});

@@ -90,13 +90,15 @@ export function registerCalibrateCommand(program: Command): void {
     .option("--port <path>", "serial port of the bus, e.g. /dev/ttyACM0")
     .option("--baud <n>", "baud rate", Number)
     .option("--ids <ids...>", "servo ids in joint order", (v: string, prev: number[] = []) => [...prev, Number(v)])
+    .option("--motors <names...>", "joint names in id order (default: shoulder_pan shoulder_lift elbow_flex wrist_flex wrist_roll gripper)")
+    .option("--model <name>", "servo model (feetech: sts3215; dynamixel: xl330, xl430)")
     .option("--full-turn <joints...>", "joints without end stops (default: wrist_roll when present)")
     .option("--yes", "no prompts: confirm the middle pose at once and record the sweep for --sweep-seconds")
     .option("--sweep-seconds <s>", "sweep length with --yes", Number, 10)
     .requiredOption("--out <file>", "calibration JSON to write")
     .addHelpText("after", ARM_GUIDE)
     .action(async (o) => {
-      await armCommand({ robot: o.robot, source: o.source, port: o.port, baud: o.baud, ids: o.ids, out: o.out, fullTurn: o.fullTurn, yes: o.yes, sweepSeconds: o.sweepSeconds });
+      await armCommand({ robot: o.robot, source: o.source, port: o.port, baud: o.baud, ids: o.ids, motors: o.motors, model: o.model, out: o.out, fullTurn: o.fullTurn, yes: o.yes, sweepSeconds: o.sweepSeconds });
     });
 
   cal

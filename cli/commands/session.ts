@@ -6,6 +6,7 @@ import { runSession, type SessionStatus } from "../session.ts";
 import { Telemetry } from "../../telemetry/Telemetry.ts";
 import { progress } from "../progress.ts";
 import { wilson } from "../stats.ts";
+import { openLeaderArm } from "../../hardware/servo/openLeaderArm.ts";
 
 /** One status line: what an operator watches during a session. */
 export function statusLine(s: SessionStatus): string {
@@ -32,13 +33,16 @@ export function registerSessionCommand(program: Command): void {
     .option("--out <dir>", "run directory (learner run, spool, policy cache, episodes)", "runs/session")
     .option("--no-operator", "no operator at all (autonomous only)")
     .addOption(new Option("--operator <kind>", "who supervises: a person through the web UI / a teleop device, or the scripted operator (sim)").choices(["ui", "keyboard", "gamepad", "spacemouse", "leader", "scripted"]))
+    .option("--leader-port <port>", "--operator leader: the leader arm's serial port (default teleop.leader.port)")
+    .addOption(new Option("--leader-bus <kind>", "--operator leader: the leader arm's servo bus (default teleop.leader.protocol)").choices(["feetech", "dynamixel"]))
+    .option("--leader-calibration <file>", "--operator leader: the leader's `rlft calibrate arm` file (default: the follower's driver.joints zeros)")
     .option("--offline", "no learner: record episodes (with interventions and operator labels) only; any actor")
     .option("--ui-port <port>", "operator UI port (0 = a free one; default ui.port of the launch file)", Number)
     .option("--no-pace", "do not hold the sim back for the learner (sim clock only)")
     .option("--learner-set <key=value...>", "learner config overrides, e.g. utd=2 critic_heads=4")
     .option("--telemetry <url>", "write metrics to this InfluxDB v2 write API (InfluxDB 2, victoria-metrics), e.g. http://127.0.0.1:8428 (docs/telemetry.md)")
     .option("--telemetry-token <token>", "InfluxDB token (default $INFLUX_TOKEN)")
-    .addHelpText("after", "\nExamples:\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --episodes 100\n  rlft session launch/sim_push.yaml --learner --operator ui        # prints the UI URL; a person supervises\n  rlft session launch/sim_push.yaml --offline --operator gamepad --episodes 20\n  rlft session launch/sim_push.yaml --learner tcp://gpu-box:5555 --policy-endpoint tcp://gpu-box:5556\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --telemetry http://127.0.0.1:8428\n\nCtrl-C ends cleanly: the episode is closed, the spool flushed, the learner checkpointed.\n")
+    .addHelpText("after", "\nExamples:\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --episodes 100\n  rlft session launch/sim_push.yaml --learner --operator ui        # prints the UI URL; a person supervises\n  rlft session launch/sim_push.yaml --offline --operator gamepad --episodes 20\n  rlft session launch/so100.yaml --offline --operator leader --leader-port /dev/ttyACM1 --leader-bus feetech\n  rlft session launch/sim_push.yaml --learner tcp://gpu-box:5555 --policy-endpoint tcp://gpu-box:5556\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --telemetry http://127.0.0.1:8428\n\nCtrl-C ends cleanly: the episode is closed, the spool flushed, the learner checkpointed.\n")
     .action(async (file: string, o) => {
       const cfg = loadLaunch(file);
       if (o.policy) cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy };
@@ -64,6 +68,12 @@ export function registerSessionCommand(program: Command): void {
         console.error("\nstopping: closing the episode, flushing the spool, checkpointing the learner ...");
         stopResolve();
       });
+      // The leader arm: its bus opens torque-off so the operator moves it by hand; the follower mirrors it on takeover.
+      const leaderSource =
+        human && cfg.operator.kind === "leader"
+          ? await openLeaderArm(cfg, { port: o.leaderPort ?? cfg.teleop.leader.port, bus: o.leaderBus ?? cfg.teleop.leader.protocol, calibration: o.leaderCalibration })
+          : undefined;
+      if (leaderSource) console.log(`leader arm: ${leaderSource.path} (${leaderSource.jointNames.length} joints, torque off)`);
       const bar = progress("session", o.episodes, { unit: "episodes" });
       const telemetry = o.telemetry ? Telemetry.create({ url: o.telemetry, token: o.telemetryToken ?? process.env.INFLUX_TOKEN, tags: { robot: cfg.learner.robot_id, task: cfg.task } }) : undefined;
       const res = await runSession({
@@ -85,6 +95,7 @@ export function registerSessionCommand(program: Command): void {
         onStatus: (s) => bar.update(s.episode, { "": statusLine(s) }),
         onPause: (why) => console.error(why === null ? "\nresumed" : `\npaused: ${why}`),
         telemetry,
+        leaderSource,
       });
       bar.stop();
       await telemetry?.close();

@@ -15,12 +15,14 @@ import type { ArmDriver, DriverStatus, JointReading } from "../ArmDriver.ts";
 import type { ServoBus } from "./ServoBus.ts";
 import { ServoError } from "./ServoError.ts";
 import type { ServoModel } from "./ServoModel.ts";
+import { radiansToTicks, ticksToRadians, type JointCalibration } from "../../calibration/ArmCalibration.ts";
+import { presentCalibration, presentToRawShifts } from "./servoCalibration.ts";
 
 /** One joint on the bus. */
 export interface ServoJoint {
   name: string;
   id: number;
-  /** Raw position (ticks) at q = 0 (from calibration). */
+  /** Raw encoder position (ticks) at q = 0, any Homing_Offset stored in the servo undone (from calibration). */
   zeroTicks: number;
   /** +1, or −1 when the servo turns the other way than the joint. */
   direction: 1 | -1;
@@ -69,6 +71,8 @@ export class ServoArmDriver implements ArmDriver {
   #loop: Promise<void> | null = null;
   #running = false;
   #effortName: string;
+  /** Per joint: Present_Position ticks ↔ rad (set at configure, once the servos' stored offsets are known). */
+  #cal: JointCalibration[];
   /** Cycles run and goal packets sent, for diagnostics and tests. */
   readonly stats = { cycles: 0, goalWrites: 0, faults: 0 };
 
@@ -78,6 +82,7 @@ export class ServoArmDriver implements ArmDriver {
     this.jointLower = opts.joints.map((j) => j.lower);
     this.jointUpper = opts.joints.map((j) => j.upper);
     this.#effortName = "";
+    this.#cal = opts.joints.map((j) => presentCalibration(j.zeroTicks, j.direction, 4096));
     const ids = opts.joints.map((j) => j.id);
     const dup = ids.filter((id, i) => ids.indexOf(id) !== i);
     if (dup.length) throw new Error(`servo ids must be unique per bus: ${dup.join(", ")} used twice — give each joint its own id`);
@@ -106,6 +111,8 @@ export class ServoArmDriver implements ArmDriver {
       await this.#checkServos(bus);
       this.#effortName = bus.model.effort.register;
       const ids = this.#opts.joints.map((j) => j.id);
+      const shifts = await presentToRawShifts(bus, ids);
+      this.#cal = this.#opts.joints.map((j, i) => presentCalibration(j.zeroTicks, j.direction, (j.model ?? bus.model).ticksPerRev, shifts[i]));
       if (bus.protocol.name === "dynamixel" && this.#opts.busWatchdogMs) {
         // Bus Watchdog can only be set with torque off; unit 20 ms.
         await bus.syncWrite("Torque_Enable", ids.map((id) => ({ id, value: 0 })));
@@ -176,18 +183,14 @@ export class ServoArmDriver implements ArmDriver {
     return this.#error ? { ok: false, error: this.#error } : { ok: true };
   }
 
-  /** Joint angle (rad) → servo ticks. */
+  /** Joint angle (rad) → Goal_Position ticks. */
   toTicks(i: number, q: number): number {
-    const j = this.#opts.joints[i];
-    const tpr = this.#bus?.model.ticksPerRev ?? 4096;
-    return Math.round(j.zeroTicks + (j.direction * q * tpr) / (2 * Math.PI));
+    return radiansToTicks(q, this.#cal[i]);
   }
 
-  /** Servo ticks → joint angle (rad). */
+  /** Present_Position ticks → joint angle (rad). */
   toRad(i: number, ticks: number): number {
-    const j = this.#opts.joints[i];
-    const tpr = this.#bus?.model.ticksPerRev ?? 4096;
-    return (j.direction * (ticks - j.zeroTicks) * 2 * Math.PI) / tpr + 0;
+    return ticksToRadians(ticks, this.#cal[i]) + 0;
   }
 
   async #checkServos(bus: ServoBus): Promise<void> {
