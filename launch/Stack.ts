@@ -221,13 +221,16 @@ export class Stack {
       ? new OperatorNode(runtime.createNode("operator"), { task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
       : null;
     const arbiter = new InterventionArbiterNode(runtime.createNode("intervention_arbiter"), { withOperator: op.enabled, blendSec: op.blend_sec, controlHz: hz, jointNames: names });
+    const human = op.enabled && op.kind !== "scripted";
+    // A person starts each episode: until then (and between episodes) the arm holds instead of following the policy.
+    const gated = opts.operatorGate ?? human;
     const safety = new SafetySupervisorNode(runtime.createNode("safety_supervisor"), {
       limits: { names, lower: driver.jointLower, upper: driver.jointUpper, maxStep },
       watchdogSec: config.safety.watchdog_sec,
       inputTopic: TOPICS.arbiterCommand.topic,
+      holdBetweenEpisodes: gated,
       ...motionLimits(config.safety, names, hz),
     });
-    const human = op.enabled && op.kind !== "scripted";
     let stack: Stack | null = null;
     const station =
       human || config.ui.enabled || config.mqtt.enabled
@@ -282,7 +285,7 @@ export class Stack {
       await runtime.shutdown();
       throw e;
     }
-    stack = new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, world, arbiter, nodes, station, gate: opts.operatorGate ?? human });
+    stack = new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, world, arbiter, nodes, station, gate: gated });
     stack.#camera = v4l2;
     stack.#signal = opts.signal;
     return stack;

@@ -26,7 +26,15 @@ export interface SafetySupervisorOptions {
   rates?: RateLimits & { dt: number };
   /** A box (base frame) the end effector must stay in. */
   workspace?: { fk: ForwardKinematics; box: WorkspaceBox };
+  /**
+   * Hold the arm while no episode runs (before the first start, and from each episode's end to the next start).
+   * On when a person starts episodes: otherwise the policy would keep moving the arm while the robot waits for them.
+   */
+  holdBetweenEpisodes?: boolean;
 }
+
+/** Episode events after which no episode runs. */
+const EPISODE_ENDS = new Set(["success", "failure", "timeout", "abort"]);
 
 /** The safety supervisor node. */
 export class SafetySupervisorNode extends NodeBase {
@@ -66,7 +74,9 @@ export class SafetySupervisorNode extends NodeBase {
       if (e.event === "start") {
         this.#tick = null; // the reset's observation is never acted on
         this.#release("homing"); // the arm held home until the operator started the episode
+        this.#release("idle");
       }
+      if (this.#opts.holdBetweenEpisodes && EPISODE_ENDS.has(e.event)) this.#hold("idle", `episode ${e.event}: waiting for the operator's start`);
       if (e.event === "pause") this.#hold("pause", `episode paused: ${e.detail}`);
       else if (e.event !== "start") this.#release("pause");
       if (e.event === "reset") {
@@ -80,6 +90,7 @@ export class SafetySupervisorNode extends NodeBase {
   }
 
   override async activate(): Promise<void> {
+    if (this.#opts.holdBetweenEpisodes) this.#hold("idle", "no episode running: waiting for the operator's start");
     this.#lastCommandAt = this.node.clock.now();
     // Check the watchdog a few times per deadline.
     this.every(this.#opts.watchdogSec / 4, () => this.#watchdog());
@@ -103,8 +114,13 @@ export class SafetySupervisorNode extends NodeBase {
   async moveThrough(points: readonly (readonly number[])[], periodSec: number, sleep: (sec: number) => Promise<void> = (s) => new Promise((r) => setTimeout(r, s * 1000))): Promise<void> {
     // Right after start-up the first /joint_states may still be on its way.
     for (let k = 0; !this.#measured && k < 50; k++) await sleep(0.02);
+    const continuing = this.#freeze.has("homing"); // a settle re-command continues the motion (rate limits keep their state)
     this.#hold("homing", "episode reset: moving to the home pose");
-    this.#prev = null;
+    if (!continuing) {
+      this.#prev = null;
+      // Start from where the arm is, also when another hold (e.g. waiting for the operator) already froze it.
+      if (this.#measured) this.#pubCmd?.publish(jointState(this.node.clock.stamp(), this.#opts.limits.names, this.#measured));
+    }
     for (const p of points) {
       if (this.#freeze.has("estop")) return; // an e-stop during the motion wins: hold where it stopped
       const measured = this.#measured;

@@ -102,3 +102,30 @@ test("a policy whose observation or action space does not match the robot is ref
   );
   await assert.rejects(PolicyActor.create(fx.dir, { jointNames: ["a", "b"], observationNames: names }), /policy expects/);
 });
+
+test("a gated stack holds the arm while it waits for the operator's start: no policy motion leaves the safety supervisor", async () => {
+  const { Stack } = await import("../launch/Stack.ts");
+  const cfg = parseLaunch("clock: wall\ncontrol_hz: 20\ntask: push_cube\nactor: {kind: expert, expert_quality: 1}\nrecorder: {enabled: false}\n", "gated.yaml");
+  const stack = await Stack.create(cfg, { quiet: true, operatorGate: true });
+  const commands: number[][] = [];
+  const probe = stack.runtime.createNode("probe");
+  probe.createSubscription<{ position: Float64Array | number[] }>(TOPICS.jointCommand.type, TOPICS.jointCommand.topic, (m) => commands.push(Array.from(m.position)));
+  const running = stack.runEpisodes({ count: 1, seed: 1 });
+  try {
+    await new Promise((r) => setTimeout(r, 1500)); // ~30 wall-clock ticks in which the expert proposes motions
+    const start = stack.world!.sim.jointState().position;
+    await new Promise((r) => setTimeout(r, 500));
+    const after = stack.world!.sim.jointState().position;
+    assert.ok(stack.safety.frozen, "the supervisor holds while no episode runs");
+    assert.ok(commands.length <= 1, `at most the one hold command left the supervisor, got ${commands.length}`);
+    for (let i = 0; i < start.length; i++) assert.ok(Math.abs(after[i] - start[i]) < 2e-3, `joint ${i} moved while waiting`);
+    assert.equal(stack.releaseGate(), null);
+    const [r] = await running;
+    assert.ok(r, "the episode ran after the start");
+    assert.ok(commands.length > 10, "commands flow once the episode started");
+  } finally {
+    stack.cancelWait();
+    await running.catch(() => undefined);
+    await stack.shutdown();
+  }
+});
