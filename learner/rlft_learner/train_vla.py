@@ -48,6 +48,7 @@ class Config:
     width: int = field(default=64, metadata=_h("token width of prefix and action expert"))
     heads: int = field(default=4, metadata=_h("attention heads"))
     prefix_layers: int = field(default=2, metadata=_h("transformer blocks in the prefix encoder"))
+    film: bool = field(default=True, metadata=_h("FiLM-condition the image encoder on the instruction (RT-1 style)"))
     keypoints: int = field(default=16, metadata=_h("spatial-softmax keypoint tokens per camera (0 = patch tokens only)"))
     expert_layers: int = field(default=2, metadata=_h("transformer blocks in the action expert"))
     max_tokens: int = field(default=16, metadata=_h("instruction length incl. [CLS]/[SEP] (truncate / pad)"))
@@ -95,7 +96,7 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str]):
                               height=cfg.image_height, width=cfg.image_width))
     mcfg = VlaConfig(state_dim=len(state_idx), action_dim=data.action.shape[1], horizon=cfg.horizon,
                      vocab_size=len(tok.vocab), max_tokens=cfg.max_tokens, cameras=cams, width=cfg.width, heads=cfg.heads,
-                     prefix_layers=cfg.prefix_layers, expert_layers=cfg.expert_layers, keypoints=cfg.keypoints)
+                     prefix_layers=cfg.prefix_layers, expert_layers=cfg.expert_layers, keypoints=cfg.keypoints, film=cfg.film)
     state = data.obs[:, state_idx].astype(np.float64)
     act = data.action.astype(np.float64)
     names = [data.obs_names[i] for i in state_idx]

@@ -76,8 +76,8 @@ def test_keypoint_tokens_follow_a_bright_blob():
                 layer.bias.zero_()
         # Channel 0 of every conv passes the red input channel straight through (centre tap).
         enc.trunk[0].weight[0, 0, 1, 1] = 1.0
+        enc.trunk[1].weight[0, 0, 1, 1] = 1.0
         enc.trunk[2].weight[0, 0, 1, 1] = 1.0
-        enc.trunk[4].weight[0, 0, 1, 1] = 1.0
         enc.kp.weight.zero_()
         enc.kp.bias.zero_()
         enc.kp.weight[:, 0] = 50.0
