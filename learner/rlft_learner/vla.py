@@ -143,6 +143,9 @@ class ImageEncoder(nn.Module):
             nn.Conv2d(16, channels, 3, stride=2, padding=1),
             nn.Conv2d(channels, channels, 3, stride=1, padding=1),
         ])
+        # GroupNorm after every conv (as robomimic / Diffusion Policy do for BC from scratch): without it the few
+        # cube pixels barely move the features and the policy learns to ignore the camera.
+        self.norms = nn.ModuleList([nn.GroupNorm(4, 16), nn.GroupNorm(8, channels), nn.GroupNorm(8, channels)])
         with torch.no_grad():
             fh, fw = self.features(torch.zeros(1, 5, spec.height, spec.width), None).shape[2:]
         self.keypoints = keypoints
@@ -162,10 +165,10 @@ class ImageEncoder(nn.Module):
 
     def features(self, x: torch.Tensor, cond: torch.Tensor | None) -> torch.Tensor:
         """(B, 5, H, W) -> (B, C, fh, fw); `cond` (B, D) is the instruction vector FiLM reads (None: no FiLM)."""
-        x = torch.relu(self.trunk[0](x))
+        x = torch.relu(self.norms[0](self.trunk[0](x)))
         film = self.film(cond) if (self.film is not None and cond is not None) else None  # (B, 4C)
-        for i, conv in enumerate(self.trunk[1:]):
-            x = conv(x)
+        for i, (conv, norm) in enumerate(zip(self.trunk[1:], self.norms[1:])):
+            x = norm(conv(x))
             if film is not None:
                 g, b = film[:, 2 * i * self.channels:(2 * i + 2) * self.channels].chunk(2, dim=1)  # (B, C) each
                 x = x * (1 + g[:, :, None, None]) + b[:, :, None, None]
