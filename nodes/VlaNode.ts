@@ -41,6 +41,8 @@ export class VlaActor implements Actor {
   #stateIdx: number[] | null = null;
   #qIdx: number[] | null = null;
   #queue: number[][] = [];
+  /** What the runtime added to each action of the current chunk (delta actions: the joints at its first tick). */
+  #chunkBase: number[] = [];
   #maxAge: number;
   #logger: NonNullable<VlaActorOptions["logger"]>;
   #last: ActionInfo | null = null;
@@ -99,9 +101,10 @@ export class VlaActor implements Actor {
       const chunk = await this.policy.sampleChunk({ state: this.#stateIdx.map((i) => obs.values[i]), instruction: this.#instruction, images: frames });
       if (this.chunkMs.length < 100_000) this.chunkMs.push(chunk.inferenceMs);
       this.#queue = chunk.actions.slice(0, this.policy.package.json.action.execute_steps);
+      this.#chunkBase = this.#deltaBase(this.#stateIdx.map((i) => obs.values[i]));
     }
     const a = this.#queue.shift()!;
-    const n = normaliseAction(this.#actionRange(), a);
+    const n = normaliseAction(this.#actionRange(), a.map((v, i) => v - (this.#chunkBase[i] ?? 0)));
     this.#last = { version: this.version, base: n, residual: n.map(() => 0), action: n };
     return a;
   }
@@ -136,9 +139,18 @@ export class VlaActor implements Actor {
     if (why !== this.lastHold) this.#logger.warn(`VLA ${this.version}: holding — ${why}`);
     this.lastHold = why;
     const q = this.#qIdx!.map((i) => obs.values[i]);
-    const n = normaliseAction(this.#actionRange(), q);
+    const st = (this.#stateIdx ?? []).map((i) => obs.values[i]);
+    const base = st.length > 0 ? this.#deltaBase(st) : [];
+    const n = normaliseAction(this.#actionRange(), q.map((v, i) => v - (base[i] ?? 0)));
     this.#last = { version: this.version, base: n, residual: n.map(() => 0), action: n };
     return q;
+  }
+
+  /** Per action, the state value a delta action is relative to (0 for absolute actions). */
+  #deltaBase(state: readonly number[]): number[] {
+    const { names, relative_to_state: rel } = this.policy.package.json.action;
+    const stateNames = this.policy.package.json.state.names;
+    return names.map((_, a) => (rel?.[a] ? state[stateNames.indexOf(rel[a]!)] : 0));
   }
 
   #actionRange(): { min: number[]; max: number[] } {

@@ -48,6 +48,8 @@ class Config:
     width: int = field(default=64, metadata=_h("token width of prefix and action expert"))
     heads: int = field(default=4, metadata=_h("attention heads"))
     prefix_layers: int = field(default=2, metadata=_h("transformer blocks in the prefix encoder"))
+    film: bool = field(default=True, metadata=_h("FiLM-condition the image encoder on the instruction (RT-1 style)"))
+    keypoints: int = field(default=16, metadata=_h("spatial-softmax keypoint tokens per camera (0 = patch tokens only)"))
     expert_layers: int = field(default=2, metadata=_h("transformer blocks in the action expert"))
     max_tokens: int = field(default=16, metadata=_h("instruction length incl. [CLS]/[SEP] (truncate / pad)"))
     state_prefix: str = field(default="q.", metadata=_h("observation names starting with this are the state input (proprioception only)"))
@@ -56,6 +58,11 @@ class Config:
     crop: str = field(default="14,2,48,60", metadata=_h("top,left,height,width crop of the source frame"))
     shift: int = field(default=2, metadata=_h("random-shift augmentation in pixels (DrQ); 0 = off"))
     state_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension state std"))
+    delta_actions: bool = field(default=True, metadata=_h("predict joint chunks relative to the measured joint positions (openpi DeltaActions)"))
+    absolute_actions: str = field(default="gripper", metadata=_h("comma-separated action names kept absolute with --delta-actions"))
+    aux_weight: float = field(default=1.0, metadata=_h("weight of the auxiliary object-position loss (training only; 0 = off)"))
+    aux_names: str = field(default="cube.x,cube.y,target.x,target.y,red.x,red.y,blue.x,blue.y,left.x,left.y,right.x,right.y",
+                           metadata=_h("observation names the prefix must predict in training (those the data has)"))
     seed: int = field(default=1, metadata=_h("random seed"))
     threads: int = field(default=1, metadata=_h("torch CPU threads"))
     log_every: int = field(default=100, metadata=_h("steps between progress lines"))
@@ -92,31 +99,49 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str]):
                               height=cfg.image_height, width=cfg.image_width))
     mcfg = VlaConfig(state_dim=len(state_idx), action_dim=data.action.shape[1], horizon=cfg.horizon,
                      vocab_size=len(tok.vocab), max_tokens=cfg.max_tokens, cameras=cams, width=cfg.width, heads=cfg.heads,
-                     prefix_layers=cfg.prefix_layers, expert_layers=cfg.expert_layers)
+                     prefix_layers=cfg.prefix_layers, expert_layers=cfg.expert_layers, keypoints=cfg.keypoints, film=cfg.film)
     state = data.obs[:, state_idx].astype(np.float64)
     act = data.action.astype(np.float64)
-    lo, hi = act.min(0), act.max(0)
-    pad = np.maximum(1e-3 - (hi - lo), 0) / 2
-    norm = {"state": {"mean": state.mean(0), "std": np.maximum(state.std(0), cfg.state_std_floor)},
-            "actions": {"min": lo - pad, "max": hi + pad}}
-    state_n = torch.from_numpy(((state - norm["state"]["mean"]) / norm["state"]["std"]).astype(np.float32))  # (N, S)
-    act_n = torch.from_numpy((2 * (act - norm["actions"]["min"]) / (norm["actions"]["max"] - norm["actions"]["min"]) - 1).astype(np.float32))
-    images = []
-    for spec in cams:
-        src = data.images[spec.name]
-        chunks = [preprocess_images(torch.from_numpy(np.array(src[i:i + 2048])), spec) for i in range(0, len(src), 2048)]
-        images.append(torch.cat(chunks))  # (N, 3, h, w)
-    ep_ids, ep_mask = zip(*(tok.encode(s) for s in data.instructions))
+    names = [data.obs_names[i] for i in state_idx]
+    # openpi's DeltaActions: a joint's chunk is predicted relative to the joint's measured position at the chunk's
+    # first tick (the runtime adds it back: policy.json action.relative_to_state).
+    absolute = {a.strip() for a in cfg.absolute_actions.split(",") if a.strip()}
+    relative_to = [f"q.{a}" if cfg.delta_actions and a not in absolute and f"q.{a}" in names else None for a in data.action_names]
     ep_of_tick = np.repeat(np.arange(len(data.lengths)), data.lengths)  # (N,)
     starts = data.starts
     t_in_ep = np.arange(len(ep_of_tick)) - starts[ep_of_tick]
     # Action chunk of tick i: the commands of ticks i..i+H-1, the episode's last one repeated past its end.
     idx = starts[ep_of_tick][:, None] + np.minimum(t_in_ep[:, None] + np.arange(cfg.horizon)[None, :],
                                                    (data.lengths[ep_of_tick] - 1)[:, None])  # (N, H)
-    tensors = {"state": state_n, "images": images, "chunks": act_n[torch.from_numpy(idx)],  # (N, H, A)
+    chunks = act[idx]  # (N, H, A)
+    for a, ref in enumerate(relative_to):
+        if ref is not None:
+            chunks[:, :, a] -= state[:, names.index(ref)][:, None]
+    flat = chunks.reshape(-1, chunks.shape[-1])
+    lo, hi = flat.min(0), flat.max(0)
+    pad = np.maximum(1e-3 - (hi - lo), 0) / 2
+    # A dimension the demos never vary (the expert's gripper command is always 0) is exported with min == max, so the
+    # runtime replays the constant instead of +-pad around it (a negative gripper target would hit its joint limit).
+    const = (hi - lo) < 1e-9
+    norm = {"state": {"mean": state.mean(0), "std": np.maximum(state.std(0), cfg.state_std_floor)},
+            "actions": {"min": np.where(const, lo, lo - pad), "max": np.where(const, hi, hi + pad)},
+            "relative_to_state": relative_to}
+    state_n = torch.from_numpy(((state - norm["state"]["mean"]) / norm["state"]["std"]).astype(np.float32))  # (N, S)
+    chunks_n = torch.from_numpy((2 * (chunks - (lo - pad)) / ((hi + pad) - (lo - pad)) - 1).astype(np.float32))
+    images = []
+    for spec in cams:
+        src = data.images[spec.name]
+        chunks = [preprocess_images(torch.from_numpy(np.array(src[i:i + 2048])), spec) for i in range(0, len(src), 2048)]
+        images.append(torch.cat(chunks))  # (N, 3, h, w)
+    ep_ids, ep_mask = zip(*(tok.encode(s) for s in data.instructions))
+    # Privileged auxiliary targets (training only): where the instructed cube / target and every object are. The
+    # prefix must encode them from camera + instruction, which keeps the image pathway from being ignored.
+    aux_idx = [data.obs_names.index(n) for n in cfg.aux_names.split(",") if n in data.obs_names] if cfg.aux_weight > 0 else []
+    aux = data.obs[:, aux_idx].astype(np.float64)
+    aux_n = torch.from_numpy(((aux - aux.mean(0)) / np.maximum(aux.std(0), 1e-3)).astype(np.float32)) if aux_idx else None
+    tensors = {"state": state_n, "images": images, "chunks": chunks_n, "aux": aux_n,  # (N, H, A)
                "ids": torch.tensor(ep_ids, dtype=torch.int64)[torch.from_numpy(ep_of_tick)],  # (N, L)
                "mask": torch.tensor(ep_mask, dtype=torch.int64)[torch.from_numpy(ep_of_tick)]}
-    names = [data.obs_names[i] for i in state_idx]
     return tok, mcfg, norm, tensors, names
 
 
@@ -126,7 +151,11 @@ def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, l
     ema = TinyVla(mcfg)
     ema.load_state_dict(model.state_dict())
     ema.requires_grad_(False)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    aux = tensors.get("aux")
+    # A linear probe on the pooled prefix; trained with the model, never exported.
+    aux_head = torch.nn.Linear(mcfg.width, aux.shape[1]) if aux is not None else None
+    params = list(model.parameters()) + (list(aux_head.parameters()) if aux_head is not None else [])
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
     gen = torch.Generator().manual_seed(cfg.seed)
     beta = torch.distributions.Beta(torch.tensor(1.5), torch.tensor(1.0))
@@ -143,9 +172,14 @@ def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, l
         x_t = t[:, None, None] * noise + (1 - t[:, None, None]) * a
         prefix, pmask = model.prefix(tensors["state"][idx], tensors["ids"][idx], tensors["mask"][idx], *imgs)
         loss = F.mse_loss(model.expert(x_t, t, prefix, pmask), noise - a)
+        total = loss
+        if aux_head is not None:
+            pooled = (prefix * pmask[:, :, None]).sum(1) / pmask.sum(1, keepdim=True)  # (B, D)
+            aux_loss = F.mse_loss(aux_head(pooled), aux[idx])
+            total = loss + cfg.aux_weight * aux_loss
         opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        total.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         sched.step()
         decay = min(cfg.ema_decay, (1 + step) / (10 + step))
@@ -155,6 +189,7 @@ def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, l
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
             emit({"step": step + 1, "total": cfg.steps, "losses/flow": float(np.mean(losses[-cfg.log_every:])),
+                  **({"losses/aux": float(aux_loss.item())} if aux_head is not None else {}),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0)})
     return ema.eval(), losses
 
@@ -179,7 +214,8 @@ def run(cfg: Config) -> dict:
         if cfg.json_progress:
             print(json.dumps({"event": "progress", "step": m["step"], "total": m["total"], "loss": m["losses/flow"]}), flush=True)
         else:
-            print(f"step {m['step']:>6}/{m['total']}  losses/flow {m['losses/flow']:.4f}  charts/SPS {m['charts/SPS']:.1f}", flush=True)
+            aux_txt = f"  losses/aux {m['losses/aux']:.4f}" if "losses/aux" in m else ""
+            print(f"step {m['step']:>6}/{m['total']}  losses/flow {m['losses/flow']:.4f}{aux_txt}  charts/SPS {m['charts/SPS']:.1f}", flush=True)
 
     with open(os.path.join(cfg.out, "metrics.jsonl"), "w") as metrics:
         model, losses = train(cfg, mcfg, tensors, emit)

@@ -47,6 +47,8 @@ class VlaConfig:
     cameras: list[ImageSpec] = field(default_factory=lambda: [ImageSpec()])
     width: int = 64  # token width D
     heads: int = 4
+    keypoints: int = 16  # spatial-softmax keypoint tokens per camera (0 = patch tokens only)
+    film: bool = True  # instruction FiLM-conditions the image encoder
     prefix_layers: int = 2
     expert_layers: int = 2
 
@@ -117,28 +119,74 @@ class Block(nn.Module):
 
 
 class ImageEncoder(nn.Module):
-    """(B, 3, H, W) -> (B, N, D) patch tokens. CoordConv (Liu et al. 2018): two coordinate channels let a small CNN
-    say *where* the cube is, which is what the action expert needs."""
+    """(B, 3, H, W) -> (B, N, D) tokens: coarse patch tokens plus one token per spatial-softmax keypoint.
 
-    def __init__(self, spec: ImageSpec, d: int):
+    CoordConv (Liu et al. 2018) input channels let the CNN say *where* things are; the keypoints (spatial softmax,
+    Levine et al. 2016, as in robomimic / Diffusion Policy's image encoders) turn each feature map into an expected
+    (x, y) image position, which is what pushing needs: where the red / blue cube and the targets are. The language
+    picks among them in the prefix's attention. Patch tokens keep the coarse layout (the arm, occlusions)."""
+
+    def __init__(self, spec: ImageSpec, d: int, keypoints: int = 16, channels: int = 32, film: bool = True):
         super().__init__()
+        self.channels = channels
+        # FiLM (Perez et al. 2018; RT-1's language-conditioned image encoder): the instruction scales and shifts the
+        # trunk's feature maps, so "red" vs "blue" changes *what the keypoints look at* before any attention.
+        self.film = nn.Linear(d, 4 * channels) if film else None
+        if self.film is not None:
+            nn.init.zeros_(self.film.weight)
+            nn.init.zeros_(self.film.bias)
         ys = torch.linspace(-1, 1, spec.height).view(1, 1, -1, 1).expand(1, 1, spec.height, spec.width)
         xs = torch.linspace(-1, 1, spec.width).view(1, 1, 1, -1).expand(1, 1, spec.height, spec.width)
         self.register_buffer("coords", torch.cat([ys, xs], 1).contiguous())  # (1, 2, H, W)
-        self.net = nn.Sequential(
-            nn.Conv2d(5, 16, 3, stride=2, padding=1), nn.ReLU(),
-            nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(),
-            nn.Conv2d(32, d, 3, stride=1, padding=1), nn.ReLU(),
-            nn.AvgPool2d(2),
-        )
+        self.trunk = nn.ModuleList([
+            nn.Conv2d(5, 16, 3, stride=1, padding=1),
+            nn.Conv2d(16, channels, 3, stride=2, padding=1),
+            nn.Conv2d(channels, channels, 3, stride=1, padding=1),
+        ])
+        # GroupNorm after every conv (as robomimic / Diffusion Policy do for BC from scratch): without it the few
+        # cube pixels barely move the features and the policy learns to ignore the camera.
+        self.norms = nn.ModuleList([nn.GroupNorm(4, 16), nn.GroupNorm(8, channels), nn.GroupNorm(8, channels)])
         with torch.no_grad():
-            n = self.net(torch.zeros(1, 5, spec.height, spec.width)).flatten(2).shape[2]
+            fh, fw = self.features(torch.zeros(1, 5, spec.height, spec.width), None).shape[2:]
+        self.keypoints = keypoints
+        if keypoints > 0:
+            self.kp = nn.Conv2d(channels, keypoints, 1)
+            gy = torch.linspace(-1, 1, fh).view(-1, 1).expand(fh, fw).reshape(1, 1, -1)
+            gx = torch.linspace(-1, 1, fw).view(1, -1).expand(fh, fw).reshape(1, 1, -1)
+            self.register_buffer("grid", torch.cat([gy, gx], 1).contiguous())  # (1, 2, fh*fw)
+            self.kp_in = nn.Linear(3, d)  # (y, x, peak logit) -> token
+            self.kp_id = nn.Parameter(torch.randn(1, keypoints, d) * 0.02)
+        self.patch = nn.Sequential(nn.AvgPool2d(4), nn.Flatten(2))
+        with torch.no_grad():
+            n = self.patch(torch.zeros(1, channels, fh, fw)).shape[2]
+        self.patch_in = nn.Linear(channels, d)
         self.pos = nn.Parameter(torch.randn(1, n, d) * 0.02)
-        self.tokens = n
+        self.tokens = n + keypoints
 
-    def forward(self, img: torch.Tensor) -> torch.Tensor:
+    def features(self, x: torch.Tensor, cond: torch.Tensor | None) -> torch.Tensor:
+        """(B, 5, H, W) -> (B, C, fh, fw); `cond` (B, D) is the instruction vector FiLM reads (None: no FiLM)."""
+        x = torch.relu(self.norms[0](self.trunk[0](x)))
+        film = self.film(cond) if (self.film is not None and cond is not None) else None  # (B, 4C)
+        for i, (conv, norm) in enumerate(zip(self.trunk[1:], self.norms[1:])):
+            x = norm(conv(x))
+            if film is not None:
+                g, b = film[:, 2 * i * self.channels:(2 * i + 2) * self.channels].chunk(2, dim=1)  # (B, C) each
+                x = x * (1 + g[:, :, None, None]) + b[:, :, None, None]
+            x = torch.relu(x)
+        return x
+
+    def forward(self, img: torch.Tensor, cond: torch.Tensor | None = None) -> torch.Tensor:
         x = torch.cat([img, self.coords.expand(img.shape[0], -1, -1, -1)], 1)  # (B, 5, H, W)
-        return self.net(x).flatten(2).transpose(1, 2) + self.pos  # (B, N, D)
+        f = self.features(x, cond)  # (B, C, fh, fw)
+        out = self.patch_in(self.patch(f).transpose(1, 2)) + self.pos  # (B, N, D)
+        if self.keypoints == 0:
+            return out
+        logits = self.kp(f).flatten(2)  # (B, K, fh*fw)
+        attn = torch.softmax(logits, dim=-1)
+        yx = attn @ self.grid.transpose(1, 2).expand(img.shape[0], -1, -1)  # (B, K, 2)
+        peak = logits.max(dim=-1, keepdim=True)[0] - logits.mean(dim=-1, keepdim=True)  # (B, K, 1): how sure
+        kp = self.kp_in(torch.cat([yx, torch.tanh(0.1 * peak)], -1)) + self.kp_id  # (B, K, D)
+        return torch.cat([out, kp], 1)
 
 
 class PrefixEncoder(nn.Module):
@@ -148,7 +196,7 @@ class PrefixEncoder(nn.Module):
         super().__init__()
         d = cfg.width
         self.cfg = cfg
-        self.images = nn.ModuleList(ImageEncoder(c, d) for c in cfg.cameras)
+        self.images = nn.ModuleList(ImageEncoder(c, d, cfg.keypoints, film=cfg.film) for c in cfg.cameras)
         self.embed = nn.Embedding(cfg.vocab_size, d)
         self.text_pos = nn.Parameter(torch.randn(1, cfg.max_tokens, d) * 0.02)
         self.state = nn.Linear(cfg.state_dim, d)
@@ -158,8 +206,11 @@ class PrefixEncoder(nn.Module):
 
     def forward(self, state: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor, *images: torch.Tensor):
         B = state.shape[0]
-        img = [enc(x) for enc, x in zip(self.images, images)]  # each (B, N_i, D)
-        txt = self.embed(input_ids) + self.text_pos[:, : input_ids.shape[1]]  # (B, L, D)
+        words = self.embed(input_ids)  # (B, L, D)
+        m = attention_mask.float()[:, :, None]  # (B, L, 1)
+        cond = (words * m).sum(1) / m.sum(1).clamp(min=1.0)  # (B, D): bag of the instruction's words
+        img = [enc(x, cond) for enc, x in zip(self.images, images)]  # each (B, N_i, D)
+        txt = words + self.text_pos[:, : input_ids.shape[1]]  # (B, L, D)
         st = self.state(state)[:, None, :]  # (B, 1, D)
         x = torch.cat(img + [txt, st], 1)  # (B, P, D)
         ones = torch.ones(B, self.image_tokens, dtype=torch.float32, device=state.device)

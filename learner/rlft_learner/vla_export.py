@@ -29,7 +29,8 @@ class _Prefix(torch.nn.Module):
 
 def export_vla_package(model: TinyVla, tok: WordLevelTokenizer, norm: dict, meta: dict, out_dir: str,
                        flow_steps: int = 10, execute_steps: int = 8, seed: int = 0, vectors: int = 2) -> str:
-    """`norm`: {state: {mean, std}, actions: {min, max}} (numpy); `meta`: task, state_names, action_names,
+    """`norm`: {state: {mean, std}, actions: {min, max}} (numpy) and optionally relative_to_state (per action: the
+    state name the runtime adds to it, or None for an absolute action); `meta`: task, state_names, action_names,
     observation_names, episodes, instructions (examples). Returns the path of policy.json."""
     cfg = model.cfg
     os.makedirs(out_dir, exist_ok=True)
@@ -84,7 +85,8 @@ def export_vla_package(model: TinyVla, tok: WordLevelTokenizer, norm: dict, meta
                      "max_length": tok.max_length, "vocab_size": cfg.vocab_size, "pad_id": tok.pad_id},
         "state": {"names": list(meta["state_names"]), "input": "state", "normalization": "mean_std"},
         "action": {"names": list(meta["action_names"]), "horizon": cfg.horizon, "execute_steps": execute_steps,
-                   "normalization": "min_max"},
+                   "normalization": "min_max", **({"relative_to_state": list(norm["relative_to_state"])}
+                                                  if any(r is not None for r in norm.get("relative_to_state") or []) else {})},
         "norm_stats": "norm_stats.json",
         "flow": {"steps": flow_steps, "method": "euler", "t_start": 1.0, "t_end": 0.0, "time_input": "t", "x_input": "x",
                  "velocity_output": "velocity", "clip": True},

@@ -58,3 +58,49 @@ def test_train_vla_synthetic_exports_a_complete_package(tmp_path):
     assert policy["language"]["vocab_size"] == len(tok.vocab) and policy["language"]["max_length"] == tok.max_length
     vec = json.load(open(os.path.join(pkg, "test_vectors.json")))
     assert np.isfinite(np.array(vec["actions"])).all()
+
+
+def test_keypoint_tokens_follow_a_bright_blob():
+    """The spatial-softmax keypoints are expected image positions: with a keypoint map that fires on red, the token's
+    (y, x) input moves with a red square."""
+    spec = ImageSpec(source_height=32, source_width=40, crop=[0, 0, 32, 40], height=32, width=40)
+    cfg = VlaConfig(vocab_size=10, width=32, cameras=[spec], keypoints=4)
+    enc = TinyVla(cfg).prefix.images[0]
+    assert enc.tokens == 20 + 4
+    seen = []
+    enc.kp_in.register_forward_hook(lambda m, inp, out: seen.append(inp[0].detach()))
+    with torch.no_grad():
+        for layer in enc.trunk:
+            if isinstance(layer, torch.nn.Conv2d):
+                layer.weight.zero_()
+                layer.bias.zero_()
+        # Channel 0 of every conv passes the red input channel straight through (centre tap).
+        enc.trunk[0].weight[0, 0, 1, 1] = 1.0
+        enc.trunk[1].weight[0, 0, 1, 1] = 1.0
+        enc.trunk[2].weight[0, 0, 1, 1] = 1.0
+        enc.kp.weight.zero_()
+        enc.kp.bias.zero_()
+        enc.kp.weight[:, 0] = 50.0
+        for row, col in [(4, 4), (24, 32)]:
+            img = torch.zeros(1, 3, 32, 40)
+            img[0, 0, row:row + 4, col:col + 4] = 1.0
+            enc(img)
+    (y0, x0), (y1, x1) = seen[0][0, 0, :2].tolist(), seen[1][0, 0, :2].tolist()
+    assert y0 < -0.5 and x0 < -0.5 and y1 > 0.3 and x1 > 0.3
+
+
+def test_delta_actions_are_relative_to_the_measured_joints_and_a_constant_action_is_exported_as_is(tmp_path):
+    data = train_vla.synthetic_vla_dataset()
+    data.action[:, 4] = 0.0  # a "gripper" the demos never move
+    data.action_names = ["j0", "j1", "j2", "j3", "gripper"]
+    data.obs_names = ["q.j0", "q.j1", "q.j2", "q.j3", "q.gripper", "ee.x", "ee.y", "ee.z"]
+    cfg = train_vla.Config(synthetic=True, horizon=4, width=32)
+    tok, mcfg, norm, tensors, names = train_vla.prepare(cfg, data, [])
+    assert norm["relative_to_state"] == ["q.j0", "q.j1", "q.j2", "q.j3", None]
+    assert norm["actions"]["min"][4] == norm["actions"]["max"][4] == 0.0
+    lo, hi = norm["actions"]["min"][:4], norm["actions"]["max"][:4]
+    # Tick 0's chunk, unnormalised and with q added back, is the recorded commands of ticks 0..3.
+    chunk = (tensors["chunks"][0, :, :4].double().numpy() + 1) / 2 * (hi - lo) + lo + data.obs[0, :4]
+    assert np.allclose(chunk, data.action[:4, :4], atol=1e-5)
+    absolute = train_vla.prepare(train_vla.Config(synthetic=True, horizon=4, width=32, delta_actions=False), data, [])[2]
+    assert absolute["relative_to_state"] == [None] * 5

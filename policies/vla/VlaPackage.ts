@@ -67,6 +67,11 @@ export const VlaPolicyJsonSchema = z.strictObject({
     horizon: z.number().int().min(1),
     execute_steps: z.number().int().min(1),
     normalization: z.enum(["mean_std", "min_max", "quantile", "none"]),
+    /**
+     * Delta actions (openpi DeltaActions): per action, the state name whose value at the chunk's first tick is added
+     * to the unnormalised action, or null for an absolute action. Absent = every action absolute.
+     */
+    relative_to_state: z.array(z.string().min(1).nullable()).optional(),
   }),
   /** openpi-style {"norm_stats": {"state": {...}, "actions": {...}}}. */
   norm_stats: FileName,
@@ -156,6 +161,12 @@ export class VlaPackage {
     const stats = ((await readJson(statsPath)) as { norm_stats?: Record<string, Record<string, number[]>> }).norm_stats ?? {};
     const state = normStats(stats.state, json.state.normalization, json.state.names.length, `${statsPath} norm_stats.state`);
     const actions = normStats(stats.actions, json.action.normalization, json.action.names.length, `${statsPath} norm_stats.actions`);
+    const rel = json.action.relative_to_state;
+    if (rel) {
+      if (rel.length !== json.action.names.length) throw new PolicyPackageError("dims", `${jsonPath}: action.relative_to_state has ${rel.length} entries, action.names ${json.action.names.length} — one state name (or null) per action`, { path: jsonPath });
+      const unknown = rel.filter((n): n is string => n !== null && !json.state.names.includes(n));
+      if (unknown.length > 0) throw new PolicyPackageError("dims", `${jsonPath}: action.relative_to_state names [${unknown.join(", ")}], which are not in state.names [${json.state.names.join(", ")}]`, { path: jsonPath });
+    }
     if (json.action.execute_steps > json.action.horizon) throw new PolicyPackageError("dims", `${jsonPath}: action.execute_steps ${json.action.execute_steps} > horizon ${json.action.horizon}`, { path: jsonPath });
     return new VlaPackage(abs, json, tokenizer, state, actions);
   }

@@ -75,9 +75,13 @@ test("ONNX (onnxruntime-node) agrees with PyTorch within 1e-4: prefix, one exper
       const { encoding } = policy.prefixFeeds(input);
       assert.deepEqual(encoding.ids, vec.input_ids[v], "tokenizer ids equal the learner's");
       const chunk = await policy.sampleChunk(input);
+      // The fixture predicts delta actions: each joint's chunk is relative to its measured position.
+      const rel = pkg.json.action.relative_to_state;
+      assert.ok(rel && rel.every((n) => n !== null), "the synthetic package uses delta actions for every joint");
       const expected = vec.actions[v].flat().map((x, k) => {
         const a = k % pkg.json.action.names.length;
-        return Math.max(-1, Math.min(1, x)) * pkg.actions.scale[a] + pkg.actions.offset[a];
+        const base = raw[pkg.json.state.names.indexOf(rel[a]!)];
+        return Math.max(-1, Math.min(1, x)) * pkg.actions.scale[a] + pkg.actions.offset[a] + base;
       });
       assert.ok(maxAbs(chunk.actions.flat(), expected) < 1e-4, `chunk ${v}: ${maxAbs(chunk.actions.flat(), expected)}`);
       assert.equal(chunk.stepMs.length, pkg.json.flow.steps, "one expert call per Euler step");
@@ -120,6 +124,45 @@ test("a package whose tokenizer does not match its model is refused at load, nam
     await writeFile(join(d, "tokenizer.json"), JSON.stringify(tj));
   });
   await assert.rejects(VlaPackage.load(big), /ids go up to 999, the model's embedding table has language.vocab_size = \d+ rows/);
+});
+
+test("delta actions: relative_to_state must name state inputs, one per action; a constant action is replayed exactly", async () => {
+  const bad = await copyPackage(async (d) => {
+    const pj = JSON.parse(await readFile(join(d, "policy.json"), "utf8")) as { action: { relative_to_state: (string | null)[] } };
+    pj.action.relative_to_state[1] = "q.elbow";
+    await writeFile(join(d, "policy.json"), JSON.stringify(pj));
+  });
+  await assert.rejects(VlaPackage.load(bad), (e: unknown) => e instanceof PolicyPackageError && e.code === "dims" && /relative_to_state names \[q\.elbow\], which are not in state.names/.test(e.message));
+  const short = await copyPackage(async (d) => {
+    const pj = JSON.parse(await readFile(join(d, "policy.json"), "utf8")) as { action: { relative_to_state: (string | null)[] } };
+    pj.action.relative_to_state.pop();
+    await writeFile(join(d, "policy.json"), JSON.stringify(pj));
+  });
+  await assert.rejects(VlaPackage.load(short), /relative_to_state has 4 entries, action.names 5/);
+  // Absolute j4 with min == max: the runtime outputs exactly that constant, whatever the flow produced.
+  const fixed = await copyPackage(async (d) => {
+    const pj = JSON.parse(await readFile(join(d, "policy.json"), "utf8")) as { action: { relative_to_state: (string | null)[] } };
+    pj.action.relative_to_state[4] = null;
+    await writeFile(join(d, "policy.json"), JSON.stringify(pj));
+    const ns = JSON.parse(await readFile(join(d, "norm_stats.json"), "utf8")) as { norm_stats: { actions: { min: number[]; max: number[] } } };
+    ns.norm_stats.actions.min[4] = 0;
+    ns.norm_stats.actions.max[4] = 0;
+    await writeFile(join(d, "norm_stats.json"), JSON.stringify(ns));
+  });
+  const policy = await VlaPolicy.create(fixed);
+  try {
+    const state = [0.1, -0.2, 0.3, -0.4, 0.5];
+    const x = Float32Array.from({ length: policy.package.json.action.horizon * 5 }, (_, k) => (k % 5 === 4 ? -0.7 : 0.25));
+    const rows = policy.unnormaliseActions(x, state);
+    const { offset, scale } = policy.package.actions;
+    for (const row of rows) {
+      assert.equal(row[4], 0, "constant gripper replayed exactly");
+      for (let a = 0; a < 4; a++) assert.ok(Math.abs(row[a] - (0.25 * scale[a] + offset[a] + state[a])) < 1e-6, "delta joint = unnormalised + state");
+    }
+    assert.throws(() => policy.unnormaliseActions(x, []), /relative to state q\.j0, but no finite value/);
+  } finally {
+    await policy.close();
+  }
 });
 
 test("a missing or stale camera frame makes the VLA hold (measured joints, no model run); a fresh frame resumes", async () => {

@@ -138,19 +138,31 @@ export class VlaPolicy {
       x = next;
       stepMs.push(performance.now() - s0);
     }
-    return { actions: this.unnormaliseActions(x), inferenceMs: performance.now() - t0, prefixMs, stepMs, encoding };
+    return { actions: this.unnormaliseActions(x, input.state), inferenceMs: performance.now() - t0, prefixMs, stepMs, encoding };
   }
 
-  /** Normalised chunk → robot units (clipped to [-1, 1] first when flow.clip). */
-  unnormaliseActions(x: Float32Array): number[][] {
-    const { horizon, names } = this.package.json.action;
+  /**
+   * Normalised chunk → robot units (clipped to [-1, 1] first when flow.clip); a delta action (action.relative_to_state)
+   * gets its state value added, from `state` in state.names order (the chunk's first tick).
+   */
+  unnormaliseActions(x: Float32Array, state: readonly number[] = []): number[][] {
+    const { horizon, names, relative_to_state: rel } = this.package.json.action;
     const { offset, scale } = this.package.actions;
     const clip = this.package.json.flow.clip;
+    const stateNames = this.package.json.state.names;
+    const base = names.map((_, a) => {
+      const ref = rel?.[a];
+      if (ref === undefined || ref === null) return 0;
+      const v = state[stateNames.indexOf(ref)];
+      if (!Number.isFinite(v)) throw new PolicyInputError("bad_shape", `action ${names[a]} is relative to state ${ref}, but no finite value for it was given`);
+      return v;
+    });
     const rows: number[][] = [];
     for (let h = 0; h < horizon; h++) {
       rows.push(names.map((_, a) => {
         const v = x[h * names.length + a];
-        return (clip ? Math.max(-1, Math.min(1, v)) : v) * scale[a] + offset[a];
+        // A constant dimension (min == max in norm_stats) is replayed exactly.
+        return (scale[a] > 1e-8 ? (clip ? Math.max(-1, Math.min(1, v)) : v) * scale[a] : 0) + offset[a] + base[a];
       }));
     }
     return rows;
