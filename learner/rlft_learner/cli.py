@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any, TypeVar
+import json
+import sys
+from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
@@ -32,3 +34,19 @@ def add_dataclass_args(parser: argparse.ArgumentParser, cls: type) -> None:
 def dataclass_from_args(cls: type[T], args: argparse.Namespace) -> T:
     values: dict[str, Any] = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
     return cls(**values)
+
+
+def run_command(name: str, cls: type[T], args: argparse.Namespace, fn: Callable[[T], Any],
+                errors: tuple[type[BaseException], ...] = (ValueError, OSError)) -> int:
+    """The body of a learner command's `main`: build its config dataclass from the arguments, run it, and turn an
+    expected failure into one line on stderr (plus a JSON `error` event when the config asks for JSON progress) and
+    exit code 1."""
+    cfg = dataclass_from_args(cls, args)
+    try:
+        fn(cfg)
+    except errors as exc:
+        if getattr(cfg, "json_progress", False):
+            print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 1
+    return 0

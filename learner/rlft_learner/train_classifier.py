@@ -17,7 +17,6 @@ import hashlib
 import json
 import logging
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 
@@ -26,7 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, dataclass_from_args, help_meta as _h
+from .cli import add_dataclass_args, help_meta as _h, run_command
 
 log = logging.getLogger("rlft_learner.train_classifier")
 
@@ -155,10 +154,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    cfg = dataclass_from_args(Config, args)
-    try:
-        train(cfg)
-    except (ValueError, OSError) as exc:
-        print(f"train-classifier: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return run_command("train-classifier", Config, args, train)

@@ -14,7 +14,6 @@ import json
 import logging
 import math
 import os
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -22,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, dataclass_from_args, help_meta as _h
+from .cli import add_dataclass_args, help_meta as _h, run_command
 from .tokenizer import WordLevelTokenizer
 from .vla import ImageSpec, TinyVla, VlaConfig, preprocess_images
 from .vla_data import VlaDataset, load_vla_dataset, synthetic_vla_dataset
@@ -236,12 +235,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    cfg = dataclass_from_args(Config, args)
-    try:
-        run(cfg)
-    except (ValueError, OSError) as exc:
-        if cfg.json_progress:
-            print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
-        print(f"train-vla: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return run_command("train-vla", Config, args, run)
