@@ -345,7 +345,7 @@ def run(cfg: Config) -> dict:
     package = os.path.join(cfg.out, "package")
     advantage = None if cfg.plain else {
         "n_step": cfg.n_step, "positive_fraction": cfg.positive_fraction, "dropout": cfg.indicator_dropout,
-        "thresholds": thresholds, "positive_fraction_measured": float(ind.mean()),
+        "thresholds": thresholds, "positive_fraction_measured": float(ind.mean()), "intervention_positive": cfg.intervention_positive,
         "value": {"input": "obs", "history": 1, "bins": cfg.value_bins, "v_min": -1.0, "v_max": 0.0,
                   "max_episode_steps": spec.max_steps, "c_fail": spec.c_fail},
     }
