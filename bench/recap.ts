@@ -6,7 +6,7 @@
  *   3. mixed data: that policy run with the scripted operator (autonomous steps, failures, interventions);
  *   4. plain BC on the same data: demos + mixed data, fine-tuned from the checkpoint without an indicator;
  *   5. RECAP: the same data and fine-tune budget, with the value function, advantage indicators and conditioning
- *      on positive at inference (β from --cfg-beta, default 1 = one pass);
+ *      on positive at inference (β from --cfg-beta, default 2.5: the top of π*0.6’s 1.5–2.5; 1 = one pass);
  *   6. every policy evaluated on the same held-out seeds without the operator: success, failure rate, throughput
  *      (successes per hour of robot time), steps to success.
  * Targets (π*0.6's headline, on the harder task peg_insert): RECAP ≥ 1.5× the throughput of plain BC and ≤ half its
@@ -14,7 +14,7 @@
  * Demos, BC and mixed data are cached per task in bench/work/recap-<task>/ (reruns skip them).
  *
  * Usage: npm run bench:recap [-- --task peg_insert|push_cube|all] [-- --quick] [-- --demos 40] [-- --quality 0.5]
- *        [-- --mixed 150] [-- --eval 100] [-- --cfg-beta 1] [-- --recap-set key=value ...] [-- --fresh]
+ *        [-- --mixed 150] [-- --eval 100] [-- --cfg-beta 2.5] [-- --recap-set key=value ...] [-- --fresh]
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -58,7 +58,7 @@ const P = {
   evalSeed: num("--eval-seed", 1000),
   fineTuneSteps: num("--steps", quick ? 200 : 3000),
   valueSteps: num("--value-steps", quick ? 200 : 2000),
-  cfgBeta: num("--cfg-beta", 1),
+  cfgBeta: num("--cfg-beta", 2.5),
 };
 const recapSet = parseOverrides(argv.flatMap((a, i) => (a === "--recap-set" && i + 1 < argv.length ? [argv[i + 1]] : [])), "--recap-set");
 const LAUNCH = "launch/sim_push.yaml";

@@ -2,6 +2,9 @@
 // returns and advantages with the package's normalisation, indicators forced positive on operator steps.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { episodeValues, sparkline } from "./episodeValues.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
 import { makeLearnerFixture, type LearnerFixture } from "../policies/testing/learnerFixture.ts";
@@ -42,6 +45,24 @@ test("V(t), returns, A(t) and indicators of an episode from the package's value 
   v.indicator.forEach((ind, t) => v.intervention[t] || assert.equal(ind, v.advantage[t] > (v.threshold ?? Infinity) ? 1 : 0));
   const mc = await episodeValues(episode(names, 12, true), recap.dir, { nStep: 0 });
   mc.advantage.forEach((a, t) => assert.ok(Math.abs(a - (mc.ret[t] - mc.value[t])) < 1e-9));
+});
+
+test("operator steps are forced positive only as the learner forced them (intervention_positive)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rlft-ev-"));
+  try {
+    cpSync(recap.dir, dir, { recursive: true });
+    const pj = JSON.parse(readFileSync(join(dir, "policy.json"), "utf8"));
+    pj.advantage.intervention_positive = "success";
+    pj.advantage.thresholds = { synthetic: 10 }; // nothing clears it: every positive below is forced
+    writeFileSync(join(dir, "policy.json"), JSON.stringify(pj));
+    const names = pj.observation.names as string[];
+    const failed = await episodeValues(episode(names, 12, false), dir);
+    assert.deepEqual(failed.indicator, Array(12).fill(0), "a failed episode's corrections are judged by their advantage");
+    const ok = await episodeValues(episode(names, 12, true), dir);
+    assert.deepEqual(ok.indicator, ok.intervention, "a successful episode's corrections are forced positive");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("a package without a value head, or another task's observations, is refused with the fix", async () => {

@@ -62,7 +62,10 @@ export async function episodeValues(ep: EpisodeArrays, pkgDir: string, opts: { n
   const advantage = nStepAdvantages(raw.map((r) => r / tMax), value, nStep, ret);
   const eps = adv.thresholds?.[ep.task];
   const threshold = eps === undefined ? null : eps;
-  const indicator = advantage.map((a, t) => (ep.intervention[t] ? 1 : threshold !== null && a > threshold ? 1 : 0));
+  // Operator steps forced positive as the learner labelled them (packages from before the option: all of them).
+  const mode = adv.intervention_positive ?? "always";
+  const forced = mode === "always" || (mode === "success" && ep.success);
+  const indicator = advantage.map((a, t) => (forced && ep.intervention[t] ? 1 : threshold !== null && a > threshold ? 1 : 0));
   return { task: ep.task, outcome: ep.outcome, success: ep.success, steps: T, policy: pkg.json.version, maxEpisodeSteps: tMax, cFail, nStep, threshold, value, ret, advantage, indicator, intervention: ep.intervention };
 }
 

@@ -24,6 +24,8 @@ const TrainingFields = {
   /** Per-task advantage threshold ε (normalised units). */
   thresholds: z.record(z.string(), Finite).optional(),
   positive_fraction_measured: z.number().min(0).max(1).optional(),
+  /** Which operator steps were forced positive: all (π*0.6), those of successful episodes, or none. Absent = always. */
+  intervention_positive: z.enum(["always", "success", "none"]).optional(),
   /** The value head (value.onnx in `files.value`): current normalised observation in, E[return] and bin probabilities out. */
   value: z
     .strictObject({

@@ -4,9 +4,12 @@ pi.website/blog/pistar06; ALGORITHMS.md section 3). One iteration of the learner
   1. value: a distributional V on ALL data so far (recap_value.py);
   2. advantages: A_t = sum_{k<N} r_{t+k} + V(o_{t+N}) - V(o_t) (N-step; N = 0 means Monte-Carlo: G_t - V(o_t));
   3. indicator: I_t = 1[A_t > eps_task], eps_task the percentile that makes `positive_fraction` of the policy's own
-     steps positive; operator (intervention) steps are always positive;
+     steps positive; operator (intervention) steps of successful episodes are forced positive (`intervention_positive`:
+     pi*0.6 forces all of them; a scripted or tired operator's correction that still failed is better judged by its
+     advantage);
   4. policy: the diffusion policy with the indicator as an input, dropped (-> "unconditioned") 30% of the time,
-     fine-tuned from the PRE-TRAINED checkpoint every iteration, never from the previous iteration's;
+     fine-tuned from the PRE-TRAINED checkpoint every iteration, never from the previous iteration's, with the
+     checkpoint's action range widened to the data's and the new indicator embedding at its own lr;
   5. export: a package with `indicator` as an ONNX input, optional classifier-free guidance beta baked into the
      whole-sampler graph and declared in policy.json, the value head as value.onnx, recap.json with the statistics.
 
@@ -52,6 +55,7 @@ class Config:
     plain: bool = field(default=False, metadata=_h("no indicator: plain BC fine-tuning on the same data (the baseline)"))
     n_step: int = field(default=10, metadata=_h("advantage lookahead N in steps (pi*0.6: 50 at 50 Hz = 1 s; 10 is 1 s at 10 Hz); 0 = Monte-Carlo"))
     positive_fraction: float = field(default=0.3, metadata=_h("fraction of the policy's own steps marked positive, per task (pi*0.6: 30-40%)"))
+    intervention_positive: str = field(default="success", metadata=_h("which operator steps are forced positive: success (default: those of episodes that end in success; a correction that still failed is labelled by its advantage like any step), always (pi*0.6) or none"))
     indicator_dropout: float = field(default=0.3, metadata=_h("probability a training sample's indicator is replaced by 'unconditioned'"))
     cfg_beta: float = field(default=1.0, metadata=_h("classifier-free guidance weight baked into the sampler (1 = one conditioned pass; pi*0.6: 1.5-2.5)"))
     max_episode_steps: str = field(default="", metadata=_h("T_max per task for return normalisation: 150, or push_cube=150,peg_insert=100; empty = longest episode seen"))
@@ -63,6 +67,7 @@ class Config:
     steps: int = field(default=2000, metadata=_h("policy fine-tuning gradient steps"))
     batch_size: int = field(default=256, metadata=_h("windows per gradient step"))
     lr: float = field(default=3e-4, metadata=_h("peak AdamW learning rate of the fine-tune"))
+    indicator_lr: float = field(default=1e-2, metadata=_h("peak AdamW learning rate of the new indicator embedding (zero-initialised; at --lr it stays too small to condition the policy)"))
     warmup_steps: int = field(default=100, metadata=_h("linear LR warm-up before the cosine decay"))
     ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights"))
     seed: int = field(default=1, metadata=_h("random seed"))
@@ -92,17 +97,19 @@ def nstep_advantages(rewards: np.ndarray, values: np.ndarray, n_step: int, retur
     return (csum[end] - csum[t] + boot - v).astype(np.float32)
 
 
-def indicators(adv: np.ndarray, intervention: np.ndarray, tasks: np.ndarray, positive_fraction: float) -> tuple[np.ndarray, dict[str, float]]:
+def indicators(adv: np.ndarray, intervention: np.ndarray, tasks: np.ndarray, positive_fraction: float,
+               forced: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, float]]:
     """I_t = 1[A_t > eps_task] with eps_task the (1 - positive_fraction) quantile of the task's non-intervention
-    advantages; intervention steps are always 1. Returns (I (N,) int64, {task: eps})."""
+    advantages; `forced` steps (default: every intervention step) are always 1. Returns (I (N,) int64, {task: eps})."""
     if not 0.0 < positive_fraction < 1.0:
         raise ValueError(f"positive_fraction must be in (0, 1); found {positive_fraction}")
     ind = np.zeros(len(adv), np.int64)
-    forced = np.asarray(intervention) > 0
+    operator = np.asarray(intervention) > 0
+    forced = operator if forced is None else np.asarray(forced) > 0
     thresholds: dict[str, float] = {}
     for task in np.unique(tasks):
         m = tasks == task
-        free = m & ~forced
+        free = m & ~operator
         eps = float(np.quantile(adv[free], 1.0 - positive_fraction)) if free.any() else float("inf")
         thresholds[str(task)] = eps
         ind[m] = (adv[m] > eps).astype(np.int64)
@@ -179,7 +186,12 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
     ind_all = None if ind is None else torch.from_numpy(ind.astype(np.int64)).to(device)
     ac = torch.from_numpy(np.asarray(alphas_cumprod, np.float32)).to(device)
     T_train = len(alphas_cumprod)
-    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-6)
+    # The indicator embedding is new and starts at zero: at the network's lr it stays an order of magnitude smaller
+    # than the timestep embedding it is added to, and the policy barely depends on it. It gets its own, larger lr.
+    emb = [p for n, p in net.named_parameters() if n.startswith("indicator_emb.")]
+    rest = [p for n, p in net.named_parameters() if not n.startswith("indicator_emb.")]
+    groups = [{"params": rest, "lr": cfg.lr}] + ([{"params": emb, "lr": cfg.indicator_lr}] if emb else [])
+    opt = torch.optim.AdamW(groups, lr=cfg.lr, weight_decay=1e-6)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
     losses: list[float] = []
@@ -205,6 +217,29 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
             emit({"phase": "policy", "step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(losses[-cfg.log_every:])),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0)})
     return ema.eval(), losses
+
+
+INTERVENTION_POSITIVE = ("always", "success", "none")
+
+
+def forced_positive(eps: list[Episode], mode: str) -> np.ndarray:
+    """(sum T,) 1 where an operator step is forced positive: every one (`always`, pi*0.6), those of episodes that end
+    in success (`success`), or none (`none`: operator steps are labelled by their advantage like the policy's)."""
+    if mode not in INTERVENTION_POSITIVE:
+        raise ValueError(f"intervention_positive must be one of {', '.join(INTERVENTION_POSITIVE)}; found {mode!r}")
+    return np.concatenate([_intervention(e) * (mode == "always" or (mode == "success" and e.success)) for e in eps])
+
+
+def widen_action_range(norm: Normalizer, eps: list[Episode]) -> Normalizer:
+    """The checkpoint's normaliser with its action range widened to cover every action in `eps`.
+
+    The pre-trained policy's range comes from its demos only; its sampler clips to [-1, 1] in that range, so it cannot
+    command past the demos' extremes (a hole further out than any demo's is out of reach). Clipping the operator's
+    corrections to that range would teach exactly the failure they correct, so the fine-tune widens it instead; the
+    observation statistics stay the checkpoint's."""
+    act = np.concatenate([e.action for e in eps]).astype(np.float32)  # (N, action_dim)
+    return Normalizer(obs_mean=norm.obs_mean, obs_std=norm.obs_std,
+                      act_min=np.minimum(norm.act_min, act.min(0)), act_max=np.maximum(norm.act_max, act.max(0)))
 
 
 def _intervention(ep: Episode) -> np.ndarray:
@@ -262,13 +297,15 @@ def run(cfg: Config) -> dict:
         # 2. Advantages, 3. indicators.
         adv = [nstep_advantages(spec.rewards(e) / spec.max_steps[e.task], v, cfg.n_step, g) for e, v, g in zip(eps, values, rets)]
         inter = np.concatenate([_intervention(e) for e in eps])
+        forced = forced_positive(eps, cfg.intervention_positive)
         tasks = np.concatenate([np.full(len(e.obs), e.task) for e in eps])
         adv_all = np.concatenate(adv)
-        ind, thresholds = indicators(adv_all, inter, tasks, cfg.positive_fraction)
+        ind, thresholds = indicators(adv_all, inter, tasks, cfg.positive_fraction, forced)
         # 4. Policy, from the pre-trained checkpoint.
         obs_w, act_w = make_windows(eps, pre.config.history, pre.config.horizon)
         obs_w = pre.norm.obs(obs_w).reshape(len(obs_w), -1)
-        act_w = np.clip(pre.norm.action(act_w), -1.0, 1.0)  # operator actions may leave the demos' range
+        norm = widen_action_range(pre.norm, eps)
+        act_w = norm.action(act_w)  # (N, H, A) in [-1, 1] of the widened range
         net = init_from_pretrained(pre, indicator=not cfg.plain)
         log.info("fine-tuning %s on %d windows from %d episodes (%d intervention steps, %.0f%% positive)", "plain BC" if cfg.plain else "RECAP",
                  len(obs_w), len(eps), int(inter.sum()), 100 * ind.mean())
@@ -283,6 +320,9 @@ def run(cfg: Config) -> dict:
         "intervention_steps": int(inter.sum()), "sources": {s: sum(e.source == s for e in eps) for s in sorted({e.source for e in eps})},
         "n_step": cfg.n_step, "positive_fraction_target": cfg.positive_fraction, "indicator_dropout": cfg.indicator_dropout,
         "thresholds": thresholds, "max_episode_steps": spec.max_steps, "c_fail": spec.c_fail,
+        "intervention_positive": cfg.intervention_positive, "forced_positive_steps": int(forced.sum()),
+        "action_range": {"pretrained": [pre.norm.act_min.tolist(), pre.norm.act_max.tolist()], "fine_tune": [norm.act_min.tolist(), norm.act_max.tolist()],
+                         "steps_outside_pretrained": int(((np.concatenate([e.action for e in eps]) < pre.norm.act_min) | (np.concatenate([e.action for e in eps]) > pre.norm.act_max)).any(1).sum())},
         "positive_fraction": float(ind.mean()), "positive_fraction_autonomous": float(ind[free].mean()) if free.any() else 0.0,
         "advantage": {"mean": float(adv_all.mean()), "std": float(adv_all.std()), "p10": float(np.quantile(adv_all, 0.1)),
                       "p50": float(np.quantile(adv_all, 0.5)), "p90": float(np.quantile(adv_all, 0.9))},
@@ -305,7 +345,7 @@ def run(cfg: Config) -> dict:
     package = os.path.join(cfg.out, "package")
     advantage = None if cfg.plain else {
         "n_step": cfg.n_step, "positive_fraction": cfg.positive_fraction, "dropout": cfg.indicator_dropout,
-        "thresholds": thresholds, "positive_fraction_measured": float(ind.mean()),
+        "thresholds": thresholds, "positive_fraction_measured": float(ind.mean()), "intervention_positive": cfg.intervention_positive,
         "value": {"input": "obs", "history": 1, "bins": cfg.value_bins, "v_min": -1.0, "v_max": 0.0,
                   "max_episode_steps": spec.max_steps, "c_fail": spec.c_fail},
     }
@@ -313,7 +353,7 @@ def run(cfg: Config) -> dict:
                        execute_steps=int(pre.policy["action"]["execute_steps"]), steps=len(pre.timesteps),
                        train_timesteps=len(pre.alphas_cumprod), version_prefix="bc-mixed" if cfg.plain else "recap",
                        advantage=advantage, cfg_beta=1.0 if cfg.plain else cfg.cfg_beta)
-    export_package(net, pre.alphas_cumprod, pre.timesteps, pre.norm, meta, package, seed=cfg.seed,
+    export_package(net, pre.alphas_cumprod, pre.timesteps, norm, meta, package, seed=cfg.seed,
                    value_net=None if cfg.plain else vnet)
     with open(os.path.join(cfg.out, "recap.json"), "w") as f:
         json.dump(stats, f, indent=2)

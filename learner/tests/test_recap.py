@@ -12,7 +12,9 @@ from rlft_learner.data import save_npz, synthetic_dataset
 from rlft_learner.diffusion import (POSITIVE, UNCONDITIONED, DDIMSampler, ModelConfig, NoisePredictionNet, cfg_combine,
                                     ddim_timesteps, squared_cosine_alphas_cumprod)
 from rlft_learner.export import PackageMeta, export_package
-from rlft_learner.recap import Config, drop_indicators, indicators, init_from_pretrained, load_pretrained, nstep_advantages, run
+from rlft_learner.data import Normalizer
+from rlft_learner.recap import (Config, drop_indicators, finetune_policy, forced_positive, indicators, init_from_pretrained, load_pretrained,
+                                 nstep_advantages, run, widen_action_range)
 from rlft_learner.recap_value import (ReturnSpec, ValueConfig, ValueNet, calibration, episode_rewards, normalised_returns,
                                       predict, return_bins, train_value)
 from rlft_learner.server import Dataset, Episode
@@ -123,6 +125,27 @@ def test_zero_initialised_indicator_starts_as_the_pretrained_network():
         assert torch.allclose(cond(obs, x, t, torch.full((3,), i)), plain(obs, x, t), atol=1e-6)
 
 
+def test_fine_tuned_policy_follows_the_indicator():
+    # Same observations, opposite actions: positive samples act +0.6, negative ones -0.6. A short fine-tune from a
+    # network that knew neither must make the sampled action follow the indicator (a weak, zero-initialised embedding
+    # trained at the network's lr did not: RECAP then was plain BC with a little noise).
+    torch.manual_seed(0)
+    n, obs_dim = 512, 3
+    obs = np.random.default_rng(0).normal(size=(n, obs_dim)).astype(np.float32)
+    ind = (np.arange(n) % 2).astype(np.int64)  # 0 negative, 1 positive
+    act = np.where(ind[:, None, None] == 1, 0.6, -0.6).astype(np.float32) * np.ones((n, 4, 1), np.float32)
+    net = NoisePredictionNet(ModelConfig(obs_dim=obs_dim, action_dim=1, history=1, horizon=4, hidden=32, blocks=1, indicator=1))
+    ac = squared_cosine_alphas_cumprod(100)
+    cfg = Config(steps=300, batch_size=64, warmup_steps=10, log_every=1000, indicator_dropout=0.3, device="cpu")
+    net, _ = finetune_policy(cfg, net, obs, act, ind, ac, torch.device("cpu"), lambda m: None)
+    sampler = DDIMSampler(net, ac, ddim_timesteps(100, 10))
+    o, noise = torch.from_numpy(obs[:64]), torch.randn(64, 4, 1)
+    with torch.no_grad():
+        pos = sampler(o, noise, torch.full((64,), POSITIVE)).mean().item()
+        neg = sampler(o, noise, torch.full((64,), 0)).mean().item()
+    assert pos > 0.3 and neg < -0.3, (pos, neg)
+
+
 def test_value_function_learns_returns_and_calibration_basics():
     # Observation = the normalised return itself (plus noise dims): a good V predicts it closely.
     rng = np.random.default_rng(0)
@@ -143,6 +166,36 @@ def test_value_function_learns_returns_and_calibration_basics():
     vnet = ValueNet(2, bins=5, hidden=8, layers=1)
     val, probs = vnet(torch.zeros(1, 2))
     assert probs.shape == (1, 5) and torch.allclose(probs.sum(-1), torch.ones(1)) and -1 <= val.item() <= 0
+
+
+def test_forced_positives_follow_the_intervention_mode():
+    ep = lambda success: Episode(obs=np.zeros((4, 1), np.float32), action=np.zeros((4, 1), np.float32), reward=np.zeros(4, np.float32),
+                                 success=success, intervention=np.array([0, 1, 1, 0], np.float32))
+    eps = [ep(True), ep(False)]
+    assert forced_positive(eps, "always").tolist() == [0, 1, 1, 0, 0, 1, 1, 0]
+    assert forced_positive(eps, "success").tolist() == [0, 1, 1, 0, 0, 0, 0, 0]
+    assert forced_positive(eps, "none").tolist() == [0] * 8
+    with pytest.raises(ValueError, match="intervention_positive"):
+        forced_positive(eps, "sometimes")
+    # Unforced operator steps are labelled by their advantage, but never move the threshold (autonomous steps only).
+    adv = np.array([0, 5, -5, 1, 2, 3, 4, 9], np.float32)
+    inter = np.array([0, 1, 1, 0, 0, 1, 1, 0], np.float32)
+    ind, eps_t = indicators(adv, inter, np.array(["a"] * 8), 0.5, forced=np.array([0, 1, 1, 0, 0, 0, 0, 0]))
+    assert eps_t["a"] == pytest.approx(1.5)  # median of the autonomous 0, 1, 2, 9
+    assert ind.tolist() == [0, 1, 1, 0, 1, 1, 1, 1]
+
+
+def test_fine_tune_widens_the_action_range_instead_of_clipping_operator_actions():
+    norm = Normalizer(obs_mean=np.zeros(1, np.float32), obs_std=np.ones(1, np.float32),
+                      act_min=np.array([-1.0, 0.0], np.float32), act_max=np.array([1.0, 2.0], np.float32))
+    eps = [Episode(obs=np.zeros((2, 1), np.float32), action=np.array([[0.5, 2.5], [-1.5, 1.0]], np.float32), reward=np.zeros(2, np.float32))]
+    wide = widen_action_range(norm, eps)
+    assert wide.act_min.tolist() == [-1.5, 0.0] and wide.act_max.tolist() == [1.0, 2.5]
+    assert wide.obs_mean is norm.obs_mean and wide.obs_std is norm.obs_std
+    # The operator's 2.5 (past the demos' 2.0) stays distinguishable from 2.0 after normalisation.
+    a = wide.action(np.array([[1.0, 2.0], [1.0, 2.5]], np.float32))
+    assert a[1, 1] == pytest.approx(1.0) and a[0, 1] < 1.0
+    assert np.allclose(wide.unaction(a), [[1.0, 2.0], [1.0, 2.5]])
 
 
 def _mixed_dataset(obs_dim: int, action_dim: int) -> Dataset:
@@ -178,6 +231,10 @@ def test_one_iteration_end_to_end(tmp_path):
     assert adv["input"] == "indicator" and adv["cfg_beta"] == 1.5 and adv["values"] == {"negative": 0, "positive": 1, "unconditioned": 2}
     assert adv["n_step"] == 5 and policy["files"]["value"] == "value.onnx" and policy["version"].startswith("recap-")
     assert {"value.onnx", "value.pt", "sampler.onnx"} <= set(policy["sha256"])
+    # The action range covers every action of the data (the pre-trained one only covered its demos).
+    acts = np.concatenate([e.action for e in _mixed_dataset(5, 2).episodes])
+    assert stats["action_range"]["steps_outside_pretrained"] > 0
+    assert (np.array(policy["action"]["min"]) <= acts.min(0) + 1e-6).all() and (np.array(policy["action"]["max"]) >= acts.max(0) - 1e-6).all()
     # The observation normalisation is the pre-trained package's (the weights were trained with it).
     assert policy["observation"]["mean"] == json.load(open(os.path.join(pre_dir, "policy.json")))["observation"]["mean"]
     # The fine-tuned package can itself be a starting point, and a plain run exports no indicator.
