@@ -27,18 +27,9 @@ import { outcomeStats, trainRecap, type OutcomeStats } from "../cli/recap.ts";
 import { episodeFiles, readEpisodeArrays } from "../cli/dataset.ts";
 import { parseOverrides } from "../cli/commands/recap.ts";
 import { gitRevision } from "../launch/Stack.ts";
+import { benchArgs } from "./args.ts";
 
-const argv = process.argv.slice(2);
-const flag = (name: string) => argv.includes(name);
-const arg = (name: string, dflt: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
-};
-const num = (name: string, dflt: number) => {
-  const v = Number(arg(name, String(dflt)));
-  if (!Number.isFinite(v)) throw new Error(`${name}: expected a number, got ${arg(name, "")}`);
-  return v;
-};
+const { flag, arg, args, num } = benchArgs();
 if (flag("--help") || flag("-h")) {
   console.log(readFileSync(new URL(import.meta.url), "utf8").split("*/")[0]);
   process.exit(0);
@@ -60,7 +51,7 @@ const P = {
   valueSteps: num("--value-steps", quick ? 200 : 2000),
   cfgBeta: num("--cfg-beta", 2.5),
 };
-const recapSet = parseOverrides(argv.flatMap((a, i) => (a === "--recap-set" && i + 1 < argv.length ? [argv[i + 1]] : [])), "--recap-set");
+const recapSet = parseOverrides(args("--recap-set"), "--recap-set");
 const LAUNCH = "launch/sim_push.yaml";
 const WORK = resolve(arg("--work", "bench/work"));
 const RESULTS = resolve("bench/results");

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, dataclass_from_args, help_meta as _h
+from .cli import add_dataclass_args, help_meta as _h, run_command
 from .data import Normalizer, load_npz, make_windows
 from .diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
 from .export import PackageMeta, export_package
@@ -374,12 +374,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    cfg = dataclass_from_args(Config, args)
-    try:
-        run(cfg)
-    except (TimeoutError, ValueError, RuntimeError, OSError) as exc:
-        if cfg.json_progress:
-            print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
-        print(f"recap: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return run_command("recap", Config, args, run, errors=(TimeoutError, ValueError, RuntimeError, OSError))
