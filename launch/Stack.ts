@@ -185,10 +185,13 @@ export class Stack {
         await runtime.shutdown();
         throw e;
       }
-      v4l2.onFrame(() => {
+      // start() resolved on the first frame, so the offset is known now; later frames refine it for later episodes.
+      const noteCamera = () => {
         metadata["camera.front.time_offset_sec"] = v4l2.stats.offsetSec.toFixed(6);
         metadata["camera.front.dropped_frames"] = String(v4l2.stats.dropped);
-      });
+      };
+      noteCamera();
+      v4l2.onFrame(noteCamera);
     }
     let recorder: RecorderNode | null = null;
     if (config.recorder.enabled) {
