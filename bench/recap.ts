@@ -15,6 +15,9 @@
  *
  * Usage: npm run bench:recap [-- --task peg_insert|push_cube|all] [-- --quick] [-- --demos 40] [-- --quality 0.5]
  *        [-- --mixed 150] [-- --eval 100] [-- --cfg-beta 2.5] [-- --recap-set key=value ...] [-- --fresh]
+ *        [-- --beta-sweep 1,1.5,2,2.5,3] [-- --sweep-seed 5000] [-- --sweep-episodes 50]
+ * The guidance weight β is chosen on validation seeds (--sweep-seed.., never the eval seeds) among --beta-sweep, by
+ * success rate then throughput, and set on the robot with actor.cfg_beta (no retraining).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -50,7 +53,13 @@ const P = {
   fineTuneSteps: num("--steps", quick ? 200 : 3000),
   valueSteps: num("--value-steps", quick ? 200 : 2000),
   cfgBeta: num("--cfg-beta", 2.5),
+  sweepSeed: num("--sweep-seed", 5000),
+  sweepEpisodes: num("--sweep-episodes", quick ? 5 : 50),
 };
+// Guidance weights tried on validation seeds (--sweep-seed.., disjoint from the eval seeds); the best one is then
+// evaluated on the held-out eval seeds. A single value skips the sweep.
+const BETAS = arg("--beta-sweep", quick ? "" : "1,1.5,2,2.5,3").split(",").filter(Boolean).map(Number);
+if (BETAS.some((b) => !Number.isFinite(b) || b < 0 || b > 10)) throw new Error(`--beta-sweep: comma-separated guidance weights in [0, 10]; got ${arg("--beta-sweep", "")}`);
 const recapSet = parseOverrides(args("--recap-set"), "--recap-set");
 const LAUNCH = "launch/sim_push.yaml";
 const WORK = resolve(arg("--work", "bench/work"));
@@ -66,6 +75,8 @@ interface TaskRow {
   task: Task;
   data: { demos: number; demoSuccess: number; mixed: number; mixedSuccess: number; interventionRate: number; trainEpisodes: number };
   methods: MethodRow[];
+  betaSweep: { beta: number; successRate: number; throughputPerHour: number }[];
+  chosenBeta: number;
   recap: { positiveFraction: number; positiveFractionAutonomous: number; threshold: number; valueEce: number; valueCorr: number; calibrationPlot: string | null };
   ratios: { throughput: number; failure: number; targetsMet: boolean };
   seconds: Record<string, number>;
@@ -136,18 +147,29 @@ async function runTask(task: Task): Promise<TaskRow> {
   const recap = await timed(seconds, "recap", () => trainRecap({ data: [demos, mixed], pretrained: bcPackage, out: join(work, "recap"), task, learner: { ...common, cfg_beta: P.cfgBeta }, label: "RECAP" }));
 
   // 6. Evaluation on the same held-out seeds, no operator.
-  const evaluate = async (name: string, pkg: string, note: string): Promise<MethodRow> => {
+  const evaluate = async (name: string, pkg: string, note: string, beta?: number, seed = P.evalSeed, count = P.evalEpisodes): Promise<MethodRow> => {
     const c = config(task);
     c.recorder.enabled = false;
-    c.actor = { ...c.actor, kind: "policy", package: pkg, indicator: "auto" };
+    c.actor = { ...c.actor, kind: "policy", package: pkg, indicator: "auto", cfg_beta: beta };
     c.operator.enabled = false;
-    const r = await timed(seconds, `eval_${name}`, () => runEpisodes(c, { count: P.evalEpisodes, seed: P.evalSeed, label: `eval ${name}` }));
+    const r = await timed(seconds, `eval_${name}`, () => runEpisodes(c, { count, seed, label: `eval ${name}` }));
     return { name, stats: outcomeStats(r.summary), package: pkg, note };
   };
+  // Guidance weight: chosen on validation seeds, then fixed for the held-out evaluation.
+  const betaSweep: TaskRow["betaSweep"] = [];
+  let chosenBeta = P.cfgBeta;
+  if (BETAS.length > 1) {
+    for (const beta of BETAS) {
+      const r = await evaluate(`β ${beta} (validation)`, recap.packageDir, "", beta, P.sweepSeed, P.sweepEpisodes);
+      betaSweep.push({ beta, successRate: r.stats.successRate, throughputPerHour: r.stats.throughputPerHour });
+    }
+    chosenBeta = [...betaSweep].sort((a, b) => b.successRate - a.successRate || b.throughputPerHour - a.throughputPerHour)[0].beta;
+    console.log(`${task}: guidance β ${chosenBeta} chosen on ${P.sweepEpisodes} validation episodes (seeds ${P.sweepSeed}..): ${betaSweep.map((b) => `β ${b.beta} ${pct(b.successRate)}`).join(", ")}`);
+  }
   const methods = [
     await evaluate("BC (demos only)", bcPackage, `${demo.successes} successful demos`),
     await evaluate("plain BC (same data)", plain.packageDir, "fine-tuned from BC, no indicator"),
-    await evaluate("RECAP (ours)", recap.packageDir, `indicator positive, β ${P.cfgBeta}`),
+    await evaluate("RECAP (ours)", recap.packageDir, `indicator positive, β ${chosenBeta}`, chosenBeta),
   ];
   const [, pb, rc] = methods;
   const throughput = pb.stats.throughputPerHour > 0 ? rc.stats.throughputPerHour / pb.stats.throughputPerHour : rc.stats.throughputPerHour > 0 ? Infinity : 1;
@@ -157,6 +179,8 @@ async function runTask(task: Task): Promise<TaskRow> {
     task,
     data: { demos: demo.episodes, demoSuccess: demo.successes, mixed: mix.episodes, mixedSuccess: mix.successes, interventionRate: mix.interventionRate, trainEpisodes: st.episodes },
     methods,
+    betaSweep,
+    chosenBeta,
     recap: {
       positiveFraction: st.positive_fraction,
       positiveFractionAutonomous: st.positive_fraction_autonomous,
@@ -182,6 +206,7 @@ function markdown(rows: TaskRow[], meta: Record<string, unknown>): string {
       const s = m.stats;
       out.push(`| ${m.name} | ${pct(s.successRate)} [${pct(s.ci95[0])}, ${pct(s.ci95[1])}] | ${pct(s.failureRate)} | ${s.explicitFailures} / ${s.timeouts} | ${s.throughputPerHour.toFixed(0)} | ${Number.isFinite(s.meanSuccessSteps) ? s.meanSuccessSteps.toFixed(1) : "-"} |`);
     }
+    if (r.betaSweep.length) out.push("", `Guidance weight β chosen on ${P.sweepEpisodes} validation episodes (seeds ${P.sweepSeed}.., not the eval seeds): ${r.betaSweep.map((b) => `β ${b.beta}: ${pct(b.successRate)}`).join(", ")} → **β ${r.chosenBeta}**.`);
     out.push("", `RECAP / plain BC: throughput ${r.ratios.throughput.toFixed(2)}× (target ≥ 1.5×), failure rate ${r.ratios.failure.toFixed(2)}× (target ≤ 0.5×) — ${r.ratios.targetsMet ? "**targets met**" : "**targets not met**"}.`, "");
     out.push(`Wall time (s): ${Object.entries(r.seconds).map(([k, v]) => `${k} ${v}`).join(", ")}`, "");
   }

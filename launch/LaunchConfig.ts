@@ -74,6 +74,12 @@ export const LaunchSchema = z
          * a plain one. A package that does not match is refused at load.
          */
         indicator: z.enum(["auto", "positive", "negative", "unconditioned", "none"]).default("auto"),
+        /**
+         * Classifier-free guidance weight β for a RECAP package, overriding its policy.json (tune guidance on the robot
+         * without retraining). A β other than the one baked into sampler.onnx runs the TS sampler (two denoiser passes
+         * per step). Refused for a plain package.
+         */
+        cfg_beta: z.number().min(0).max(10).optional(),
       })
       .strict()
       .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7, indicator: "auto" }),

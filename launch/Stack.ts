@@ -160,6 +160,7 @@ export class Stack {
         mode: config.actor.sampler,
         threads: config.actor.threads,
         indicator: config.actor.indicator,
+        cfgBeta: config.actor.cfg_beta,
         training: opts.training ?? false,
         residual: config.actor.residual,
         logger: { info: (m) => !opts.quiet && console.log(m), warn: (m) => console.warn(m) },

@@ -22,6 +22,8 @@ export interface PolicyActorOptions {
   threads?: number;
   /** RECAP advantage indicator (launch `actor.indicator`); default auto. */
   indicator?: IndicatorSetting;
+  /** Classifier-free guidance β overriding the RECAP package's (launch `actor.cfg_beta`). */
+  cfgBeta?: number;
   /** A residual package to start with. */
   residual?: string;
   /** Exploration noise on the residual (online RL); false for evaluation. */
@@ -70,7 +72,7 @@ export class PolicyActor implements Actor {
 
   /** Loads, verifies and checks the package in `dir` (and the residual, if given) against the robot. */
   static async create(dir: string, opts: PolicyActorOptions): Promise<PolicyActor> {
-    const policy = await DiffusionPolicy.create(dir, { providers: opts.providers, mode: opts.mode, threads: opts.threads, indicator: opts.indicator });
+    const policy = await DiffusionPolicy.create(dir, { providers: opts.providers, mode: opts.mode, threads: opts.threads, indicator: opts.indicator, cfgBeta: opts.cfgBeta, logger: opts.logger });
     try {
       assertCompatible(policy.package, { observationNames: opts.observationNames, actionNames: opts.jointNames });
     } catch (e) {

@@ -135,6 +135,32 @@ test("indicator settings that do not match the package are refused at load, nami
   await n.close();
 });
 
+test("actor.cfg_beta overrides the package's guidance weight: another β runs the TS sampler; a plain package refuses it", async () => {
+  const infos: string[] = [];
+  const log = { info: (m: string) => infos.push(m), warn: () => {} };
+  const same = await DiffusionPolicy.create(recap.dir, { cfgBeta: 1.5, logger: log });
+  const other = await DiffusionPolicy.create(recap.dir, { cfgBeta: 2.5, logger: log });
+  try {
+    assert.equal(same.mode, "graph", "the baked β keeps the one-graph sampler");
+    assert.equal(other.mode, "ts");
+    assert.equal(other.cfgBeta, 2.5);
+    assert.ok(infos.some((m) => /cfg_beta 2\.5 differs from the 1\.5 baked/.test(m)), infos.join("\n"));
+    const obs = Float32Array.from(v.obs[0]);
+    const noise = Float32Array.from(v.noise[0].flat());
+    const a = await same.denoise(obs, noise, "positive");
+    const b = await other.denoise(obs, noise, "positive");
+    assert.ok(maxAbsDiff(a, b) > 1e-3, "a stronger guidance weight changes the chunk");
+  } finally {
+    await same.close();
+    await other.close();
+  }
+  await assert.rejects(DiffusionPolicy.create(plain.dir, { cfgBeta: 2, logger: quiet }), (e: unknown) => {
+    assert.ok(e instanceof PolicyPackageError && e.code === "incompatible", String(e));
+    assert.match(e.message, /cfg_beta 2 set in the robot config/);
+    return true;
+  });
+});
+
 /** A copy of `from` with policy.json edited by `edit` (hash entries stay valid: only policy.json changes). */
 async function edited(from: string, to: string, edit: (j: Record<string, unknown>) => void): Promise<void> {
   await cp(from, to, { recursive: true });

@@ -6,6 +6,7 @@
  */
 import { PolicyPackage, type DiffusionPolicyJson } from "./PolicyPackage.ts";
 import { InferenceClient, type InferenceClientOptions, type WireTensor } from "./InferenceClient.ts";
+import { PolicyPackageError } from "./PolicyPackageError.ts";
 import { clipUnit, ddimSchedule, ddimStep, type DdimStep } from "./ddim.ts";
 import { cfgCombine, resolveIndicator, type Indicator, type IndicatorSetting } from "./AdvantageConditioning.ts";
 import { gaussian, gaussianArray } from "./gaussian.ts";
@@ -36,6 +37,11 @@ export interface DiffusionPolicyOptions {
    * its policy.json `advantage.condition` and runs a plain one plainly; a mismatch is refused at load.
    */
   indicator?: IndicatorSetting;
+  /**
+   * Classifier-free guidance β overriding policy.json's `advantage.cfg_beta` (RECAP packages only). sampler.onnx has
+   * the package's β baked in, so another β switches a "graph" policy to the TS sampler (logged).
+   */
+  cfgBeta?: number;
   logger?: InferenceClientOptions["logger"];
 }
 
@@ -57,26 +63,39 @@ export class DiffusionPolicy {
   readonly indicator: Indicator | null;
   #normal: () => number;
   #schedule: DdimStep[];
+  #cfgBeta: number;
 
-  private constructor(pkg: PolicyPackage, client: InferenceClient, mode: "graph" | "ts", seed: number, indicator: Indicator | null) {
+  private constructor(pkg: PolicyPackage, client: InferenceClient, mode: "graph" | "ts", seed: number, indicator: Indicator | null, cfgBeta: number) {
     this.package = pkg;
     this.#client = client;
     this.mode = mode;
     this.indicator = indicator;
+    this.#cfgBeta = cfgBeta;
     this.#normal = gaussian(seed);
     this.#schedule = ddimSchedule(pkg.json.sampler.timesteps, pkg.json.sampler.alphas_cumprod);
   }
 
-  /** Classifier-free guidance weight (policy.json advantage.cfg_beta; 1 for a plain policy). */
+  /** Classifier-free guidance weight (the `cfgBeta` option, else policy.json advantage.cfg_beta; 1 for a plain policy). */
   get cfgBeta(): number {
-    return this.package.json.advantage?.cfg_beta ?? 1;
+    return this.#cfgBeta;
   }
 
   /** Loads and verifies the package in `dir`, starts the inference worker, warms the model up. */
   static async create(dir: string, options: DiffusionPolicyOptions = {}): Promise<DiffusionPolicy> {
     const pkg = await PolicyPackage.load(dir);
     const indicator = resolveIndicator(pkg.json, options.indicator ?? "auto", pkg.dir);
-    const mode = options.mode ?? "graph";
+    const baked = pkg.json.advantage?.cfg_beta ?? 1;
+    const beta = options.cfgBeta ?? baked;
+    if (options.cfgBeta !== undefined) {
+      if (!Number.isFinite(beta) || beta < 0) throw new PolicyPackageError("incompatible", `cfg_beta ${beta}: classifier-free guidance needs a finite β ≥ 0 (1 = no guidance)`, { path: pkg.dir });
+      if (pkg.json.advantage === undefined || indicator === null)
+        throw new PolicyPackageError("incompatible", `cfg_beta ${beta} set in the robot config, but ${pkg.dir} is not run with an advantage indicator — guidance needs a RECAP package conditioned on an indicator; remove actor.cfg_beta`, { path: pkg.dir });
+    }
+    let mode = options.mode ?? "graph";
+    if (mode === "graph" && beta !== baked) {
+      options.logger?.info?.(`cfg_beta ${beta} differs from the ${baked} baked into ${pkg.dir}/sampler.onnx: running the TS sampler (denoiser.onnx, two passes per step)`);
+      mode = "ts";
+    }
     const { history } = pkg.json.observation;
     const { horizon } = pkg.json.action;
     const obsDims = [1, history * pkg.obsDim];
@@ -97,7 +116,7 @@ export class DiffusionPolicy {
               expectInputs: { denoiser: ["obs", "x", "t", ...Object.keys(ind)] },
             },
           );
-    return new DiffusionPolicy(pkg, client, mode, options.seed ?? 0, indicator);
+    return new DiffusionPolicy(pkg, client, mode, options.seed ?? 0, indicator, beta);
   }
 
   /** Restarts the noise generator from `seed` (the policy actor does this at every episode start, so an episode's
