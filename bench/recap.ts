@@ -15,7 +15,10 @@
  *
  * Usage: npm run bench:recap [-- --task peg_insert|push_cube|all] [-- --quick] [-- --demos 40] [-- --quality 0.5]
  *        [-- --mixed 150] [-- --eval 100] [-- --cfg-beta 2.5] [-- --recap-set key=value ...] [-- --fresh]
- *        [-- --beta-sweep 1,1.5,2,2.5,3] [-- --sweep-seed 5000] [-- --sweep-episodes 50]
+ *        [-- --beta-sweep 1,1.5,2,2.5,3] [-- --sweep-seed 5000] [-- --sweep-episodes 50] [-- --iterations 1]
+ * --iterations N > 1 runs π*0.6's loop: after each RECAP fine-tune, --mixed more episodes are collected with that
+ * policy and the operator, and the next RECAP (from the pre-trained checkpoint again) trains on all data so far; plain
+ * BC trains once on the final data, so both see exactly the same episodes.
  * The guidance weight β is chosen on validation seeds (--sweep-seed.., never the eval seeds) among --beta-sweep, by
  * success rate then throughput, and set on the robot with actor.cfg_beta (no retraining).
  */
@@ -55,6 +58,7 @@ const P = {
   cfgBeta: num("--cfg-beta", 2.5),
   sweepSeed: num("--sweep-seed", 5000),
   sweepEpisodes: num("--sweep-episodes", quick ? 5 : 50),
+  iterations: num("--iterations", 1),
 };
 // Guidance weights tried on validation seeds (--sweep-seed.., disjoint from the eval seeds); the best one is then
 // evaluated on the held-out eval seeds. A single value skips the sweep.
@@ -76,6 +80,7 @@ interface TaskRow {
   data: { demos: number; demoSuccess: number; mixed: number; mixedSuccess: number; interventionRate: number; trainEpisodes: number };
   methods: MethodRow[];
   betaSweep: { beta: number; successRate: number; throughputPerHour: number }[];
+  iterations: { iteration: number; betaSweep: TaskRow["betaSweep"]; chosenBeta: number; validationSuccess: number | null; collected?: { episodes: number; successes: number } }[];
   chosenBeta: number;
   recap: { positiveFraction: number; positiveFractionAutonomous: number; threshold: number; valueEce: number; valueCorr: number; calibrationPlot: string | null };
   ratios: { throughput: number; failure: number; targetsMet: boolean };
@@ -141,12 +146,10 @@ async function runTask(task: Task): Promise<TaskRow> {
   }
   const mix = JSON.parse(readFileSync(mixedSummary, "utf8")) as { episodes: number; successes: number; interventionRate: number };
 
-  // 4–5. Plain BC and RECAP on the same data, same checkpoint, same fine-tune budget.
+  // 4–5. RECAP iterations (π*0.6's schedule): train V and the indicator-conditioned policy from the pre-trained
+  // checkpoint on all data so far; for the next iteration collect --mixed more episodes with that policy (β chosen
+  // on validation seeds) and the scripted operator. Plain BC is trained once, on exactly the data the final RECAP saw.
   const common = { steps: P.fineTuneSteps, value_steps: P.valueSteps, ...recapSet };
-  const plain = await timed(seconds, "plain_bc", () => trainRecap({ data: [demos, mixed], pretrained: bcPackage, out: join(work, "plain"), task, plain: true, learner: common, label: "plain BC" }));
-  const recap = await timed(seconds, "recap", () => trainRecap({ data: [demos, mixed], pretrained: bcPackage, out: join(work, "recap"), task, learner: { ...common, cfg_beta: P.cfgBeta }, label: "RECAP" }));
-
-  // 6. Evaluation on the same held-out seeds, no operator.
   const evaluate = async (name: string, pkg: string, note: string, beta?: number, seed = P.evalSeed, count = P.evalEpisodes): Promise<MethodRow> => {
     const c = config(task);
     c.recorder.enabled = false;
@@ -155,39 +158,63 @@ async function runTask(task: Task): Promise<TaskRow> {
     const r = await timed(seconds, `eval_${name}`, () => runEpisodes(c, { count, seed, label: `eval ${name}` }));
     return { name, stats: outcomeStats(r.summary), package: pkg, note };
   };
-  // Guidance weight: chosen on validation seeds, then fixed for the held-out evaluation.
-  const betaSweep: TaskRow["betaSweep"] = [];
+  const data = [demos, mixed];
+  const iterations: TaskRow["iterations"] = [];
+  let recap: Awaited<ReturnType<typeof trainRecap>> | undefined;
+  let betaSweep: TaskRow["betaSweep"] = [];
   let chosenBeta = P.cfgBeta;
-  if (BETAS.length > 1) {
-    for (const beta of BETAS) {
-      const r = await evaluate(`β ${beta} (validation)`, recap.packageDir, "", beta, P.sweepSeed, P.sweepEpisodes);
-      betaSweep.push({ beta, successRate: r.stats.successRate, throughputPerHour: r.stats.throughputPerHour });
+  for (let it = 1; it <= P.iterations; it++) {
+    if (it > 1) {
+      const dir = join(work, `iter${it}-data`);
+      rmSync(dir, { recursive: true, force: true });
+      const c = config(task);
+      c.actor = { ...c.actor, kind: "policy", package: recap!.packageDir, indicator: "auto", cfg_beta: chosenBeta };
+      c.operator.enabled = true;
+      const r = await timed(seconds, `collect_iter${it}`, () => runEpisodes(c, { count: P.mixed, seed: P.mixedSeed + 1000 * (it - 1), label: `collect iter ${it}`, recordTo: dir, metadata: { source: "recap_collect", iteration: String(it) } }));
+      iterations[iterations.length - 1].collected = { episodes: r.summary.episodes, successes: r.summary.successes };
+      data.push(dir);
     }
-    chosenBeta = [...betaSweep].sort((a, b) => b.successRate - a.successRate || b.throughputPerHour - a.throughputPerHour)[0].beta;
-    console.log(`${task}: guidance β ${chosenBeta} chosen on ${P.sweepEpisodes} validation episodes (seeds ${P.sweepSeed}..): ${betaSweep.map((b) => `β ${b.beta} ${pct(b.successRate)}`).join(", ")}`);
+    const suffix = it > 1 ? `-iter${it}` : "";
+    recap = await timed(seconds, `recap${suffix}`, () => trainRecap({ data, pretrained: bcPackage, out: join(work, `recap${suffix}`), task, learner: { ...common, cfg_beta: P.cfgBeta }, label: `RECAP iter ${it}` }));
+    // Guidance weight: chosen on validation seeds, then fixed for the next collection and the held-out evaluation.
+    betaSweep = [];
+    chosenBeta = P.cfgBeta;
+    if (BETAS.length > 1) {
+      for (const beta of BETAS) {
+        const r = await evaluate(`β ${beta} iter ${it} (validation)`, recap.packageDir, "", beta, P.sweepSeed, P.sweepEpisodes);
+        betaSweep.push({ beta, successRate: r.stats.successRate, throughputPerHour: r.stats.throughputPerHour });
+      }
+      chosenBeta = [...betaSweep].sort((a, b) => b.successRate - a.successRate || b.throughputPerHour - a.throughputPerHour)[0].beta;
+      console.log(`${task} iter ${it}: guidance β ${chosenBeta} chosen on ${P.sweepEpisodes} validation episodes (seeds ${P.sweepSeed}..): ${betaSweep.map((b) => `β ${b.beta} ${pct(b.successRate)}`).join(", ")}`);
+    }
+    iterations.push({ iteration: it, betaSweep, chosenBeta, validationSuccess: betaSweep.find((b) => b.beta === chosenBeta)?.successRate ?? null });
   }
+  const plain = await timed(seconds, "plain_bc", () => trainRecap({ data, pretrained: bcPackage, out: join(work, "plain"), task, plain: true, learner: common, label: "plain BC" }));
+
+  // 6. Evaluation on the same held-out seeds, no operator.
   const methods = [
     await evaluate("BC (demos only)", bcPackage, `${demo.successes} successful demos`),
     await evaluate("plain BC (same data)", plain.packageDir, "fine-tuned from BC, no indicator"),
-    await evaluate("RECAP (ours)", recap.packageDir, `indicator positive, β ${chosenBeta}`, chosenBeta),
+    await evaluate("RECAP (ours)", recap!.packageDir, `indicator positive, β ${chosenBeta}${P.iterations > 1 ? `, iteration ${P.iterations}` : ""}`, chosenBeta),
   ];
   const [, pb, rc] = methods;
   const throughput = pb.stats.throughputPerHour > 0 ? rc.stats.throughputPerHour / pb.stats.throughputPerHour : rc.stats.throughputPerHour > 0 ? Infinity : 1;
   const failure = pb.stats.failureRate > 0 ? rc.stats.failureRate / pb.stats.failureRate : rc.stats.failureRate > 0 ? Infinity : 1;
-  const st = recap.stats as { positive_fraction: number; positive_fraction_autonomous: number; thresholds: Record<string, number>; episodes: number; value: { calibration: { ece: number; corr: number }; plot: string | null } };
+  const st = recap!.stats as { positive_fraction: number; positive_fraction_autonomous: number; thresholds: Record<string, number>; episodes: number; value: { calibration: { ece: number; corr: number }; plot: string | null } };
   return {
     task,
     data: { demos: demo.episodes, demoSuccess: demo.successes, mixed: mix.episodes, mixedSuccess: mix.successes, interventionRate: mix.interventionRate, trainEpisodes: st.episodes },
     methods,
     betaSweep,
     chosenBeta,
+    iterations,
     recap: {
       positiveFraction: st.positive_fraction,
       positiveFractionAutonomous: st.positive_fraction_autonomous,
       threshold: st.thresholds[task],
       valueEce: st.value.calibration.ece,
       valueCorr: st.value.calibration.corr,
-      calibrationPlot: st.value.plot ? join(work, "recap", st.value.plot) : null,
+      calibrationPlot: st.value.plot ? join(recap!.packageDir, "..", st.value.plot) : null,
     },
     ratios: { throughput, failure, targetsMet: throughput >= 1.5 && failure <= 0.5 },
     seconds,
@@ -206,6 +233,8 @@ function markdown(rows: TaskRow[], meta: Record<string, unknown>): string {
       const s = m.stats;
       out.push(`| ${m.name} | ${pct(s.successRate)} [${pct(s.ci95[0])}, ${pct(s.ci95[1])}] | ${pct(s.failureRate)} | ${s.explicitFailures} / ${s.timeouts} | ${s.throughputPerHour.toFixed(0)} | ${Number.isFinite(s.meanSuccessSteps) ? s.meanSuccessSteps.toFixed(1) : "-"} |`);
     }
+    if (r.iterations.length > 1)
+      out.push("", `RECAP iterations: ${r.iterations.map((i) => `iter ${i.iteration}: β ${i.chosenBeta}${i.validationSuccess === null ? "" : `, validation ${pct(i.validationSuccess)}`}${i.collected ? `, then collected ${i.collected.episodes} episodes with it and the operator (${i.collected.successes} successful)` : ""}`).join("; ")}. Plain BC trains on the same final data.`);
     if (r.betaSweep.length) out.push("", `Guidance weight β chosen on ${P.sweepEpisodes} validation episodes (seeds ${P.sweepSeed}.., not the eval seeds): ${r.betaSweep.map((b) => `β ${b.beta}: ${pct(b.successRate)}`).join(", ")} → **β ${r.chosenBeta}**.`);
     out.push("", `RECAP / plain BC: throughput ${r.ratios.throughput.toFixed(2)}× (target ≥ 1.5×), failure rate ${r.ratios.failure.toFixed(2)}× (target ≤ 0.5×) — ${r.ratios.targetsMet ? "**targets met**" : "**targets not met**"}.`, "");
     out.push(`Wall time (s): ${Object.entries(r.seconds).map(([k, v]) => `${k} ${v}`).join(", ")}`, "");

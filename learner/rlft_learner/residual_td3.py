@@ -72,6 +72,8 @@ class Config:
     tau: float = field(default=0.005, metadata=_h("Polyak rate of the target networks"))
     actor_lr: float = field(default=1e-4, metadata=_h("AdamW actor lr. Paper 1e-6 over 300k+ GPU steps; at CPU budgets (a few hundred episodes) 1e-6 barely moves the zero-initialised head, and tanh*scale bounds the residual anyway"))
     actor_bc_weight: float = field(default=0.0, metadata=_h("TD3+BC (Fujimoto & Gu 2021) anchor for the residual: actor loss = -Q/mean|Q| + w * mean((res - clip(a_offline - a_base))^2) / scale^2 over the batch's offline rows (demos, interventions). 0 = plain TD3 actor loss"))
+    actor_residual_penalty: float = field(default=0.0, metadata=_h("trust region around the base: actor loss = -Q/mean|Q| + w * mean((residual/scale)^2). With Adam, the plain TD3 loss moves the actor a full step whatever the critic's gradient size, so a noisy critic drives the bounded residual to its box edges (bang-bang); with this term the residual settles where the critic's claimed gain balances the penalty, and stays near 0 where Q is flat. 0 = off"))
+    actor_pessimism: float = field(default=0.0, metadata=_h("actor maximises mean(Q) - k * std(Q) over the ensemble's heads (lower confidence bound, as in SUNRISE / EDAC): heads agree where data is and disagree where the critic extrapolates, so the residual is not pulled out of the data's support. 0 = mean over heads (ResFiT)"))
     critic_lr: float = field(default=3e-4, metadata=_h("AdamW critic lr (RLPD 3e-4; ResFiT 1e-4)"))
     weight_decay: float = field(default=0.01, metadata=_h("AdamW weight decay (torch default)"))
     grad_clip: float = field(default=1.0, metadata=_h("max gradient norm, actor and critic"))
@@ -262,8 +264,16 @@ class ResidualTD3:
         if self.updates > cfg.critic_warmup_updates and self.updates % cfg.policy_delay == 0:
             residual = self.actor(b.obs, b.base_action)  # (B, A)
             q_pi = self.critic(b.obs, combine(b.base_action, residual))  # (E, B)
+            if cfg.actor_pessimism > 0:
+                # Lower confidence bound over the heads (E, B) -> (1, B); the std term carries gradient too.
+                q_pi = (q_pi.mean(dim=0) - cfg.actor_pessimism * q_pi.std(dim=0)).unsqueeze(0)
             n_off, s = self._n_off, cfg.residual_scale
-            if cfg.actor_bc_weight > 0 and n_off > 0:
+            if cfg.actor_residual_penalty > 0:
+                # Trust region around the base (Q normalised by its magnitude so w does not depend on the reward scale).
+                pen = ((residual / s) ** 2).mean()
+                actor_loss = -q_pi.mean() / q_pi.abs().mean().detach().clamp_min(1e-6) + cfg.actor_residual_penalty * pen
+                out["losses/actor_residual_penalty"] = pen.item()
+            elif cfg.actor_bc_weight > 0 and n_off > 0:
                 # TD3+BC: Q normalised by its mean magnitude so the anchor's weight does not depend on the reward scale;
                 # the anchor pulls the residual toward what the demo / operator did relative to the base, inside the box.
                 target = (b.action[-n_off:] - b.base_action[-n_off:]).clamp(-s, s)  # (n_off, A)
