@@ -13,6 +13,9 @@
  *
  * Usage: npm run bench:learning [-- --task push_cube|peg_insert] [-- --episodes 300] [-- --quick]
  *        [-- --methods residual,sac] [-- --res-set key=value ...] [-- --sac-set key=value ...] [-- --no-throughput]
+ *        [-- --best-of 8]
+ * --best-of N (> 1) also evaluates BC and the final residual package with best-of-N base chunks (critic-ranked and
+ * consensus) on the final held-out seeds (ALGORITHMS.md §1 "go beyond"); 1 skips it.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, copyFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -55,6 +58,7 @@ const P = {
   quality: num("--quality", 0.7),
   bcSteps: num("--bc-steps", quick ? 500 : 4000),
   throughputN: num("--throughput-transitions", quick ? 5000 : 20_000),
+  bestOf: num("--best-of", 8),
 };
 if (P.evalSeeds > P.finalEval) throw new Error("--eval-seeds must not exceed --final-eval (curve seeds are the first final-eval seeds)");
 const methods = arg("--methods", "residual,sac").split(",").filter(Boolean);
@@ -129,15 +133,17 @@ async function demosAndBc(task: Task, dir: string) {
 // ---------------------------------------------------------------------------------------------------------------------
 // Evaluation: no operator, no exploration noise, no recording.
 
-async function evaluate(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, count: number): Promise<EpisodeResult[]> {
+async function evaluate(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, count: number, bestOf?: { n: number; select: "critic" | "consensus"; stats?: { chunks: number; reranked: number } }): Promise<EpisodeResult[]> {
   const cfg = launchFor(task);
-  cfg.actor = { ...cfg.actor, kind: "policy", package: basePackage, residual };
+  cfg.actor = { ...cfg.actor, kind: "policy", package: basePackage, residual, ...(bestOf ? { best_of: bestOf.n, best_of_select: bestOf.select } : {}) };
   cfg.operator.enabled = false;
   cfg.recorder.enabled = false;
   const stack = await Stack.create(cfg, { quiet: true, training: false });
   (stack.actor.actor as PolicyActor).zeroBase = zeroBase;
   try {
-    return await stack.runEpisodes({ count, seed: P.evalSeed });
+    const rs = await stack.runEpisodes({ count, seed: P.evalSeed });
+    if (bestOf?.stats) Object.assign(bestOf.stats, (stack.actor.actor as PolicyActor).bestOfStats);
+    return rs;
   } finally {
     await stack.shutdown();
   }
@@ -201,6 +207,14 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
   if (curve[curve.length - 1]?.episodes !== eps.length && eps.length > 0) {
     curve.push({ episodes: eps.length, version: finalVersion, ...rate(successes(final, P.evalSeeds), P.evalSeeds) });
   }
+  let bestOf: MethodResult["bestOf"];
+  if (!zero && P.bestOf > 1 && finalVersion !== bcVersion) {
+    const stats = { chunks: 0, reranked: 0 };
+    const critic = await evaluate(task, bcPackage, packageDir(finalVersion), false, P.finalEval, { n: P.bestOf, select: "critic", stats });
+    const consensus = await evaluate(task, bcPackage, packageDir(finalVersion), false, P.finalEval, { n: P.bestOf, select: "consensus" });
+    bestOf = { n: P.bestOf, critic: rate(successes(critic), critic.length), consensus: rate(successes(consensus), consensus.length), rerankedFraction: stats.chunks ? stats.reranked / stats.chunks : 0 };
+    log(`${task}/${method}: best-of-${P.bestOf} final: critic ${successes(critic)}/${critic.length}, consensus ${successes(consensus)}/${consensus.length}`);
+  }
   log(`${task}/${method}: curve ${curve.map((c) => `${c.episodes}:${(100 * c.rate).toFixed(0)}%`).join(" ")}; final ${(100 * successes(final) / final.length).toFixed(1)}%`);
 
   const metrics = join(out, "learner", "metrics.jsonl");
@@ -215,6 +229,7 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
     learnerConfig,
     curve,
     final: { version: finalVersion, meanSteps: meanSteps(final), ...rate(successes(final), final.length) },
+    bestOf,
     session: {
       dir: out,
       episodes: eps,
@@ -249,6 +264,11 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
     task, target: TARGET[task], demos, bc: { package: bc.package, steps: bc.steps, finalLoss: bc.finalLoss, final: { meanSteps: meanSteps(bcFinal), ...rate(successes(bcFinal), bcFinal.length) } },
     methods: {}, seconds: 0,
   };
+  if (P.bestOf > 1 && methods.includes("residual")) {
+    const cons = await evaluate(task, bc.package, undefined, false, P.finalEval, { n: P.bestOf, select: "consensus" });
+    result.bc.bestOfConsensus = { samples: P.bestOf, ...rate(successes(cons), cons.length) };
+    log(`${task}: BC with best-of-${P.bestOf} consensus ${successes(cons)}/${cons.length}`);
+  }
   for (const m of methods) result.methods[m] = await runMethod(task, m, bc.package, bcVersion, bcFinal, demos.dataset, join(dir, "sessions", stamp));
   result.seconds = (performance.now() - ts) / 1000;
   return result;

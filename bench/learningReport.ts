@@ -36,6 +36,8 @@ export interface MethodResult {
   learnerConfig: Record<string, unknown>;
   curve: CurvePoint[];
   final: Rate & { version: string; meanSteps: number };
+  /** The final package with best-of-N base chunks (same held-out seeds): critic-ranked and consensus (medoid). */
+  bestOf?: { n: number; critic: Rate; consensus: Rate; rerankedFraction: number };
   session: {
     dir: string;
     episodes: SessionEpisodeRow[];
@@ -60,7 +62,7 @@ export interface TaskResult {
   task: string;
   target: number;
   demos: { episodes: number; successes: number; used: number; quality: number; dataset: string };
-  bc: { package: string; steps: number; finalLoss: number; final: Rate & { meanSteps: number } };
+  bc: { package: string; steps: number; finalLoss: number; final: Rate & { meanSteps: number }; bestOfConsensus?: Rate & { samples: number } };
   methods: Record<string, MethodResult>;
   seconds: number;
 }
@@ -119,6 +121,16 @@ export function markdown(b: LearningBench): string {
       }).join(" | ") + " |");
     }
     out.push("");
+    const bo = Object.values(t.methods).filter((m) => m.bestOf);
+    if (bo.length && t.bc.bestOfConsensus) {
+      const n = t.bc.bestOfConsensus.samples;
+      out.push(`Best-of-${n} base chunks at every re-plan (ALGORITHMS.md §1 "go beyond"), final packages, same held-out seeds: ` +
+        "critic = the residual package's critic ranks the N samples' first executed action; consensus = the medoid chunk (no critic), the control.", "");
+      out.push("| policy | one sample | best-of-N consensus | best-of-N critic |", "|---|---|---|---|");
+      out.push(`| BC base alone | ${ci(t.bc.final)} | ${ci(t.bc.bestOfConsensus)} | - |`);
+      for (const m of bo) out.push(`| ${m.label} | ${ci(m.final)} | ${ci(m.bestOf!.consensus)} | ${ci(m.bestOf!.critic)} (another sample than the first in ${pct(m.bestOf!.rerankedFraction)} of chunks) |`);
+      out.push("");
+    }
   }
   if (b.throughput) {
     const tp = b.throughput;

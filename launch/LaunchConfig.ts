@@ -80,9 +80,17 @@ export const LaunchSchema = z
          * per step). Refused for a plain package.
          */
         cfg_beta: z.number().min(0).max(10).optional(),
+        /**
+         * Best-of-N base chunks at every re-plan (docs/protocol.md § Best-of-N): N samples, one executed. 1 = off.
+         * best_of_select critic: ranked by the residual package's critic (needs critic.onnx); consensus: the medoid.
+         */
+        best_of: z.number().int().min(1).max(64).default(1),
+        best_of_select: z.enum(["critic", "consensus"]).default("critic"),
+        /** Critic ranking: mean − best_of_pessimism · std over the ensemble's heads. */
+        best_of_pessimism: z.number().min(0).max(10).default(0),
       })
       .strict()
-      .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7, indicator: "auto" }),
+      .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7, indicator: "auto", best_of: 1, best_of_select: "critic", best_of_pessimism: 0 }),
     safety: z
       .object({
         /** Largest joint-target change per tick, per joint (rad, gripper m). One value applies to all. */

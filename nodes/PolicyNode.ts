@@ -35,7 +35,41 @@ export interface PolicyActorOptions {
    * provides names, normalisation and the version residual packages are checked against.
    */
   zeroBase?: boolean;
+  /** Best-of-N base chunks (launch `actor.best_of`); absent or n 1 = one sample per chunk. */
+  bestOf?: BestOfN;
   logger?: { warn(msg: string): void; info(msg: string): void };
+}
+
+/**
+ * Best-of-N sampling of base chunks at every re-plan (ALGORITHMS.md §1 "go beyond"): N chunks are sampled from the
+ * base policy and one is executed. `critic`: the one whose first executed action (base + residual) the running
+ * residual package's critic scores highest (mean − pessimism · std over heads; EXPO / PA-RL rank base samples by
+ * Q); needs a residual package with critic.onnx, otherwise the first sample runs (warned once). `consensus`: the
+ * medoid — the chunk closest (L2 over the executed steps) to all the others, a critic-free control.
+ */
+export interface BestOfN {
+  n: number;
+  select: "critic" | "consensus";
+  pessimism?: number;
+}
+
+/** Index of the medoid of `chunks` over their first `k` steps: the least sum of L2 distances to the others. */
+export function medoidChunk(chunks: readonly (readonly (readonly number[])[])[], k: number): number {
+  let best = 0;
+  let bestScore = Infinity;
+  for (let i = 0; i < chunks.length; i++) {
+    let score = 0;
+    for (let j = 0; j < chunks.length; j++) {
+      let d2 = 0;
+      for (let t = 0; t < Math.min(k, chunks[i].length); t++) for (let d = 0; d < chunks[i][t].length; d++) d2 += (chunks[i][t][d] - chunks[j][t][d]) ** 2;
+      score += Math.sqrt(d2);
+    }
+    if (score < bestScore) {
+      bestScore = score;
+      best = i;
+    }
+  }
+  return best;
 }
 
 /** Adapts DiffusionPolicy (+ ResidualPolicy) + ActionChunker to the Actor interface. */
@@ -52,22 +86,50 @@ export class PolicyActor implements Actor {
   #last: ActionInfo | null = null;
   /** See {@link PolicyActorOptions.zeroBase}; set before the first episode. */
   zeroBase: boolean;
+  readonly bestOf: BestOfN | null;
+  /** Best-of-N counters: chunks planned with N samples, and how many of them ran a sample other than the first. */
+  readonly bestOfStats = { chunks: 0, reranked: 0 };
+  #warnedNoCritic = false;
+  #logger: PolicyActorOptions["logger"];
 
-  private constructor(policy: DiffusionPolicy, jointNames: readonly string[], residual: PolicySlot<ResidualPolicy>, zeroBase: boolean) {
+  private constructor(policy: DiffusionPolicy, jointNames: readonly string[], residual: PolicySlot<ResidualPolicy>, zeroBase: boolean, bestOf: BestOfN | null = null, logger?: PolicyActorOptions["logger"]) {
     this.policy = policy;
     this.jointNames = jointNames;
     this.residual = residual;
     this.zeroBase = zeroBase;
+    this.bestOf = bestOf && bestOf.n > 1 ? bestOf : null;
+    this.#logger = logger;
     const j = policy.package.json;
     this.#k = j.action.execute_steps;
     const source = {
       sampleChunk: async (h: number[][]) => {
-        const c = await policy.sampleChunk(h);
+        const c = this.bestOf ? await this.#bestOfChunk(h, this.bestOf) : await policy.sampleChunk(h);
         if (this.chunkMs.length < 100_000) this.chunkMs.push(c.inferenceMs);
         return c;
       },
     };
     this.#chunker = new ActionChunker(source, { history: j.observation.history, horizon: j.action.horizon, executeSteps: j.action.execute_steps });
+  }
+
+  async #bestOfChunk(h: number[][], b: BestOfN): Promise<{ actions: number[][]; inferenceMs: number }> {
+    const t0 = performance.now();
+    const cands: number[][][] = [];
+    for (let i = 0; i < b.n; i++) cands.push((await this.policy.sampleChunk(h)).actions);
+    let pick = 0;
+    if (b.select === "consensus") pick = medoidChunk(cands, this.#k);
+    else {
+      const res = this.residual.current;
+      if (res?.hasCritic) {
+        const scores = await res.scoreBaseActions(h[h.length - 1], cands.map((c) => c[0]), b.pessimism ?? 0);
+        pick = scores.indexOf(Math.max(...scores));
+      } else if (!this.#warnedNoCritic) {
+        this.#warnedNoCritic = true;
+        this.#logger?.warn(`actor.best_of: select critic, but ${res ? `residual ${res.version} has no critic.onnx` : "no residual package runs yet"} — executing the first of the ${b.n} samples until one with a critic arrives`);
+      }
+    }
+    this.bestOfStats.chunks++;
+    if (pick !== 0) this.bestOfStats.reranked++;
+    return { actions: cands[pick], inferenceMs: performance.now() - t0 };
   }
 
   /** Loads, verifies and checks the package in `dir` (and the residual, if given) against the robot. */
@@ -83,7 +145,7 @@ export class PolicyActor implements Actor {
       load: (d) => ResidualPolicy.create(d, { base: policy.package, providers: opts.providers, threads: opts.threads, training: opts.training ?? false }),
       logger: opts.logger,
     });
-    const actor = new PolicyActor(policy, opts.jointNames, slot, opts.zeroBase ?? false);
+    const actor = new PolicyActor(policy, opts.jointNames, slot, opts.zeroBase ?? false, opts.bestOf ?? null, opts.logger);
     if (opts.residual) {
       const r = await slot.offer(opts.residual);
       if (!r.ok) {

@@ -89,7 +89,8 @@ export const ResidualPolicyJsonSchema = z.strictObject({
     /** Std of the Gaussian exploration noise added in training mode only. */
     exploration_std: Finite.refine((v) => v >= 0, "exploration_std >= 0"),
   }),
-  files: z.strictObject({ actor: FileName }),
+  /** critic: the learner's Q ensemble (obs, action → q [B, E]), for critic-ranked best-of-N base chunks (optional). */
+  files: z.strictObject({ actor: FileName, critic: FileName.optional() }),
   sha256: z.record(FileName, Hex64),
 });
 

@@ -13,6 +13,7 @@ interface Vectors {
   obs: number[][];
   base_action: number[][];
   residual: number[][];
+  critic: { action: number[][]; q: number[][] };
 }
 
 let fx: ResidualFixture;
@@ -122,5 +123,30 @@ test("hot swap: a corrupt package is rejected and the old policy keeps running; 
     await assert.rejects(before.step(base.json.observation.mean, base.json.action.min), /closed/, "the replaced session is closed");
   } finally {
     await slot.close();
+  }
+});
+
+test("critic.onnx ranks base actions like the learner's ensemble: mean over heads, minus k·std with pessimism", async () => {
+  const v = JSON.parse(await readFile(join(fx.residualDir, "test_vectors.json"), "utf8")) as Vectors;
+  const { observation, action } = base.json;
+  const policy = await ResidualPolicy.create(fx.residualDir, { base, training: false, logger: quiet });
+  try {
+    assert.equal(policy.hasCritic, true);
+    for (let i = 0; i < v.obs.length; i++) {
+      const obsRaw = v.obs[i].map((x, k) => x * observation.std[k] + observation.mean[k]);
+      const baseRaw = v.base_action[i].map((a, j) => action.min[j] + ((a + 1) / 2) * (action.max[j] - action.min[j]));
+      const q = v.critic.q[i];
+      const mean = q.reduce((a, b) => a + b, 0) / q.length;
+      const std = Math.sqrt(q.reduce((a, b) => a + (b - mean) ** 2, 0) / (q.length - 1));
+      // The same candidate twice plus another: a batch of 3, scored independently.
+      const other = baseRaw.map((x, j) => (j === 0 ? action.min[0] : x));
+      const [s0, s1, s2] = await policy.scoreBaseActions(obsRaw, [baseRaw, baseRaw, other]);
+      assert.ok(Math.abs(s0 - mean) <= 1e-4, `vector ${i}: ${s0} vs ${mean}`);
+      assert.ok(Math.abs(s1 - s0) <= 1e-6 && Number.isFinite(s2));
+      const [p0] = await policy.scoreBaseActions(obsRaw, [baseRaw], 2);
+      assert.ok(Math.abs(p0 - (mean - 2 * std)) <= 1e-4, `vector ${i} pessimistic: ${p0} vs ${mean - 2 * std}`);
+    }
+  } finally {
+    await policy.close();
   }
 });

@@ -74,12 +74,19 @@ export class ResidualPolicy {
       throw new PolicyPackageError("base_mismatch", `Residual ${json.version} (${abs}) was trained on another base: it names ${what} — deploy the base it was trained on, or train a residual for this base`, { path: jsonPath });
     }
     checkResidualDims(json, base, jsonPath);
-    if (!(json.files.actor in json.sha256)) throw new PolicyPackageError("dims", `${jsonPath}: sha256 has no hash for ${json.files.actor} (every file must be hashed)`, { path: jsonPath });
+    for (const f of Object.values(json.files)) if (f !== undefined && !(f in json.sha256)) throw new PolicyPackageError("dims", `${jsonPath}: sha256 has no hash for ${f} (every file must be hashed)`, { path: jsonPath });
     await verifyHashes(abs, json);
     const zeros = (n: number) => ({ data: new Float32Array(n), dims: [1, n] });
+    const critic = json.files.critic;
     const client = await InferenceClient.create(
-      { actor: join(abs, json.files.actor) },
-      { providers: options.providers, threads: options.threads, logger: options.logger, warmup: { actor: { obs: zeros(base.obsDim), base_action: zeros(base.actionDim) } } },
+      { actor: join(abs, json.files.actor), ...(critic ? { critic: join(abs, critic) } : {}) },
+      {
+        providers: options.providers,
+        threads: options.threads,
+        logger: options.logger,
+        warmup: { actor: { obs: zeros(base.obsDim), base_action: zeros(base.actionDim) }, ...(critic ? { critic: { obs: zeros(base.obsDim), action: zeros(base.actionDim) } } : {}) },
+        ...(critic ? { expectInputs: { actor: ["obs", "base_action"], critic: ["obs", "action"] } } : {}),
+      },
     );
     return new ResidualPolicy(abs, json, base, client, options.training, options.seed ?? 0);
   }
@@ -87,6 +94,56 @@ export class ResidualPolicy {
   /** Execution provider the actor runs on. */
   get providers(): Readonly<Record<string, string>> {
     return this.#client.providers;
+  }
+
+  /** True when the package carries the learner's critic (critic.onnx): {@link scoreBaseActions} works. */
+  get hasCritic(): boolean {
+    return this.json.files.critic !== undefined;
+  }
+
+  /**
+   * Critic-ranked best-of-N (ALGORITHMS.md §1 "go beyond"; EXPO / PA-RL rank base samples by Q): for one raw
+   * observation and N candidate raw base actions (the first action of N sampled base chunks), the ensemble's
+   * score of what the robot would execute, clip(base + residual, −1, 1), without exploration noise:
+   * mean over heads − `pessimism` · std over heads. One batched actor call and one batched critic call.
+   */
+  async scoreBaseActions(obsRaw: readonly number[], baseActionsRaw: readonly (readonly number[])[], pessimism = 0): Promise<number[]> {
+    if (!this.hasCritic) throw new PolicyPackageError("dims", `Residual ${this.version} (${this.dir}) has no critic.onnx: critic-ranked best-of-N needs a package exported with its critic (learner residual_td3)`, { path: this.dir });
+    const n = baseActionsRaw.length;
+    const { observation, action } = this.base.json;
+    const d = observation.names.length;
+    const m = action.names.length;
+    const obs1 = new Float32Array(d);
+    for (let i = 0; i < d; i++) {
+      if (!Number.isFinite(obsRaw[i])) throw new PolicyInputError("non_finite_observation", `observation ${observation.names[i]} is ${obsRaw[i]} — refusing to run the policy; hold the robot and check the sensor`);
+      obs1[i] = (obsRaw[i] - observation.mean[i]) / observation.std[i];
+    }
+    const obs = new Float32Array(n * d);
+    const base = new Float32Array(n * m);
+    for (let k = 0; k < n; k++) {
+      obs.set(obs1, k * d);
+      for (let j = 0; j < m; j++) {
+        const span = action.max[j] - action.min[j];
+        base[k * m + j] = span > 0 ? (2 * (baseActionsRaw[k][j] - action.min[j])) / span - 1 : 0;
+      }
+    }
+    // Feeds are transferred to the worker (their buffers detach): each call gets its own copies.
+    const { outputs } = await this.#client.run("actor", { obs: { data: new Float32Array(obs), dims: [n, d] }, base_action: { data: new Float32Array(base), dims: [n, m] } });
+    const res = outputs.residual.data as Float32Array;
+    const act = base.map((b, i) => Math.min(1, Math.max(-1, b + res[i])));
+    const q = await this.#client.run("critic", { obs: { data: obs, dims: [n, d] }, action: { data: act, dims: [n, m] } });
+    const qs = q.outputs.q.data as Float32Array;
+    const heads = qs.length / n;
+    const out: number[] = [];
+    for (let k = 0; k < n; k++) {
+      let mean = 0;
+      for (let e = 0; e < heads; e++) mean += qs[k * heads + e];
+      mean /= heads;
+      let v = 0;
+      for (let e = 0; e < heads; e++) v += (qs[k * heads + e] - mean) ** 2;
+      out.push(mean - pessimism * Math.sqrt(v / Math.max(1, heads - 1)));
+    }
+    return out;
   }
 
   /** One step: raw observation and raw base action (robot units) → executed action and its normalised parts. */

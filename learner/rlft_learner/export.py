@@ -158,11 +158,34 @@ def _export_multi(module: torch.nn.Module, args: tuple, path: str, inputs: list[
     onnx.checker.check_model(onnx.load(path), full_check=True)
 
 
+class _CriticBatchFirst(torch.nn.Module):
+    """A critic ensemble's (E, B) output as (B, E), so ONNX's dynamic axis is the batch, first like every input."""
+
+    def __init__(self, critic: torch.nn.Module):
+        super().__init__()
+        self.critic = critic
+
+    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        # CriticEnsemble.forward, written with a broadcasting matmul instead of expand + baddbmm (whose dynamic batch
+        # the tracing exporter cannot express); same weights, same result (test_critic_export_matches_the_ensemble).
+        c = self.critic
+        x = torch.cat([obs, action], dim=-1).unsqueeze(0)  # (1, B, in)
+        for i, (w, b) in enumerate(zip(c.weights, c.biases)):
+            x = torch.matmul(x, w) + b  # (E, B, out)
+            if i < len(c.ln_gain):
+                mu = x.mean(dim=-1, keepdim=True)
+                var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)
+                x = torch.relu((x - mu) / torch.sqrt(var + 1e-5) * c.ln_gain[i] + c.ln_bias[i])  # F.layer_norm, eps 1e-5
+        return x.squeeze(-1).transpose(0, 1)  # (B, E)
+
+
 def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: int, exploration_std: float,
                             provenance: dict | None = None, vectors: int = 4, seed: int = 0,
-                            version_prefix: str = "res") -> tuple[str, dict]:
+                            version_prefix: str = "res", critic: torch.nn.Module | None = None) -> tuple[str, dict]:
     """Write a residual package (docs/protocol.md): residual.onnx (obs, base_action -> residual), policy.json with the
     base version and base policy.json sha256, model.pt, test_vectors.json. `base` is a residual_td3.BasePackage.
+    With `critic` (the Q ensemble), also critic.onnx (obs, action -> q (B, E)): robots use it to rank base samples
+    (actor.best_of, critic-ranked best-of-N).
     Written in a temporary directory and renamed to `parent/<version>`, so nobody sees a half-written package.
     Returns (package dir, policy.json contents)."""
     import copy
@@ -177,14 +200,21 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
     with torch.no_grad():
         _export(actor, (obs, base_action), os.path.join(tmp, "residual.onnx"), ["obs", "base_action"], "residual")
         residual = actor(obs, base_action)  # (V, A), eager reference for the TS equivalence test
+    vec = {"obs": obs.tolist(), "base_action": base_action.tolist(), "residual": residual.tolist()}
+    if critic is not None:
+        wrapped = _CriticBatchFirst(copy.deepcopy(critic).to("cpu").eval()).eval()
+        action = torch.clamp(base_action + residual, -1.0, 1.0)  # (V, A), what the robot would execute
+        with torch.no_grad():
+            _export(wrapped, (obs, action), os.path.join(tmp, "critic.onnx"), ["obs", "action"], "q")
+            vec["critic"] = {"action": action.tolist(), "q": wrapped(obs, action).tolist()}
     with open(os.path.join(tmp, "test_vectors.json"), "w") as f:
-        json.dump({"obs": obs.tolist(), "base_action": base_action.tolist(), "residual": residual.tolist()}, f)
+        json.dump(vec, f)
     torch.save({"state_dict": actor.state_dict(),
                 "config": {"obs_dim": int(actor.obs_dim), "act_dim": int(actor.act_dim), "hidden": int(actor.hidden),
                            "layers": int(actor.layers)}, "scale": torch.tensor(float(actor.scale))},
                os.path.join(tmp, "model.pt"))
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-    files = ["residual.onnx", "model.pt", "test_vectors.json"]
+    files = ["residual.onnx", "model.pt", "test_vectors.json"] + (["critic.onnx"] if critic is not None else [])
     policy = {
         "format": "rlft-policy", "format_version": 1, "kind": "residual",
         "version": f"{version_prefix}-{base.task}-{now.strftime('%Y%m%dT%H%M%SZ')}-{os.urandom(3).hex()}-u{updates}",
@@ -197,7 +227,7 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
         "action": {"names": list(base.action_names), "min": [float(x) for x in base.act_min],
                    "max": [float(x) for x in base.act_max]},
         "residual": {"scale": float(actor.scale), "exploration_std": float(exploration_std)},
-        "files": {"actor": "residual.onnx"},
+        "files": {"actor": "residual.onnx", **({"critic": "critic.onnx"} if critic is not None else {})},
         "sha256": {name: sha256_file(os.path.join(tmp, name)) for name in files},
     }
     with open(os.path.join(tmp, "policy.json"), "w") as f:

@@ -56,6 +56,7 @@ class Config:
     n_step: int = field(default=10, metadata=_h("advantage lookahead N in steps (pi*0.6: 50 at 50 Hz = 1 s; 10 is 1 s at 10 Hz); 0 = Monte-Carlo"))
     positive_fraction: float = field(default=0.3, metadata=_h("fraction of the policy's own steps marked positive, per task (pi*0.6: 30-40%)"))
     intervention_positive: str = field(default="success", metadata=_h("which operator steps are forced positive: success (default: those of episodes that end in success; a correction that still failed is labelled by its advantage like any step), always (pi*0.6) or none"))
+    positive_sources: str = field(default="", metadata=_h("comma-separated episode sources (recording metadata `source`, e.g. scripted_expert,teleop) whose successful episodes are demonstrations: all their steps forced positive like operator corrections, and kept out of the percentile. Empty = demos are labelled by their advantage (pi*0.6)"))
     indicator_dropout: float = field(default=0.3, metadata=_h("probability a training sample's indicator is replaced by 'unconditioned'"))
     cfg_beta: float = field(default=1.0, metadata=_h("classifier-free guidance weight baked into the sampler (1 = one conditioned pass; pi*0.6: 1.5-2.5)"))
     max_episode_steps: str = field(default="", metadata=_h("T_max per task for return normalisation: 150, or push_cube=150,peg_insert=100; empty = longest episode seen"))
@@ -230,6 +231,12 @@ def forced_positive(eps: list[Episode], mode: str) -> np.ndarray:
     return np.concatenate([_intervention(e) * (mode == "always" or (mode == "success" and e.success)) for e in eps])
 
 
+def demo_positive(eps: list[Episode], sources: str) -> np.ndarray:
+    """(sum T,) 1 for every step of a successful episode whose `source` is in the comma-separated `sources`."""
+    names = {x.strip() for x in sources.split(",") if x.strip()}
+    return np.concatenate([np.full(len(e.obs), float(e.success and e.source in names), np.float32) for e in eps])
+
+
 def widen_action_range(norm: Normalizer, eps: list[Episode]) -> Normalizer:
     """The checkpoint's normaliser with its action range widened to cover every action in `eps`.
 
@@ -297,10 +304,11 @@ def run(cfg: Config) -> dict:
         # 2. Advantages, 3. indicators.
         adv = [nstep_advantages(spec.rewards(e) / spec.max_steps[e.task], v, cfg.n_step, g) for e, v, g in zip(eps, values, rets)]
         inter = np.concatenate([_intervention(e) for e in eps])
-        forced = forced_positive(eps, cfg.intervention_positive)
+        demo = demo_positive(eps, cfg.positive_sources)  # (sum T,) demonstration steps forced positive
+        forced = np.maximum(forced_positive(eps, cfg.intervention_positive), demo)
         tasks = np.concatenate([np.full(len(e.obs), e.task) for e in eps])
         adv_all = np.concatenate(adv)
-        ind, thresholds = indicators(adv_all, inter, tasks, cfg.positive_fraction, forced)
+        ind, thresholds = indicators(adv_all, np.maximum(inter, demo), tasks, cfg.positive_fraction, forced)
         # 4. Policy, from the pre-trained checkpoint.
         obs_w, act_w = make_windows(eps, pre.config.history, pre.config.horizon)
         obs_w = pre.norm.obs(obs_w).reshape(len(obs_w), -1)
@@ -314,13 +322,14 @@ def run(cfg: Config) -> dict:
     # 5. Statistics, plot, export.
     v_all, g_all = np.concatenate(values), np.concatenate(rets)
     calib = calibration(v_all, g_all)
-    free = inter == 0
+    free = (inter == 0) & (demo == 0)
     stats = {
         "episodes": len(eps), "steps": int(len(adv_all)), "successes": int(sum(e.success for e in eps)),
         "intervention_steps": int(inter.sum()), "sources": {s: sum(e.source == s for e in eps) for s in sorted({e.source for e in eps})},
         "n_step": cfg.n_step, "positive_fraction_target": cfg.positive_fraction, "indicator_dropout": cfg.indicator_dropout,
         "thresholds": thresholds, "max_episode_steps": spec.max_steps, "c_fail": spec.c_fail,
         "intervention_positive": cfg.intervention_positive, "forced_positive_steps": int(forced.sum()),
+        "positive_sources": cfg.positive_sources, "demo_positive_steps": int(demo.sum()),
         "action_range": {"pretrained": [pre.norm.act_min.tolist(), pre.norm.act_max.tolist()], "fine_tune": [norm.act_min.tolist(), norm.act_max.tolist()],
                          "steps_outside_pretrained": int(((np.concatenate([e.action for e in eps]) < pre.norm.act_min) | (np.concatenate([e.action for e in eps]) > pre.norm.act_max)).any(1).sum())},
         "positive_fraction": float(ind.mean()), "positive_fraction_autonomous": float(ind[free].mean()) if free.any() else 0.0,

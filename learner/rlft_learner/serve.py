@@ -238,7 +238,7 @@ class Learner:
             a.actor, self.base, self.packages_dir, a.updates, a.exploration_std() if sac else self.cfg.exploration_std,
             provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps,
                         "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
-            version_prefix="sac" if sac else "res")
+            version_prefix="sac" if sac else "res", critic=None if sac else a.critic)
         if self.sign_key is not None:
             sign_package(path, self.sign_key)
         self.server.publish(path, policy)

@@ -121,7 +121,7 @@ def test_packages_are_published_and_served_with_matching_sha256(learner):
         h2, files2 = decode_policy(reply)
         assert h2["seq"] == 2 and h2["version"] == lr.server.latest.version
         policy = json.loads(files2["policy.json"])
-        assert {f["name"] for f in h2["files"]} == {"policy.json", "residual.onnx", "model.pt", "test_vectors.json"}
+        assert {f["name"] for f in h2["files"]} == {"policy.json", "residual.onnx", "critic.onnx", "model.pt", "test_vectors.json"}
         for spec in h2["files"]:
             assert hashlib.sha256(files2[spec["name"]]).hexdigest() == spec["sha256"]
             if spec["name"] != "policy.json":

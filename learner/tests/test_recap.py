@@ -255,3 +255,17 @@ def test_wrong_observation_names_are_refused(tmp_path):
     save_npz(npz, data)
     with pytest.raises(ValueError, match="observation names"):
         run(Config(dataset=npz, pretrained=pre_dir, out=str(tmp_path / "o"), steps=2, value_steps=2, device="cpu"))
+
+
+def test_positive_sources_force_successful_demonstrations_positive_and_out_of_the_percentile():
+    from rlft_learner.recap import demo_positive
+    ep = lambda success, source: Episode(obs=np.zeros((3, 1), np.float32), action=np.zeros((3, 1), np.float32), reward=np.zeros(3, np.float32),
+                                         success=success, source=source)
+    eps = [ep(True, "scripted_expert"), ep(False, "scripted_expert"), ep(True, "recap_collect")]
+    assert demo_positive(eps, "scripted_expert, teleop").tolist() == [1, 1, 1, 0, 0, 0, 0, 0, 0]
+    assert demo_positive(eps, "").tolist() == [0] * 9
+    adv = np.array([-9, -9, -9, 0, 1, 2, 3, 4, 5], np.float32)
+    demo = demo_positive(eps, "scripted_expert")
+    ind, eps_t = indicators(adv, demo, np.array(["a"] * 9), 0.5, forced=demo)
+    assert eps_t["a"] == pytest.approx(2.5)  # median of the six non-demonstration steps
+    assert ind.tolist() == [1, 1, 1, 0, 0, 0, 1, 1, 1]

@@ -1,6 +1,7 @@
 /**
  * Test helper: a base package (make-fixture) plus a residual package written by the learner's own exporter
- * (`rlft_learner.export.export_residual_package`), with a randomly initialised actor head so the residual is non-zero.
+ * (`rlft_learner.export.export_residual_package`), with a randomly initialised actor head so the residual is non-zero,
+ * and a 3-head critic (critic.onnx) for critic-ranked best-of-N.
  */
 import { spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
@@ -17,13 +18,14 @@ export interface ResidualFixture {
 const SCRIPT = `
 import sys, torch
 from rlft_learner.export import export_residual_package
-from rlft_learner.residual_nets import ResidualActor
+from rlft_learner.residual_nets import CriticEnsemble, ResidualActor
 from rlft_learner.residual_td3 import BasePackage
 base = BasePackage.load(sys.argv[1])
 torch.manual_seed(3)
 actor = ResidualActor(len(base.obs_names), len(base.action_names), hidden=32, layers=2, scale=0.1)
 torch.nn.init.normal_(actor.head.weight, std=0.5)
-out, _ = export_residual_package(actor, base, sys.argv[2], updates=7, exploration_std=0.05)
+critic = CriticEnsemble(len(base.obs_names), len(base.action_names), hidden=16, layers=2, heads=3)
+out, _ = export_residual_package(actor, base, sys.argv[2], updates=7, exploration_std=0.05, critic=critic)
 print(out)
 `;
 
