@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, copyFi
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
-import { Stack } from "../launch/Stack.ts";
+import { Stack, gitRevision } from "../launch/Stack.ts";
 import { PolicyActor } from "../nodes/PolicyNode.ts";
 import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 import { runEpisodes } from "../cli/runEpisodes.ts";
@@ -280,7 +280,7 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
 const date = new Date().toISOString();
 const stamp = date.replace(/[:.]/g, "-");
 const bench: LearningBench = {
-  date, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
+  date, git: gitRevision(), overrides: { residual: kv(args("--res-set")), sac: kv(args("--sac-set")) }, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
   tasks: [], throughput: null, seconds: 0,
   notes: [
     "Same demos (the BC training set, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 as on a real 10 Hz robot.",

@@ -69,6 +69,10 @@ export interface TaskResult {
 
 export interface LearningBench {
   date: string;
+  /** `git describe`-style revision of the code that ran (gitRevision()). */
+  git?: string;
+  /** Learner overrides for this run (--res-set / --sac-set). */
+  overrides?: { residual: Record<string, unknown>; sac: Record<string, unknown> };
   quick: boolean;
   episodes: number;
   evalEvery: number;
@@ -93,7 +97,9 @@ function interventionSlice(eps: SessionEpisodeRow[]): string {
 /** The whole report as markdown. */
 export function markdown(b: LearningBench): string {
   const out: string[] = [];
-  out.push(`# Learning benchmark ${b.date}${b.quick ? " (quick smoke run)" : ""}`, "");
+  out.push(`# Learning benchmark ${b.date}${b.quick ? " (quick smoke run)" : ""}${b.git ? ` (git ${b.git})` : ""}`, "");
+  if (b.overrides && (Object.keys(b.overrides.residual).length || Object.keys(b.overrides.sac).length))
+    out.push(`Learner overrides: residual ${JSON.stringify(b.overrides.residual)}, sac ${JSON.stringify(b.overrides.sac)}.`, "");
   out.push(`Online budget ${b.episodes} episodes per method (session seeds ${b.sessionSeed}..), same demos, same scripted operator. ` +
     `Curve: the package live after k episodes on ${b.evalSeeds} held-out seeds (${b.evalSeed}..) every ${b.evalEvery} episodes; ` +
     `final: the package that ran the last online episode on ${b.finalEval} held-out seeds. Rates with Wilson 95% intervals.`, "");
