@@ -243,10 +243,11 @@ function markdown(rows: TaskRow[], meta: Record<string, unknown>): string {
 }
 
 const t0 = performance.now();
+const git = gitRevision(); // the code that runs, taken before the (long) run
 const rows: TaskRow[] = [];
 for (const t of tasks) rows.push(await runTask(t));
 const date = new Date().toISOString().replace(/[:.]/g, "-");
-const meta = { date, git: gitRevision(), params: { ...P, recapSet, quick }, seconds: Math.round((performance.now() - t0) / 1000) };
+const meta = { date, git, params: { ...P, recapSet, quick }, seconds: Math.round((performance.now() - t0) / 1000) };
 mkdirSync(RESULTS, { recursive: true });
 const base = join(RESULTS, `recap-${date}`);
 writeFileSync(`${base}.json`, JSON.stringify({ ...meta, tasks: rows }, null, 2));
