@@ -254,7 +254,14 @@ test("episode reset on a Feetech arm: home at reset.max_speed through the safety
         const before = goals.length;
         await new Promise((r) => setTimeout(r, 300));
         assert.equal(stack.manager.running, false, "the episode waits for the operator's start");
-        for (const g of goals.slice(before)) g.forEach((q, i) => assert.ok(Math.abs(q - home[i]) < 0.002, `goal ${q} while waiting (home ${home[i]})`));
+        // Held: every goal while waiting is the same pose, within reset.tolerance of home (on a loaded machine the
+        // last homing command can be step-clamped a few mrad short of home, relative to a lagging measurement).
+        const waiting = goals.slice(before);
+        for (const g of waiting)
+          g.forEach((q, i) => {
+            assert.ok(Math.abs(q - home[i]) < cfg.reset.tolerance, `goal ${q} while waiting (home ${home[i]}, tolerance ${cfg.reset.tolerance})`);
+            assert.ok(Math.abs(q - waiting[0][i]) < 1e-3, `goal ${q} moved while waiting (first ${waiting[0][i]})`);
+          });
         released = goals.length;
         gateReason = stack.releaseGate();
       }
