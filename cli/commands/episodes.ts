@@ -76,12 +76,17 @@ export function registerEpisodeCommands(program: Command): void {
     .option("--record-to <dir>", "record the evaluation episodes as MCAP here")
     .option("--no-camera", "skip the ray-cast camera (faster)")
     .option("--launch <file>", "launch file to start from", DEFAULT_LAUNCH)
+    .option("--best-of <n>", "sample n base chunks per re-plan and run one (actor.best_of)", int("--best-of", 1), 1)
+    .option("--best-of-select <how>", "critic (the residual package's critic ranks them) | consensus (the medoid chunk)", "critic")
+    .option("--cfg-beta <beta>", "RECAP package: classifier-free guidance weight instead of the package's (actor.cfg_beta)", parseFloat)
     .option("--json", "print the summary as JSON")
-    .addHelpText("after", "\nExamples:\n  rlft eval --policy runs/demo/package --task push_cube --episodes 50 --seed 1000\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\" --episodes 20\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --episodes 50\n")
+    .addHelpText("after", "\nExamples:\n  rlft eval --policy runs/demo/package --task push_cube --episodes 50 --seed 1000\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --best-of 8 --best-of-select critic\n  rlft eval --policy runs/recap/iter_1/learner/package --task peg_insert --cfg-beta 2\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\" --episodes 20\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --episodes 50\n")
     .action(async (o) => {
       const cfg = baseConfig(o.launch);
       cfg.task = o.task;
-      cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy, residual: o.residual, sampler: o.sampler };
+      if (o.bestOfSelect !== "critic" && o.bestOfSelect !== "consensus") throw new Error(`--best-of-select: critic or consensus; got ${o.bestOfSelect}`);
+      if (o.cfgBeta !== undefined && !(Number.isFinite(o.cfgBeta) && o.cfgBeta >= 0 && o.cfgBeta <= 10)) throw new Error(`--cfg-beta: a guidance weight in [0, 10]; got ${o.cfgBeta}`);
+      cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy, residual: o.residual, sampler: o.sampler, best_of: o.bestOf, best_of_select: o.bestOfSelect, cfg_beta: o.cfgBeta };
       cfg.camera.enabled = o.camera && !!o.recordTo;
       cfg.recorder.enabled = !!o.recordTo;
       if (o.instruction) cfg.instruction = o.instruction;
