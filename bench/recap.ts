@@ -14,7 +14,7 @@
  * Demos, BC and mixed data are cached per task in bench/work/recap-<task>/ (reruns skip them).
  *
  * Usage: npm run bench:recap [-- --task peg_insert|push_cube|all] [-- --quick] [-- --demos 40] [-- --quality 0.5]
- *        [-- --mixed 150] [-- --eval 100] [-- --cfg-beta 2.5] [-- --recap-set key=value ...] [-- --fresh]
+ *        [-- --mixed 150] [-- --eval 300] [-- --steps 6000] [-- --cfg-beta 2.5] [-- --recap-set key=value ...] [-- --fresh]
  *        [-- --beta-sweep 1,1.5,2,2.5,3] [-- --sweep-seed 5000] [-- --sweep-episodes 50] [-- --iterations 1]
  * --iterations N > 1 runs π*0.6's loop: after each RECAP fine-tune, --mixed more episodes are collected with that
  * policy and the operator, and the next RECAP (from the pre-trained checkpoint again) trains on all data so far; plain
@@ -51,9 +51,9 @@ const P = {
   bcSteps: num("--bc-steps", quick ? 300 : 3000),
   mixed: num("--mixed", quick ? 10 : 150),
   mixedSeed: num("--mixed-seed", 3000),
-  evalEpisodes: num("--eval", quick ? 10 : 100),
+  evalEpisodes: num("--eval", quick ? 10 : 300),
   evalSeed: num("--eval-seed", 1000),
-  fineTuneSteps: num("--steps", quick ? 200 : 3000),
+  fineTuneSteps: num("--steps", quick ? 200 : 6000),
   valueSteps: num("--value-steps", quick ? 200 : 2000),
   cfgBeta: num("--cfg-beta", 2.5),
   sweepSeed: num("--sweep-seed", 5000),
@@ -64,7 +64,9 @@ const P = {
 // evaluated on the held-out eval seeds. A single value skips the sweep.
 const BETAS = arg("--beta-sweep", quick ? "" : "1,1.5,2,2.5,3").split(",").filter(Boolean).map(Number);
 if (BETAS.some((b) => !Number.isFinite(b) || b < 0 || b > 10)) throw new Error(`--beta-sweep: comma-separated guidance weights in [0, 10]; got ${arg("--beta-sweep", "")}`);
-const recapSet = parseOverrides(args("--recap-set"), "--recap-set");
+// The bench's demos are the scripted expert's: their successful episodes are forced positive like operator corrections
+// (learner positive_sources; π*0.6 labels demos by their advantage instead: --recap-set positive_sources= ).
+const recapSet = { positive_sources: "scripted_expert", ...parseOverrides(args("--recap-set"), "--recap-set") };
 const LAUNCH = "launch/sim_push.yaml";
 const WORK = resolve(arg("--work", "bench/work"));
 const RESULTS = resolve("bench/results");
