@@ -110,22 +110,14 @@ export class ResidualPolicy {
   async scoreBaseActions(obsRaw: readonly number[], baseActionsRaw: readonly (readonly number[])[], pessimism = 0): Promise<number[]> {
     if (!this.hasCritic) throw new PolicyPackageError("dims", `Residual ${this.version} (${this.dir}) has no critic.onnx: critic-ranked best-of-N needs a package exported with its critic (learner residual_td3)`, { path: this.dir });
     const n = baseActionsRaw.length;
-    const { observation, action } = this.base.json;
-    const d = observation.names.length;
-    const m = action.names.length;
-    const obs1 = new Float32Array(d);
-    for (let i = 0; i < d; i++) {
-      if (!Number.isFinite(obsRaw[i])) throw new PolicyInputError("non_finite_observation", `observation ${observation.names[i]} is ${obsRaw[i]} — refusing to run the policy; hold the robot and check the sensor`);
-      obs1[i] = (obsRaw[i] - observation.mean[i]) / observation.std[i];
-    }
+    const obs1 = this.#normObservation(obsRaw);
+    const d = obs1.length;
+    const m = this.base.actionDim;
     const obs = new Float32Array(n * d);
     const base = new Float32Array(n * m);
     for (let k = 0; k < n; k++) {
       obs.set(obs1, k * d);
-      for (let j = 0; j < m; j++) {
-        const span = action.max[j] - action.min[j];
-        base[k * m + j] = span > 0 ? (2 * (baseActionsRaw[k][j] - action.min[j])) / span - 1 : 0;
-      }
+      base.set(this.#normBase(baseActionsRaw[k]), k * m);
     }
     // Feeds are transferred to the worker (their buffers detach): each call gets its own copies.
     const { outputs } = await this.#client.run("actor", { obs: { data: new Float32Array(obs), dims: [n, d] }, base_action: { data: new Float32Array(base), dims: [n, m] } });
@@ -148,22 +140,9 @@ export class ResidualPolicy {
 
   /** One step: raw observation and raw base action (robot units) → executed action and its normalised parts. */
   async step(obsRaw: readonly number[], baseActionRaw: readonly number[]): Promise<ResidualStep> {
-    const { observation, action } = this.base.json;
-    const d = observation.names.length;
-    const m = action.names.length;
-    if (obsRaw.length !== d) throw new PolicyInputError("bad_shape", `observation: expected ${d} values (${observation.names.join(", ")}), found ${obsRaw.length}`);
-    if (baseActionRaw.length !== m) throw new PolicyInputError("bad_shape", `base action: expected ${m} values (${action.names.join(", ")}), found ${baseActionRaw.length}`);
-    const obs = new Float32Array(d);
-    for (let i = 0; i < d; i++) {
-      if (!Number.isFinite(obsRaw[i])) throw new PolicyInputError("non_finite_observation", `observation ${observation.names[i]} is ${obsRaw[i]} — refusing to run the policy; hold the robot and check the sensor`);
-      obs[i] = (obsRaw[i] - observation.mean[i]) / observation.std[i];
-    }
-    const baseNorm = new Array<number>(m);
-    for (let j = 0; j < m; j++) {
-      if (!Number.isFinite(baseActionRaw[j])) throw new PolicyInputError("bad_shape", `base action ${action.names[j]} is ${baseActionRaw[j]}`);
-      const span = action.max[j] - action.min[j];
-      baseNorm[j] = span > 0 ? (2 * (baseActionRaw[j] - action.min[j])) / span - 1 : 0;
-    }
+    const { action } = this.base.json;
+    const obs = this.#normObservation(obsRaw);
+    const baseNorm = this.#normBase(baseActionRaw);
     const residual = await this.residual(obs, Float32Array.from(baseNorm));
     const std = this.json.residual.exploration_std;
     const actionNorm = baseNorm.map((b, j) => Math.min(1, Math.max(-1, b + residual[j] + (this.training && std > 0 ? std * this.#normal() : 0))));
@@ -173,6 +152,31 @@ export class ResidualPolicy {
       residualNorm: actionNorm.map((a, j) => a - baseNorm[j]),
       actionNorm,
     };
+  }
+
+  /** Raw observation → normalised with the base stats; throws {@link PolicyInputError} on a wrong length or NaN/Inf. */
+  #normObservation(obsRaw: readonly number[]): Float32Array {
+    const { names, mean, std } = this.base.json.observation;
+    if (obsRaw.length !== names.length) throw new PolicyInputError("bad_shape", `observation: expected ${names.length} values (${names.join(", ")}), found ${obsRaw.length}`);
+    const obs = new Float32Array(names.length);
+    for (let i = 0; i < names.length; i++) {
+      if (!Number.isFinite(obsRaw[i])) throw new PolicyInputError("non_finite_observation", `observation ${names[i]} is ${obsRaw[i]} — refusing to run the policy; hold the robot and check the sensor`);
+      obs[i] = (obsRaw[i] - mean[i]) / std[i];
+    }
+    return obs;
+  }
+
+  /** Raw base action → [-1, 1] with the base package's action range; throws {@link PolicyInputError} on a wrong length or NaN/Inf. */
+  #normBase(raw: readonly number[]): number[] {
+    const { names, min, max } = this.base.json.action;
+    if (raw.length !== names.length) throw new PolicyInputError("bad_shape", `base action: expected ${names.length} values (${names.join(", ")}), found ${raw.length}`);
+    const out = new Array<number>(names.length);
+    for (let j = 0; j < names.length; j++) {
+      if (!Number.isFinite(raw[j])) throw new PolicyInputError("bad_shape", `base action ${names[j]} is ${raw[j]}`);
+      const span = max[j] - min[j];
+      out[j] = span > 0 ? (2 * (raw[j] - min[j])) / span - 1 : 0;
+    }
+    return out;
   }
 
   /** residual.onnx on normalised inputs (obs_dim and A values) → the network's residual (A values, |r| ≤ scale). */

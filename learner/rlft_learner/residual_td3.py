@@ -268,17 +268,18 @@ class ResidualTD3:
                 # Lower confidence bound over the heads (E, B) -> (1, B); the std term carries gradient too.
                 q_pi = (q_pi.mean(dim=0) - cfg.actor_pessimism * q_pi.std(dim=0)).unsqueeze(0)
             n_off, s = self._n_off, cfg.residual_scale
+            # With a regulariser, Q is normalised by its mean magnitude so the weight does not depend on the reward scale.
+            q_norm = -q_pi.mean() / q_pi.abs().mean().detach().clamp_min(1e-6)
             if cfg.actor_residual_penalty > 0:
-                # Trust region around the base (Q normalised by its magnitude so w does not depend on the reward scale).
+                # Trust region around the base.
                 pen = ((residual / s) ** 2).mean()
-                actor_loss = -q_pi.mean() / q_pi.abs().mean().detach().clamp_min(1e-6) + cfg.actor_residual_penalty * pen
+                actor_loss = q_norm + cfg.actor_residual_penalty * pen
                 out["losses/actor_residual_penalty"] = pen.item()
             elif cfg.actor_bc_weight > 0 and n_off > 0:
-                # TD3+BC: Q normalised by its mean magnitude so the anchor's weight does not depend on the reward scale;
-                # the anchor pulls the residual toward what the demo / operator did relative to the base, inside the box.
+                # TD3+BC: the anchor pulls the residual toward what the demo / operator did relative to the base, inside the box.
                 target = (b.action[-n_off:] - b.base_action[-n_off:]).clamp(-s, s)  # (n_off, A)
                 bc = ((residual[-n_off:] - target) ** 2).mean() / (s * s)
-                actor_loss = -q_pi.mean() / q_pi.abs().mean().detach().clamp_min(1e-6) + cfg.actor_bc_weight * bc
+                actor_loss = q_norm + cfg.actor_bc_weight * bc
                 out["losses/actor_bc"] = bc.item()
             else:
                 actor_loss = -q_pi.mean()  # mean over heads and batch

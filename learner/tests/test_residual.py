@@ -267,3 +267,15 @@ def test_pessimistic_actor_prefers_actions_the_heads_agree_on():
         with torch.no_grad():
             out[k] = float(agent.actor(torch.randn(64, 3), torch.zeros(64, 2))[:, 0].abs().mean())
     assert out[0.0] > 0.09 and out[1.0] < 0.02, out
+
+
+def test_critic_export_matches_the_ensemble():
+    """critic.onnx is traced from an export-friendly copy of CriticEnsemble.forward (broadcast matmul, explicit
+    LayerNorm): it must give the ensemble's Q values, batch-first."""
+    from rlft_learner.export import _CriticBatchFirst
+    from rlft_learner.residual_nets import CriticEnsemble
+    torch.manual_seed(0)
+    critic = CriticEnsemble(3, 2, hidden=16, layers=2, heads=4)
+    obs, act = torch.randn(7, 3), torch.rand(7, 2) * 2 - 1
+    with torch.no_grad():
+        assert torch.allclose(_CriticBatchFirst(critic)(obs, act), critic(obs, act).T, atol=1e-5)
