@@ -127,7 +127,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     const [p1, p2] = [await freePort(), await freePort()];
     experience = `tcp://127.0.0.1:${p1}`;
     policyEndpoint = `tcp://127.0.0.1:${p2}`;
-    const lc: Record<string, unknown> = { experience_bind: experience, policy_bind: policyEndpoint, base_package: resolve(cfg.actor.package), run_dir: join(out, "learner"), json_progress: true, ...o.learnerConfig };
+    const lc: Record<string, unknown> = { experience_bind: experience, policy_bind: policyEndpoint, base_package: resolve(cfg.actor.package), run_dir: join(out, "learner"), json_progress: true, ...(cfg.actor.noise_scale !== 1 ? { base_noise_scale: cfg.actor.noise_scale } : {}), ...o.learnerConfig };
     utd = Number(lc.utd ?? utd);
     learningStarts = Number(lc.learning_starts ?? learningStarts);
     const file = join(out, "learner.yaml");

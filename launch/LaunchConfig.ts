@@ -88,9 +88,14 @@ export const LaunchSchema = z
         best_of_select: z.enum(["critic", "consensus"]).default("critic"),
         /** Critic ranking: mean − best_of_pessimism · std over the ensemble's heads. */
         best_of_pessimism: z.number().min(0).max(10).default(0),
+        /**
+         * Sampling temperature of the base diffusion policy: its initial noise × noise_scale. 1 samples the learned
+         * distribution; lower concentrates on its modes (0: deterministic per observation). docs/residual.md.
+         */
+        noise_scale: z.number().min(0).max(2).default(1),
       })
       .strict()
-      .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7, indicator: "auto", best_of: 1, best_of_select: "critic", best_of_pessimism: 0 }),
+      .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7, indicator: "auto", best_of: 1, best_of_select: "critic", best_of_pessimism: 0, noise_scale: 1 }),
     safety: z
       .object({
         /** Largest joint-target change per tick, per joint (rad, gripper m). One value applies to all. */

@@ -161,6 +161,7 @@ export class Stack {
         threads: config.actor.threads,
         indicator: config.actor.indicator,
         cfgBeta: config.actor.cfg_beta,
+        noiseScale: config.actor.noise_scale,
         bestOf: { n: config.actor.best_of, select: config.actor.best_of_select, pessimism: config.actor.best_of_pessimism },
         training: opts.training ?? false,
         residual: config.actor.residual,

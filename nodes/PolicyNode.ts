@@ -24,6 +24,8 @@ export interface PolicyActorOptions {
   indicator?: IndicatorSetting;
   /** Classifier-free guidance β overriding the RECAP package's (launch `actor.cfg_beta`). */
   cfgBeta?: number;
+  /** Sampling temperature of the base policy (launch `actor.noise_scale`; DiffusionPolicyOptions.noiseScale). */
+  noiseScale?: number;
   /** A residual package to start with. */
   residual?: string;
   /** Exploration noise on the residual (online RL); false for evaluation. */
@@ -134,7 +136,7 @@ export class PolicyActor implements Actor {
 
   /** Loads, verifies and checks the package in `dir` (and the residual, if given) against the robot. */
   static async create(dir: string, opts: PolicyActorOptions): Promise<PolicyActor> {
-    const policy = await DiffusionPolicy.create(dir, { providers: opts.providers, mode: opts.mode, threads: opts.threads, indicator: opts.indicator, cfgBeta: opts.cfgBeta, logger: opts.logger });
+    const policy = await DiffusionPolicy.create(dir, { providers: opts.providers, mode: opts.mode, threads: opts.threads, indicator: opts.indicator, cfgBeta: opts.cfgBeta, noiseScale: opts.noiseScale, logger: opts.logger });
     try {
       assertCompatible(policy.package, { observationNames: opts.observationNames, actionNames: opts.jointNames });
     } catch (e) {

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { DiffusionPolicy, PolicyInputError } from "./DiffusionPolicy.ts";
 import { InferenceClient, InferenceError } from "./InferenceClient.ts";
 import { ActionChunker } from "./ActionChunker.ts";
+import { gaussian, gaussianArray } from "./gaussian.ts";
 import { makeLearnerFixture, type LearnerFixture } from "./testing/learnerFixture.ts";
 
 interface TestVectors {
@@ -90,6 +91,30 @@ test("seeded noise: same seed, same chunk; chunks differ between calls", async (
     await a.close();
     await b.close();
   }
+});
+
+test("noiseScale: the seeded noise times the temperature; 0 gives one deterministic chunk; out of range is refused", async () => {
+  const half = await DiffusionPolicy.create(fixture.dir, { seed: 7, noiseScale: 0.5, logger: quiet });
+  const zero = await DiffusionPolicy.create(fixture.dir, { seed: 7, noiseScale: 0, logger: quiet });
+  try {
+    const { history, names } = half.package.json.observation;
+    const obs = Array.from({ length: history }, () => names.map(() => 0.1));
+    const norm = half.normaliseObservation(obs);
+    const n = half.package.json.action.horizon * half.package.actionDim;
+    // The same draws as seed 7 at scale 1, halved: identical to denoising that noise explicitly.
+    const drawn = gaussianArray(gaussian(7), n).map((v) => v * 0.5);
+    const expected = half.unnormaliseActions(await half.denoise(norm, drawn));
+    assert.deepEqual((await half.sampleChunk(obs)).actions, expected);
+    // Temperature 0: every call denoises zeros, so the chunk no longer depends on the draw.
+    const z1 = (await zero.sampleChunk(obs)).actions;
+    const z2 = (await zero.sampleChunk(obs)).actions;
+    assert.deepEqual(z1, z2);
+  } finally {
+    await half.close();
+    await zero.close();
+  }
+  await assert.rejects(DiffusionPolicy.create(fixture.dir, { noiseScale: 3, logger: quiet }), /noise_scale 3.*\[0, 2\].*actor\.noise_scale/);
+  await assert.rejects(DiffusionPolicy.create(fixture.dir, { noiseScale: Number.NaN, logger: quiet }), /noise_scale NaN/);
 });
 
 test("NaN or Inf in the observation is refused with the name of the value", async () => {

@@ -42,6 +42,12 @@ export interface DiffusionPolicyOptions {
    * the package's β baked in, so another β switches a "graph" policy to the TS sampler (logged).
    */
   cfgBeta?: number;
+  /**
+   * Sampling temperature: the initial DDIM noise is multiplied by this (launch `actor.noise_scale`). 1 (default) samples
+   * the learned distribution; below 1 concentrates on its modes, 0 is one deterministic chunk per observation. The
+   * seeded draws are the same at every scale, so runs stay reproducible.
+   */
+  noiseScale?: number;
   logger?: InferenceClientOptions["logger"];
 }
 
@@ -64,13 +70,16 @@ export class DiffusionPolicy {
   #normal: () => number;
   #schedule: DdimStep[];
   #cfgBeta: number;
+  /** See {@link DiffusionPolicyOptions.noiseScale}. */
+  readonly noiseScale: number;
 
-  private constructor(pkg: PolicyPackage, client: InferenceClient, mode: "graph" | "ts", seed: number, indicator: Indicator | null, cfgBeta: number) {
+  private constructor(pkg: PolicyPackage, client: InferenceClient, mode: "graph" | "ts", seed: number, indicator: Indicator | null, cfgBeta: number, noiseScale: number) {
     this.package = pkg;
     this.#client = client;
     this.mode = mode;
     this.indicator = indicator;
     this.#cfgBeta = cfgBeta;
+    this.noiseScale = noiseScale;
     this.#normal = gaussian(seed);
     this.#schedule = ddimSchedule(pkg.json.sampler.timesteps, pkg.json.sampler.alphas_cumprod);
   }
@@ -91,6 +100,8 @@ export class DiffusionPolicy {
       if (pkg.json.advantage === undefined || indicator === null)
         throw new PolicyPackageError("incompatible", `cfg_beta ${beta} set in the robot config, but ${pkg.dir} is not run with an advantage indicator — guidance needs a RECAP package conditioned on an indicator; remove actor.cfg_beta`, { path: pkg.dir });
     }
+    const noiseScale = options.noiseScale ?? 1;
+    if (!(Number.isFinite(noiseScale) && noiseScale >= 0 && noiseScale <= 2)) throw new PolicyPackageError("incompatible", `noise_scale ${noiseScale}: the sampling temperature must be in [0, 2] (1 = the learned distribution); fix actor.noise_scale`, { path: pkg.dir });
     let mode = options.mode ?? "graph";
     if (mode === "graph" && beta !== baked) {
       options.logger?.info?.(`cfg_beta ${beta} differs from the ${baked} baked into ${pkg.dir}/sampler.onnx: running the TS sampler (denoiser.onnx, two passes per step)`);
@@ -116,7 +127,7 @@ export class DiffusionPolicy {
               expectInputs: { denoiser: ["obs", "x", "t", ...Object.keys(ind)] },
             },
           );
-    return new DiffusionPolicy(pkg, client, mode, options.seed ?? 0, indicator, beta);
+    return new DiffusionPolicy(pkg, client, mode, options.seed ?? 0, indicator, beta, noiseScale);
   }
 
   /** Restarts the noise generator from `seed` (the policy actor does this at every episode start, so an episode's
@@ -140,7 +151,11 @@ export class DiffusionPolicy {
     const { horizon } = this.package.json.action;
     const n = horizon * this.package.actionDim;
     if (noise !== undefined && noise.length !== n) throw new PolicyInputError("bad_shape", `noise: expected ${n} values (horizon ${horizon} × action_dim ${this.package.actionDim}), found ${noise.length}`);
-    const x0 = noise !== undefined ? noise : gaussianArray(this.#normal, n);
+    let x0 = noise;
+    if (x0 === undefined) {
+      x0 = gaussianArray(this.#normal, n);
+      if (this.noiseScale !== 1) for (let i = 0; i < n; i++) x0[i] *= this.noiseScale;
+    }
     const x = await this.denoise(obs, x0);
     return { actions: this.unnormaliseActions(x), inferenceMs: performance.now() - t0 };
   }

@@ -79,14 +79,16 @@ export function registerEpisodeCommands(program: Command): void {
     .option("--best-of <n>", "sample n base chunks per re-plan and run one (actor.best_of)", int("--best-of", 1), 1)
     .option("--best-of-select <how>", "critic (the residual package's critic ranks them) | consensus (the medoid chunk)", "critic")
     .option("--cfg-beta <beta>", "RECAP package: classifier-free guidance weight instead of the package's (actor.cfg_beta)", parseFloat)
+    .option("--noise-scale <s>", "sampling temperature of the base policy: its initial noise × s, in [0, 2] (actor.noise_scale)", parseFloat)
     .option("--json", "print the summary as JSON")
-    .addHelpText("after", "\nExamples:\n  rlft eval --policy runs/demo/package --task push_cube --episodes 50 --seed 1000\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --best-of 8 --best-of-select critic\n  rlft eval --policy runs/recap/iter_1/learner/package --task peg_insert --cfg-beta 2\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\" --episodes 20\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --episodes 50\n")
+    .addHelpText("after", "\nExamples:\n  rlft eval --policy runs/demo/package --task push_cube --episodes 50 --seed 1000\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --best-of 8 --best-of-select critic\n  rlft eval --policy runs/recap/iter_1/learner/package --task peg_insert --cfg-beta 2 --noise-scale 0.25\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\" --episodes 20\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --episodes 50\n")
     .action(async (o) => {
       const cfg = baseConfig(o.launch);
       cfg.task = o.task;
       if (o.bestOfSelect !== "critic" && o.bestOfSelect !== "consensus") throw new Error(`--best-of-select: critic or consensus; got ${o.bestOfSelect}`);
       if (o.cfgBeta !== undefined && !(Number.isFinite(o.cfgBeta) && o.cfgBeta >= 0 && o.cfgBeta <= 10)) throw new Error(`--cfg-beta: a guidance weight in [0, 10]; got ${o.cfgBeta}`);
-      cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy, residual: o.residual, sampler: o.sampler, best_of: o.bestOf, best_of_select: o.bestOfSelect, cfg_beta: o.cfgBeta };
+      if (o.noiseScale !== undefined && !(Number.isFinite(o.noiseScale) && o.noiseScale >= 0 && o.noiseScale <= 2)) throw new Error(`--noise-scale: a sampling temperature in [0, 2] (1 = the learned distribution); got ${o.noiseScale}`);
+      cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy, residual: o.residual, sampler: o.sampler, best_of: o.bestOf, best_of_select: o.bestOfSelect, cfg_beta: o.cfgBeta, ...(o.noiseScale !== undefined ? { noise_scale: o.noiseScale } : {}) };
       cfg.camera.enabled = o.camera && !!o.recordTo;
       cfg.recorder.enabled = !!o.recordTo;
       if (o.instruction) cfg.instruction = o.instruction;

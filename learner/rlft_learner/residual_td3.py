@@ -34,6 +34,7 @@ class Config:
     base_package: str = field(default="", metadata=_h("REQUIRED: the BC package dir; its names and stats define normalisation, its version must match robots' hello"))
     run_dir: str = field(default="runs/residual", metadata=_h("checkpoints, packages/ and metrics.jsonl; an existing run is resumed"))
     demo_dataset: str = field(default="", metadata=_h("optional .npz of demos (train-bc format) put in the offline buffer, base actions relabelled by the base policy"))
+    base_noise_scale: float = field(default=1.0, metadata=_h("sampling temperature the robot runs the base at (launch actor.noise_scale; rlft session passes it): demo base actions are relabelled with the initial DDIM noise x this, so offline rows match what the robot executes"))
     config_hash: str = field(default="", metadata=_h("robot config hash to require in hello; empty = accept any and record it"))
     heartbeat_sec: float = field(default=2.0, metadata=_h("heartbeat period told to robots in welcome"))
     # --- security (docs/security.md) ---
@@ -319,10 +320,11 @@ class ResidualTD3:
 # ---------------------------------------------------------------------------------------------------------------------
 # Demonstrations -> offline rows (optional).
 
-def demo_rows(path: str, base: BasePackage) -> dict[str, np.ndarray]:
+def demo_rows(path: str, base: BasePackage, noise_scale: float = 1.0) -> dict[str, np.ndarray]:
     """Offline rows from a train-bc .npz. As in ResFiT, base_action is relabelled by running the frozen base policy on
     the demo observations once at load: chunks predicted every `execute_steps` steps and executed open-loop, as the robot
-    does. Success ends an episode (terminated); other episode ends are truncations."""
+    does, from initial noise x `noise_scale` (the robot's sampling temperature). Success ends an episode (terminated);
+    other episode ends are truncations."""
     from .data import load_npz
     from .diffusion import DDIMSampler, ModelConfig, NoisePredictionNet
 
@@ -344,7 +346,7 @@ def demo_rows(path: str, base: BasePackage) -> dict[str, np.ndarray]:
         starts = np.arange(0, T, execute)
         hist = np.clip(starts[:, None] + np.arange(-mcfg.history + 1, 1)[None, :], 0, T - 1)  # (C, history)
         with torch.no_grad():
-            noise = torch.randn(len(starts), mcfg.horizon, mcfg.action_dim, generator=gen)
+            noise = torch.randn(len(starts), mcfg.horizon, mcfg.action_dim, generator=gen) * noise_scale
             chunks = sampler(torch.from_numpy(obs_n[hist].reshape(len(starts), -1)), noise).numpy()  # (C, H, A)
         base_a = np.concatenate([c[:execute] for c in chunks])[:T]  # (T, A)
         nxt = np.minimum(np.arange(T) + 1, T - 1)

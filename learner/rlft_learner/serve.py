@@ -80,6 +80,8 @@ def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Conf
         raise ValueError("config: utd must be > 0, n_step >= 1, critic_heads >= 2 (REDQ picks 2), batch_size >= 2, policy_delay >= 1")
     if cfg.algorithm not in ALGORITHMS:
         raise ValueError(f"config: algorithm must be one of {', '.join(ALGORITHMS)}; found {cfg.algorithm!r}")
+    if not 0.0 <= cfg.base_noise_scale <= 2.0:
+        raise ValueError(f"config: base_noise_scale must be in [0, 2] (the robot's actor.noise_scale); found {cfg.base_noise_scale}")
     return cfg
 
 
@@ -211,7 +213,7 @@ class Learner:
                 from .rlpd_sac import zero_base_demo_rows
                 rows = zero_base_demo_rows(self.cfg.demo_dataset, self.base)
             else:
-                rows = demo_rows(self.cfg.demo_dataset, self.base)
+                rows = demo_rows(self.cfg.demo_dataset, self.base, self.cfg.base_noise_scale)
             self.agent.add_offline(rows)
             log.info("offline buffer: %d demo transitions from %s", len(rows["seq"]), self.cfg.demo_dataset)
 

@@ -109,6 +109,8 @@ def test_config_rejects_unknown_keys_and_wrong_types(tmp_path):
     p.write_text("utd: 4\ncritic_heads: 6\n")
     cfg = load_config(str(p), {"critic_heads": 4})
     assert cfg.utd == 4.0 and cfg.critic_heads == 4 and cfg.actor_lr == 1e-4
+    with pytest.raises(ValueError, match="base_noise_scale must be in \\[0, 2\\].*actor.noise_scale"):
+        load_config(overrides={"base_noise_scale": 3.0})
 
 
 def test_residual_learns_to_correct_a_constant_base_offset():
@@ -171,6 +173,21 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     agent.add_offline(r)
     out = agent.offline.nstep(np.array([18, 19, 20]), n=3, gamma=0.99)
     assert out["discount"][0] == 0 and out["discount"][1] == 0 and out["discount"][2] > 0  # episodes do not chain
+    # The robot's sampling temperature (base_noise_scale): at 0 every chunk is denoised from zeros, so the relabelled
+    # base action equals that of a zero-noise sampler run on the same observations; at 1 it does not.
+    r0 = demo_rows(str(tmp_path / "demos.npz"), BasePackage.load(base_dir), noise_scale=0.0)
+    from rlft_learner.diffusion import DDIMSampler
+    ck = T.load(os.path.join(base_dir, "model.pt"))
+    net = NoisePredictionNet(ModelConfig(**ck["config"]))
+    net.load_state_dict(ck["state_dict"])
+    sampler = DDIMSampler(net.eval(), ck["alphas_cumprod"].numpy(), list(ck["timesteps"])).eval()
+    base = BasePackage.load(base_dir)
+    obs0 = base.norm_obs(data.episodes[0].obs)
+    with T.no_grad():
+        first = sampler(T.from_numpy(obs0[[0, 0]].reshape(1, -1)), T.zeros(1, 16, 2)).numpy()[0]
+    execute = int(base.policy["action"].get("execute_steps", 8))
+    np.testing.assert_allclose(r0["base_action"][:execute], first[:execute], atol=1e-6)
+    assert not np.allclose(r["base_action"][:execute], first[:execute], atol=1e-4)
 
 
 def test_clipped_intervention_actions_stay_inside_the_residual_box():
