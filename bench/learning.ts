@@ -13,7 +13,9 @@
  *
  * Usage: npm run bench:learning [-- --task push_cube|peg_insert] [-- --episodes 300] [-- --quick]
  *        [-- --methods residual,sac] [-- --res-set key=value ...] [-- --sac-set key=value ...] [-- --no-throughput]
- *        [-- --best-of 8]
+ *        [-- --best-of 8] [-- --temperature 1]
+ * --temperature T samples the BC base at temperature T (actor.noise_scale) everywhere: sessions, curve, final
+ * evaluation and the BC-alone row.
  * --best-of N (> 1) also evaluates BC and the final residual package with best-of-N base chunks (critic-ranked and
  * consensus) on the final held-out seeds (ALGORITHMS.md §1 "go beyond"); 1 skips it.
  */
@@ -59,7 +61,9 @@ const P = {
   bcSteps: num("--bc-steps", quick ? 500 : 4000),
   throughputN: num("--throughput-transitions", quick ? 5000 : 20_000),
   bestOf: num("--best-of", 8),
+  temperature: num("--temperature", 1),
 };
+if (!(P.temperature >= 0 && P.temperature <= 2)) throw new Error(`--temperature: the base's sampling temperature (actor.noise_scale) in [0, 2]; got ${P.temperature}`);
 if (P.evalSeeds > P.finalEval) throw new Error("--eval-seeds must not exceed --final-eval (curve seeds are the first final-eval seeds)");
 const methods = arg("--methods", "residual,sac").split(",").filter(Boolean);
 for (const m of methods) if (m !== "residual" && m !== "sac") throw new Error(`--methods: residual and/or sac; got ${m}`);
@@ -97,6 +101,7 @@ function launchFor(task: Task): LaunchConfig {
   const cfg = loadLaunch(LAUNCH);
   cfg.task = task;
   cfg.camera.enabled = false;
+  cfg.actor.noise_scale = P.temperature;
   return cfg;
 }
 
@@ -251,7 +256,7 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
   const dir = join(WORK, task + (quick ? "-quick" : ""));
   const { demos, bc } = await demosAndBc(task, dir);
   const bcVersion = (await PolicyPackage.load(bc.package)).json.version;
-  const bcEvalFile = join(dir, "bc", `eval-${P.evalSeed}-${P.finalEval}.json`);
+  const bcEvalFile = join(dir, "bc", `eval-${P.evalSeed}-${P.finalEval}${P.temperature !== 1 ? `-T${P.temperature}` : ""}.json`);
   let bcFinal: EpisodeResult[];
   if (existsSync(bcEvalFile)) bcFinal = readJson<EpisodeResult[]>(bcEvalFile);
   else {
@@ -280,7 +285,7 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
 const date = new Date().toISOString();
 const stamp = date.replace(/[:.]/g, "-");
 const bench: LearningBench = {
-  date, git: gitRevision(), overrides: { residual: kv(args("--res-set")), sac: kv(args("--sac-set")) }, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
+  date, git: gitRevision(), overrides: { residual: kv(args("--res-set")), sac: kv(args("--sac-set")) }, temperature: P.temperature, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
   tasks: [], throughput: null, seconds: 0,
   notes: [
     "Same demos (the BC training set, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 as on a real 10 Hz robot.",

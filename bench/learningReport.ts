@@ -73,6 +73,8 @@ export interface LearningBench {
   git?: string;
   /** Learner overrides for this run (--res-set / --sac-set). */
   overrides?: { residual: Record<string, unknown>; sac: Record<string, unknown> };
+  /** Sampling temperature of the BC base (actor.noise_scale) in every session and evaluation (--temperature); 1 if absent. */
+  temperature?: number;
   quick: boolean;
   episodes: number;
   evalEvery: number;
@@ -100,6 +102,7 @@ export function markdown(b: LearningBench): string {
   out.push(`# Learning benchmark ${b.date}${b.quick ? " (quick smoke run)" : ""}${b.git ? ` (git ${b.git})` : ""}`, "");
   if (b.overrides && (Object.keys(b.overrides.residual).length || Object.keys(b.overrides.sac).length))
     out.push(`Learner overrides: residual ${JSON.stringify(b.overrides.residual)}, sac ${JSON.stringify(b.overrides.sac)}.`, "");
+  if (b.temperature !== undefined && b.temperature !== 1) out.push(`Base sampling temperature ${b.temperature} (actor.noise_scale: the BC policy's initial DDIM noise × ${b.temperature}) in every session and evaluation, BC alone included.`, "");
   out.push(`Online budget ${b.episodes} episodes per method (session seeds ${b.sessionSeed}..), same demos, same scripted operator. ` +
     `Curve: the package live after k episodes on ${b.evalSeeds} held-out seeds (${b.evalSeed}..) every ${b.evalEvery} episodes; ` +
     `final: the package that ran the last online episode on ${b.finalEval} held-out seeds. Rates with Wilson 95% intervals.`, "");

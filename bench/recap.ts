@@ -21,6 +21,9 @@
  * BC trains once on the final data, so both see exactly the same episodes.
  * The guidance weight β is chosen on validation seeds (--sweep-seed.., never the eval seeds) among --beta-sweep, by
  * success rate then throughput, and set on the robot with actor.cfg_beta (no retraining).
+ * Sampling temperature (actor.noise_scale, the initial DDIM noise × T): every policy — BC, plain BC and RECAP (jointly
+ * with β) — gets the same --temperature-sweep on the same validation seeds and is evaluated at its own best; the
+ * held-out table also lists each policy at T 1 (the learned distribution, no tuning). A single value skips the sweep.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -57,13 +60,17 @@ const P = {
   valueSteps: num("--value-steps", quick ? 200 : 2000),
   cfgBeta: num("--cfg-beta", 2.5),
   sweepSeed: num("--sweep-seed", 5000),
-  sweepEpisodes: num("--sweep-episodes", quick ? 5 : 50),
+  sweepEpisodes: num("--sweep-episodes", quick ? 5 : 100),
   iterations: num("--iterations", 1),
 };
 // Guidance weights tried on validation seeds (--sweep-seed.., disjoint from the eval seeds); the best one is then
 // evaluated on the held-out eval seeds. A single value skips the sweep.
 const BETAS = arg("--beta-sweep", quick ? "" : "1,1.5,2,2.5,3").split(",").filter(Boolean).map(Number);
 if (BETAS.some((b) => !Number.isFinite(b) || b < 0 || b > 10)) throw new Error(`--beta-sweep: comma-separated guidance weights in [0, 10]; got ${arg("--beta-sweep", "")}`);
+// Sampling temperatures tried on the same validation seeds, for every policy alike.
+const TEMPS = arg("--temperature-sweep", quick ? "" : "1,0.75,0.5,0.25").split(",").filter(Boolean).map(Number);
+if (TEMPS.some((t) => !Number.isFinite(t) || t < 0 || t > 2)) throw new Error(`--temperature-sweep: comma-separated sampling temperatures in [0, 2]; got ${arg("--temperature-sweep", "")}`);
+if (!TEMPS.length) TEMPS.push(1);
 // The bench's demos are the scripted expert's: their successful episodes are forced positive like operator corrections
 // (learner positive_sources; π*0.6 labels demos by their advantage instead: --recap-set positive_sources= ).
 const recapSet = { positive_sources: "scripted_expert", ...parseOverrides(args("--recap-set"), "--recap-set") };
@@ -76,13 +83,28 @@ interface MethodRow {
   stats: OutcomeStats;
   package: string;
   note: string;
+  /** Sampling temperature (actor.noise_scale) it ran at. */
+  temperature: number;
+  beta?: number;
+}
+/** One validation point of the (β, temperature) sweep. */
+interface SweepPoint {
+  policy: string;
+  beta?: number;
+  temperature: number;
+  successRate: number;
+  throughputPerHour: number;
 }
 interface TaskRow {
   task: Task;
   data: { demos: number; demoSuccess: number; mixed: number; mixedSuccess: number; interventionRate: number; trainEpisodes: number };
+  /** Each policy at its sampler settings chosen on validation (the ratios compare these). */
   methods: MethodRow[];
-  betaSweep: { beta: number; successRate: number; throughputPerHour: number }[];
-  iterations: { iteration: number; betaSweep: TaskRow["betaSweep"]; chosenBeta: number; validationSuccess: number | null; collected?: { episodes: number; successes: number } }[];
+  /** Each policy at temperature 1 (and RECAP at the chosen β): no sampler tuning. */
+  untuned: MethodRow[];
+  /** Validation sweep of the final iteration, all policies. */
+  sweep: SweepPoint[];
+  iterations: { iteration: number; sweep: SweepPoint[]; chosenBeta: number; chosenTemperature: number; validationSuccess: number | null; collected?: { episodes: number; successes: number } }[];
   chosenBeta: number;
   recap: { positiveFraction: number; positiveFractionAutonomous: number; threshold: number; valueEce: number; valueCorr: number; calibrationPlot: string | null };
   ratios: { throughput: number; failure: number; targetsMet: boolean };
@@ -152,25 +174,44 @@ async function runTask(task: Task): Promise<TaskRow> {
   // checkpoint on all data so far; for the next iteration collect --mixed more episodes with that policy (β chosen
   // on validation seeds) and the scripted operator. Plain BC is trained once, on exactly the data the final RECAP saw.
   const common = { steps: P.fineTuneSteps, value_steps: P.valueSteps, ...recapSet };
-  const evaluate = async (name: string, pkg: string, note: string, beta?: number, seed = P.evalSeed, count = P.evalEpisodes): Promise<MethodRow> => {
+  const evaluate = async (name: string, pkg: string, note: string, o: { beta?: number; temperature?: number; seed?: number; count?: number } = {}): Promise<MethodRow> => {
     const c = config(task);
     c.recorder.enabled = false;
-    c.actor = { ...c.actor, kind: "policy", package: pkg, indicator: "auto", cfg_beta: beta };
+    const temperature = o.temperature ?? 1;
+    c.actor = { ...c.actor, kind: "policy", package: pkg, indicator: "auto", cfg_beta: o.beta, noise_scale: temperature };
     c.operator.enabled = false;
-    const r = await timed(seconds, `eval_${name}`, () => runEpisodes(c, { count, seed, label: `eval ${name}` }));
-    return { name, stats: outcomeStats(r.summary), package: pkg, note };
+    const r = await timed(seconds, `eval_${name}`, () => runEpisodes(c, { count: o.count ?? P.evalEpisodes, seed: o.seed ?? P.evalSeed, label: `eval ${name}` }));
+    return { name, stats: outcomeStats(r.summary), package: pkg, note, temperature, ...(o.beta !== undefined ? { beta: o.beta } : {}) };
+  };
+  // Validation sweep over (β, temperature) for one policy; returns the points and the best (success, then throughput).
+  const sweepPolicy = async (policy: string, pkg: string, betas: (number | undefined)[]): Promise<{ points: SweepPoint[]; best: SweepPoint }> => {
+    const points: SweepPoint[] = [];
+    if (betas.length * TEMPS.length <= 1) {
+      const only: SweepPoint = { policy, temperature: TEMPS[0], successRate: NaN, throughputPerHour: NaN, ...(betas[0] !== undefined ? { beta: betas[0] } : {}) };
+      return { points, best: only };
+    }
+    for (const beta of betas)
+      for (const temperature of TEMPS) {
+        const tag = `${beta !== undefined ? `β ${beta} ` : ""}T ${temperature}`;
+        const r = await evaluate(`${policy} ${tag} (validation)`, pkg, "", { beta, temperature, seed: P.sweepSeed, count: P.sweepEpisodes });
+        points.push({ policy, temperature, successRate: r.stats.successRate, throughputPerHour: r.stats.throughputPerHour, ...(beta !== undefined ? { beta } : {}) });
+      }
+    const best = [...points].sort((a, b) => b.successRate - a.successRate || b.throughputPerHour - a.throughputPerHour)[0];
+    console.log(`${task} ${policy}: ${best.beta !== undefined ? `β ${best.beta}, ` : ""}T ${best.temperature} chosen on ${P.sweepEpisodes} validation episodes (seeds ${P.sweepSeed}..): ${points.map((p) => `${p.beta !== undefined ? `β ${p.beta} ` : ""}T ${p.temperature} ${pct(p.successRate)}`).join(", ")}`);
+    return { points, best };
   };
   const data = [demos, mixed];
   const iterations: TaskRow["iterations"] = [];
   let recap: Awaited<ReturnType<typeof trainRecap>> | undefined;
-  let betaSweep: TaskRow["betaSweep"] = [];
+  let recapSweep: SweepPoint[] = [];
   let chosenBeta = P.cfgBeta;
+  let chosenTemperature = 1;
   for (let it = 1; it <= P.iterations; it++) {
     if (it > 1) {
       const dir = join(work, `iter${it}-data`);
       rmSync(dir, { recursive: true, force: true });
       const c = config(task);
-      c.actor = { ...c.actor, kind: "policy", package: recap!.packageDir, indicator: "auto", cfg_beta: chosenBeta };
+      c.actor = { ...c.actor, kind: "policy", package: recap!.packageDir, indicator: "auto", cfg_beta: chosenBeta, noise_scale: chosenTemperature };
       c.operator.enabled = true;
       const r = await timed(seconds, `collect_iter${it}`, () => runEpisodes(c, { count: P.mixed, seed: P.mixedSeed + 1000 * (it - 1), label: `collect iter ${it}`, recordTo: dir, metadata: { source: "recap_collect", iteration: String(it) } }));
       iterations[iterations.length - 1].collected = { episodes: r.summary.episodes, successes: r.summary.successes };
@@ -178,27 +219,33 @@ async function runTask(task: Task): Promise<TaskRow> {
     }
     const suffix = it > 1 ? `-iter${it}` : "";
     recap = await timed(seconds, `recap${suffix}`, () => trainRecap({ data, pretrained: bcPackage, out: join(work, `recap${suffix}`), task, learner: { ...common, cfg_beta: P.cfgBeta }, label: `RECAP iter ${it}` }));
-    // Guidance weight: chosen on validation seeds, then fixed for the next collection and the held-out evaluation.
-    betaSweep = [];
-    chosenBeta = P.cfgBeta;
-    if (BETAS.length > 1) {
-      for (const beta of BETAS) {
-        const r = await evaluate(`β ${beta} iter ${it} (validation)`, recap.packageDir, "", beta, P.sweepSeed, P.sweepEpisodes);
-        betaSweep.push({ beta, successRate: r.stats.successRate, throughputPerHour: r.stats.throughputPerHour });
-      }
-      chosenBeta = [...betaSweep].sort((a, b) => b.successRate - a.successRate || b.throughputPerHour - a.throughputPerHour)[0].beta;
-      console.log(`${task} iter ${it}: guidance β ${chosenBeta} chosen on ${P.sweepEpisodes} validation episodes (seeds ${P.sweepSeed}..): ${betaSweep.map((b) => `β ${b.beta} ${pct(b.successRate)}`).join(", ")}`);
-    }
-    iterations.push({ iteration: it, betaSweep, chosenBeta, validationSuccess: betaSweep.find((b) => b.beta === chosenBeta)?.successRate ?? null });
+    // Guidance weight and temperature: chosen on validation seeds, then fixed for the next collection and the
+    // held-out evaluation.
+    const s = await sweepPolicy(`RECAP iter ${it}`, recap.packageDir, BETAS.length ? BETAS : [P.cfgBeta]);
+    recapSweep = s.points;
+    chosenBeta = s.best.beta ?? P.cfgBeta;
+    chosenTemperature = s.best.temperature;
+    iterations.push({ iteration: it, sweep: s.points, chosenBeta, chosenTemperature, validationSuccess: s.points.length ? s.best.successRate : null });
   }
   const plain = await timed(seconds, "plain_bc", () => trainRecap({ data, pretrained: bcPackage, out: join(work, "plain"), task, plain: true, learner: common, label: "plain BC" }));
+  const bcSweep = await sweepPolicy("BC (demos only)", bcPackage, [undefined]);
+  const plainSweep = await sweepPolicy("plain BC", plain.packageDir, [undefined]);
 
-  // 6. Evaluation on the same held-out seeds, no operator.
+  // 6. Evaluation on the same held-out seeds, no operator: each policy at its validated sampler, and at T 1.
+  const recapNote = `indicator positive, β ${chosenBeta}${P.iterations > 1 ? `, iteration ${P.iterations}` : ""}`;
+  const at = (t: number) => (t === 1 ? "" : `, T ${t}`);
   const methods = [
-    await evaluate("BC (demos only)", bcPackage, `${demo.successes} successful demos`),
-    await evaluate("plain BC (same data)", plain.packageDir, "fine-tuned from BC, no indicator"),
-    await evaluate("RECAP (ours)", recap!.packageDir, `indicator positive, β ${chosenBeta}${P.iterations > 1 ? `, iteration ${P.iterations}` : ""}`, chosenBeta),
+    await evaluate("BC (demos only)", bcPackage, `${demo.successes} successful demos${at(bcSweep.best.temperature)}`, { temperature: bcSweep.best.temperature }),
+    await evaluate("plain BC (same data)", plain.packageDir, `fine-tuned from BC, no indicator${at(plainSweep.best.temperature)}`, { temperature: plainSweep.best.temperature }),
+    await evaluate("RECAP (ours)", recap!.packageDir, `${recapNote}${at(chosenTemperature)}`, { beta: chosenBeta, temperature: chosenTemperature }),
   ];
+  const untuned: MethodRow[] = [];
+  if (TEMPS.length > 1 || TEMPS[0] !== 1) {
+    const same = (m: MethodRow) => (m.temperature === 1 ? { ...m, name: `${m.name} T 1` } : null);
+    untuned.push(same(methods[0]) ?? (await evaluate("BC (demos only) T 1", bcPackage, "no sampler tuning")));
+    untuned.push(same(methods[1]) ?? (await evaluate("plain BC (same data) T 1", plain.packageDir, "no sampler tuning")));
+    untuned.push(same(methods[2]) ?? (await evaluate("RECAP (ours) T 1", recap!.packageDir, `${recapNote}, no temperature tuning`, { beta: chosenBeta })));
+  }
   const [, pb, rc] = methods;
   const throughput = pb.stats.throughputPerHour > 0 ? rc.stats.throughputPerHour / pb.stats.throughputPerHour : rc.stats.throughputPerHour > 0 ? Infinity : 1;
   const failure = pb.stats.failureRate > 0 ? rc.stats.failureRate / pb.stats.failureRate : rc.stats.failureRate > 0 ? Infinity : 1;
@@ -207,7 +254,8 @@ async function runTask(task: Task): Promise<TaskRow> {
     task,
     data: { demos: demo.episodes, demoSuccess: demo.successes, mixed: mix.episodes, mixedSuccess: mix.successes, interventionRate: mix.interventionRate, trainEpisodes: st.episodes },
     methods,
-    betaSweep,
+    untuned,
+    sweep: [...recapSweep, ...bcSweep.points, ...plainSweep.points],
     chosenBeta,
     iterations,
     recap: {
@@ -230,14 +278,31 @@ function markdown(rows: TaskRow[], meta: Record<string, unknown>): string {
   for (const r of rows) {
     out.push(`## ${r.task}`, "");
     out.push(`Data: ${r.data.demos} scripted demos (quality ${P.quality}, ${r.data.demoSuccess} successful) + ${r.data.mixed} episodes of the BC policy with the scripted operator (${r.data.mixedSuccess} successful, operator on ${pct(r.data.interventionRate)} of steps); ${r.data.trainEpisodes} episodes in training. RECAP labels: ${pct(r.recap.positiveFraction)} positive (${pct(r.recap.positiveFractionAutonomous)} of autonomous steps; ε ${r.recap.threshold.toFixed(4)}), value ECE ${r.recap.valueEce.toFixed(3)}, corr ${r.recap.valueCorr.toFixed(2)} (in-sample).`, "");
-    out.push(`| policy | success (Wilson 95%) | failure rate | failed / timed out | throughput (successes/h robot time) | steps to success |`, "|---|---|---|---|---|---|");
-    for (const m of r.methods) {
+    out.push(`| policy | sampler | success (Wilson 95%) | failure rate | failed / timed out | throughput (successes/h robot time) | steps to success |`, "|---|---|---|---|---|---|---|");
+    const row = (m: MethodRow) => {
       const s = m.stats;
-      out.push(`| ${m.name} | ${pct(s.successRate)} [${pct(s.ci95[0])}, ${pct(s.ci95[1])}] | ${pct(s.failureRate)} | ${s.explicitFailures} / ${s.timeouts} | ${s.throughputPerHour.toFixed(0)} | ${Number.isFinite(s.meanSuccessSteps) ? s.meanSuccessSteps.toFixed(1) : "-"} |`);
+      out.push(`| ${m.name} | ${m.beta !== undefined ? `β ${m.beta}, ` : ""}T ${m.temperature} | ${pct(s.successRate)} [${pct(s.ci95[0])}, ${pct(s.ci95[1])}] | ${pct(s.failureRate)} | ${s.explicitFailures} / ${s.timeouts} | ${s.throughputPerHour.toFixed(0)} | ${Number.isFinite(s.meanSuccessSteps) ? s.meanSuccessSteps.toFixed(1) : "-"} |`);
+    };
+    r.methods.forEach(row);
+    if (r.untuned.length) {
+      out.push("", "The same policies at temperature 1 (the learned distribution, no sampler tuning), same held-out seeds:", "", "| policy | sampler | success (Wilson 95%) | failure rate | failed / timed out | throughput (successes/h robot time) | steps to success |", "|---|---|---|---|---|---|---|");
+      r.untuned.forEach(row);
+      const [, pb, rc] = r.untuned;
+      out.push("", `At T 1, RECAP / plain BC: throughput ${(rc.stats.throughputPerHour / pb.stats.throughputPerHour).toFixed(2)}×, failure rate ${(rc.stats.failureRate / pb.stats.failureRate).toFixed(2)}×.`);
     }
     if (r.iterations.length > 1)
-      out.push("", `RECAP iterations: ${r.iterations.map((i) => `iter ${i.iteration}: β ${i.chosenBeta}${i.validationSuccess === null ? "" : `, validation ${pct(i.validationSuccess)}`}${i.collected ? `, then collected ${i.collected.episodes} episodes with it and the operator (${i.collected.successes} successful)` : ""}`).join("; ")}. Plain BC trains on the same final data.`);
-    if (r.betaSweep.length) out.push("", `Guidance weight β chosen on ${P.sweepEpisodes} validation episodes (seeds ${P.sweepSeed}.., not the eval seeds): ${r.betaSweep.map((b) => `β ${b.beta}: ${pct(b.successRate)}`).join(", ")} → **β ${r.chosenBeta}**.`);
+      out.push("", `RECAP iterations: ${r.iterations.map((i) => `iter ${i.iteration}: β ${i.chosenBeta}, T ${i.chosenTemperature}${i.validationSuccess === null ? "" : `, validation ${pct(i.validationSuccess)}`}${i.collected ? `, then collected ${i.collected.episodes} episodes with it and the operator (${i.collected.successes} successful)` : ""}`).join("; ")}. Plain BC trains on the same final data.`);
+    if (r.sweep.length) {
+      out.push("", `Sampler settings chosen on ${P.sweepEpisodes} validation episodes per point (seeds ${P.sweepSeed}.., not the eval seeds), success rate:`, "");
+      const policies = [...new Set(r.sweep.map((p) => p.policy))];
+      out.push(`| policy | ${TEMPS.map((t) => `T ${t}`).join(" | ")} |`, `|---|${TEMPS.map(() => "---|").join("")}`);
+      for (const pol of policies)
+        for (const beta of [...new Set(r.sweep.filter((p) => p.policy === pol).map((p) => p.beta))])
+          out.push(`| ${pol}${beta !== undefined ? ` β ${beta}` : ""} | ${TEMPS.map((t) => {
+            const p = r.sweep.find((q) => q.policy === pol && q.beta === beta && q.temperature === t);
+            return p ? pct(p.successRate) : "-";
+          }).join(" | ")} |`);
+    }
     out.push("", `RECAP / plain BC: throughput ${r.ratios.throughput.toFixed(2)}× (target ≥ 1.5×), failure rate ${r.ratios.failure.toFixed(2)}× (target ≤ 0.5×) — ${r.ratios.targetsMet ? "**targets met**" : "**targets not met**"}.`, "");
     out.push(`Wall time (s): ${Object.entries(r.seconds).map(([k, v]) => `${k} ${v}`).join(", ")}`, "");
   }

@@ -408,11 +408,18 @@ export class Stack {
   }
 }
 
-/** Short git revision of the checkout, or "unknown" outside git. */
+/** Short git revision of the checkout (`-dirty` when tracked files have uncommitted changes), or "unknown" outside git; read once per process. */
 export function gitRevision(): string {
-  try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
-  } catch {
-    return "unknown";
+  if (cachedRevision === undefined) {
+    try {
+      const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
+      // Uncommitted changes to tracked files: the recorded revision is not the code that ran.
+      const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim() !== "";
+      cachedRevision = dirty ? `${head}-dirty` : head;
+    } catch {
+      cachedRevision = "unknown";
+    }
   }
+  return cachedRevision;
 }
+let cachedRevision: string | undefined;
