@@ -89,8 +89,9 @@ export const LaunchSchema = z
         /** Critic ranking: mean − best_of_pessimism · std over the ensemble's heads. */
         best_of_pessimism: z.number().min(0).max(10).default(0),
         /**
-         * Sampling temperature of the base diffusion policy: its initial noise × noise_scale. 1 samples the learned
-         * distribution; lower concentrates on its modes (0: deterministic per observation). docs/residual.md.
+         * Sampling temperature of the policy (diffusion or VLA flow): its initial noise × noise_scale. 1 samples the
+         * learned distribution; lower concentrates on its modes (0: deterministic per observation). docs/residual.md,
+         * docs/recap.md.
          */
         noise_scale: z.number().min(0).max(2).default(1),
       })

@@ -148,6 +148,7 @@ export class Stack {
         instruction: config.instruction,
         providers: config.actor.providers,
         threads: config.actor.threads,
+        noiseScale: config.actor.noise_scale,
         logger: { info: (m) => !opts.quiet && console.log(m), warn: (m) => console.warn(m) },
       });
       actor = v;

@@ -23,6 +23,8 @@ export interface VlaActorOptions {
   instruction?: string;
   providers?: readonly string[];
   threads?: number;
+  /** Sampling temperature (launch `actor.noise_scale`). */
+  noiseScale?: number;
   logger?: { warn(msg: string): void; info(msg: string): void };
 }
 
@@ -59,7 +61,7 @@ export class VlaActor implements Actor {
 
   /** Loads and verifies the package, refuses it when cameras / state / action do not match the robot. */
   static async create(dir: string, opts: VlaActorOptions): Promise<VlaActor> {
-    const policy = await VlaPolicy.create(dir, { providers: opts.providers, threads: opts.threads, logger: opts.logger });
+    const policy = await VlaPolicy.create(dir, { providers: opts.providers, threads: opts.threads, noiseScale: opts.noiseScale, logger: opts.logger });
     try {
       assertVlaCompatible(policy.package, { observationNames: opts.observationNames, actionNames: opts.jointNames, cameras: opts.cameras });
     } catch (e) {

@@ -8,6 +8,7 @@ import { makeVlaFixture } from "../testing/vlaFixture.ts";
 import { VlaPolicy } from "./VlaPolicy.ts";
 import { VlaPackage } from "./VlaPackage.ts";
 import { preprocessFrame } from "./preprocess.ts";
+import { gaussian } from "../gaussian.ts";
 import { PolicyPackageError } from "../PolicyPackageError.ts";
 import { VlaActor } from "../../nodes/VlaNode.ts";
 
@@ -89,6 +90,36 @@ test("ONNX (onnxruntime-node) agrees with PyTorch within 1e-4: prefix, one exper
   } finally {
     await policy.close();
   }
+});
+
+test("noiseScale: drawn noise × the temperature (same draws); 0 gives one deterministic chunk; out of range is refused", async () => {
+  const half = await VlaPolicy.create(fixture.dir, { seed: 3, noiseScale: 0.5 });
+  const zero = await VlaPolicy.create(fixture.dir, { seed: 3, noiseScale: 0 });
+  try {
+    const pkg = half.package;
+    const t = pkg.transforms[0];
+    const side = Math.round(Math.sqrt(vec.frames[t.name][0].length / 3));
+    const base = { state: vec.state[0].map((s, i) => s * pkg.state.scale[i] + pkg.state.offset[i]), instruction: vec.instructions[0], images: { [t.name]: { width: side, height: side, data: Uint8Array.from(vec.frames[t.name][0]) } } };
+    const n = pkg.json.action.horizon * pkg.json.action.names.length;
+    // create() warms up with one seeded chunk, so a fresh policy's first sampleChunk uses the second n draws.
+    const g = gaussian(3);
+    for (let i = 0; i < n; i++) g();
+    const drawn = Float32Array.from({ length: n }, () => g() * 0.5);
+    const explicit = await half.sampleChunk({ ...base, noise: drawn });
+    const half2 = await VlaPolicy.create(fixture.dir, { seed: 3, noiseScale: 0.5 });
+    try {
+      assert.ok(maxAbs((await half2.sampleChunk(base)).actions.flat(), explicit.actions.flat()) < 1e-6);
+    } finally {
+      await half2.close();
+    }
+    const z1 = (await zero.sampleChunk(base)).actions;
+    const z2 = (await zero.sampleChunk(base)).actions;
+    assert.deepEqual(z1, z2);
+  } finally {
+    await half.close();
+    await zero.close();
+  }
+  await assert.rejects(VlaPolicy.create(fixture.dir, { noiseScale: -1 }), /noise_scale -1.*\[0, 2\]/);
 });
 
 async function copyPackage(edit: (dir: string) => Promise<void>): Promise<string> {

@@ -17,6 +17,8 @@ export interface VlaPolicyOptions {
   threads?: number;
   /** Seed of the initial noise when sampleChunk gets none. Default 0. */
   seed?: number;
+  /** Sampling temperature: drawn initial noise × this, in [0, 2] (launch `actor.noise_scale`). Default 1. */
+  noiseScale?: number;
   logger?: InferenceClientOptions["logger"];
 }
 
@@ -47,19 +49,24 @@ export class VlaPolicy {
   readonly package: VlaPackage;
   #client: InferenceClient;
   #normal: () => number;
+  /** See {@link VlaPolicyOptions.noiseScale}. */
+  readonly noiseScale: number;
   #encodings = new Map<string, Encoding>();
 
-  private constructor(pkg: VlaPackage, client: InferenceClient, seed: number) {
+  private constructor(pkg: VlaPackage, client: InferenceClient, seed: number, noiseScale: number) {
     this.package = pkg;
     this.#client = client;
+    this.noiseScale = noiseScale;
     this.#normal = gaussian(seed);
   }
 
   /** Loads and verifies the package, starts the worker with both graphs, warms them up with a full chunk. */
   static async create(dir: string, options: VlaPolicyOptions = {}): Promise<VlaPolicy> {
     const pkg = await VlaPackage.load(dir);
+    const noiseScale = options.noiseScale ?? 1;
+    if (!(Number.isFinite(noiseScale) && noiseScale >= 0 && noiseScale <= 2)) throw new PolicyInputError("bad_shape", `noise_scale ${noiseScale}: the sampling temperature must be in [0, 2] (1 = the learned distribution); fix actor.noise_scale`);
     const client = await InferenceClient.create({ prefix: pkg.prefixPath, expert: pkg.expertPath }, { providers: options.providers, threads: options.threads, logger: options.logger });
-    const policy = new VlaPolicy(pkg, client, options.seed ?? 0);
+    const policy = new VlaPolicy(pkg, client, options.seed ?? 0, noiseScale);
     try {
       const images: Record<string, RgbFrame> = {};
       for (const c of pkg.json.cameras) {
@@ -120,7 +127,7 @@ export class VlaPolicy {
     const { feeds, encoding } = this.prefixFeeds(input);
     const prefix = await this.#client.run("prefix", feeds);
     const prefixMs = performance.now() - t0;
-    let x = input.noise ? new Float32Array(input.noise) : Float32Array.from({ length: H * A }, () => this.#normal());
+    let x = input.noise ? new Float32Array(input.noise) : Float32Array.from({ length: H * A }, () => this.#normal() * this.noiseScale);
     if (x.length !== H * A) throw new PolicyInputError("bad_shape", `noise: expected ${H}×${A} values, found ${x.length}`);
     const f = j.flow;
     const dt = (f.t_end - f.t_start) / f.steps;
