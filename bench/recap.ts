@@ -180,7 +180,8 @@ async function runTask(task: Task): Promise<TaskRow> {
     const temperature = o.temperature ?? 1;
     c.actor = { ...c.actor, kind: "policy", package: pkg, indicator: "auto", cfg_beta: o.beta, noise_scale: temperature };
     c.operator.enabled = false;
-    const r = await timed(seconds, `eval_${name}`, () => runEpisodes(c, { count: o.count ?? P.evalEpisodes, seed: o.seed ?? P.evalSeed, label: `eval ${name}` }));
+    const key = seconds[`eval_${name}`] === undefined ? `eval_${name}` : `eval_${name} T ${temperature}`;
+    const r = await timed(seconds, key, () => runEpisodes(c, { count: o.count ?? P.evalEpisodes, seed: o.seed ?? P.evalSeed, label: `eval ${name}` }));
     return { name, stats: outcomeStats(r.summary), package: pkg, note, temperature, ...(o.beta !== undefined ? { beta: o.beta } : {}) };
   };
   // Validation sweep over (β, temperature) for one policy; returns the points and the best (success, then throughput).
@@ -241,10 +242,11 @@ async function runTask(task: Task): Promise<TaskRow> {
   ];
   const untuned: MethodRow[] = [];
   if (TEMPS.length > 1 || TEMPS[0] !== 1) {
-    const same = (m: MethodRow) => (m.temperature === 1 ? { ...m, name: `${m.name} T 1` } : null);
-    untuned.push(same(methods[0]) ?? (await evaluate("BC (demos only) T 1", bcPackage, "no sampler tuning")));
-    untuned.push(same(methods[1]) ?? (await evaluate("plain BC (same data) T 1", plain.packageDir, "no sampler tuning")));
-    untuned.push(same(methods[2]) ?? (await evaluate("RECAP (ours) T 1", recap!.packageDir, `${recapNote}, no temperature tuning`, { beta: chosenBeta })));
+    // A policy whose chosen temperature is 1 is not evaluated twice.
+    const same = (m: MethodRow) => (m.temperature === 1 ? m : null);
+    untuned.push(same(methods[0]) ?? (await evaluate("BC (demos only)", bcPackage, "no sampler tuning")));
+    untuned.push(same(methods[1]) ?? (await evaluate("plain BC (same data)", plain.packageDir, "no sampler tuning")));
+    untuned.push(same(methods[2]) ?? (await evaluate("RECAP (ours)", recap!.packageDir, `${recapNote}, no temperature tuning`, { beta: chosenBeta })));
   }
   const [, pb, rc] = methods;
   const throughput = pb.stats.throughputPerHour > 0 ? rc.stats.throughputPerHour / pb.stats.throughputPerHour : rc.stats.throughputPerHour > 0 ? Infinity : 1;
