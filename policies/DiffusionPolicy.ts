@@ -9,7 +9,7 @@ import { InferenceClient, type InferenceClientOptions, type WireTensor } from ".
 import { PolicyPackageError } from "./PolicyPackageError.ts";
 import { clipUnit, ddimSchedule, ddimStep, type DdimStep } from "./ddim.ts";
 import { cfgCombine, resolveIndicator, type Indicator, type IndicatorSetting } from "./AdvantageConditioning.ts";
-import { gaussian, gaussianArray } from "./gaussian.ts";
+import { gaussian, gaussianArray, noiseScaleProblem } from "./gaussian.ts";
 
 /** Thrown for inputs the policy refuses (non-finite or wrongly shaped observations); the caller holds the robot. */
 export class PolicyInputError extends Error {
@@ -101,7 +101,8 @@ export class DiffusionPolicy {
         throw new PolicyPackageError("incompatible", `cfg_beta ${beta} set in the robot config, but ${pkg.dir} is not run with an advantage indicator — guidance needs a RECAP package conditioned on an indicator; remove actor.cfg_beta`, { path: pkg.dir });
     }
     const noiseScale = options.noiseScale ?? 1;
-    if (!(Number.isFinite(noiseScale) && noiseScale >= 0 && noiseScale <= 2)) throw new PolicyPackageError("incompatible", `noise_scale ${noiseScale}: the sampling temperature must be in [0, 2] (1 = the learned distribution); fix actor.noise_scale`, { path: pkg.dir });
+    const badScale = noiseScaleProblem(noiseScale);
+    if (badScale) throw new PolicyPackageError("incompatible", `${badScale}; fix actor.noise_scale`, { path: pkg.dir });
     let mode = options.mode ?? "graph";
     if (mode === "graph" && beta !== baked) {
       options.logger?.info?.(`cfg_beta ${beta} differs from the ${baked} baked into ${pkg.dir}/sampler.onnx: running the TS sampler (denoiser.onnx, two passes per step)`);
@@ -151,11 +152,7 @@ export class DiffusionPolicy {
     const { horizon } = this.package.json.action;
     const n = horizon * this.package.actionDim;
     if (noise !== undefined && noise.length !== n) throw new PolicyInputError("bad_shape", `noise: expected ${n} values (horizon ${horizon} × action_dim ${this.package.actionDim}), found ${noise.length}`);
-    let x0 = noise;
-    if (x0 === undefined) {
-      x0 = gaussianArray(this.#normal, n);
-      if (this.noiseScale !== 1) for (let i = 0; i < n; i++) x0[i] *= this.noiseScale;
-    }
+    const x0 = noise !== undefined ? noise : gaussianArray(this.#normal, n, this.noiseScale);
     const x = await this.denoise(obs, x0);
     return { actions: this.unnormaliseActions(x), inferenceMs: performance.now() - t0 };
   }

@@ -30,9 +30,17 @@ export function gaussian(seed: number): () => number {
   };
 }
 
-/** Fills a new Float32Array of length `n` from `normal`. */
-export function gaussianArray(normal: () => number, n: number): Float32Array {
+/** Fills a new Float32Array of length `n` from `normal`, each draw times `scale` (a sampling temperature). */
+export function gaussianArray(normal: () => number, n: number, scale = 1): Float32Array {
   const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) out[i] = normal();
+  for (let i = 0; i < n; i++) out[i] = normal() * scale;
   return out;
+}
+
+/**
+ * What is wrong with a sampling temperature (launch `actor.noise_scale`: initial noise × T), or null when it is
+ * usable: finite and in [0, 2]. Shared by the diffusion policy, the VLA and the CLI.
+ */
+export function noiseScaleProblem(t: number): string | null {
+  return Number.isFinite(t) && t >= 0 && t <= 2 ? null : `noise_scale ${t}: the sampling temperature must be in [0, 2] (1 = the learned distribution)`;
 }

@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import { loadLaunch, type LaunchConfig } from "../../launch/LaunchConfig.ts";
 import { runEpisodes, formatRate, type EpisodeSummary } from "../runEpisodes.ts";
 import { policyKind } from "../../policies/vla/VlaPackage.ts";
+import { noiseScaleProblem } from "../../policies/gaussian.ts";
 
 /** The launch file collect and eval start from when none is given. */
 export const DEFAULT_LAUNCH = "launch/sim_push.yaml";
@@ -87,7 +88,8 @@ export function registerEpisodeCommands(program: Command): void {
       cfg.task = o.task;
       if (o.bestOfSelect !== "critic" && o.bestOfSelect !== "consensus") throw new Error(`--best-of-select: critic or consensus; got ${o.bestOfSelect}`);
       if (o.cfgBeta !== undefined && !(Number.isFinite(o.cfgBeta) && o.cfgBeta >= 0 && o.cfgBeta <= 10)) throw new Error(`--cfg-beta: a guidance weight in [0, 10]; got ${o.cfgBeta}`);
-      if (o.noiseScale !== undefined && !(Number.isFinite(o.noiseScale) && o.noiseScale >= 0 && o.noiseScale <= 2)) throw new Error(`--noise-scale: a sampling temperature in [0, 2] (1 = the learned distribution); got ${o.noiseScale}`);
+      const badScale = o.noiseScale !== undefined ? noiseScaleProblem(o.noiseScale) : null;
+      if (badScale) throw new Error(`--noise-scale: ${badScale}`);
       cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy, residual: o.residual, sampler: o.sampler, best_of: o.bestOf, best_of_select: o.bestOfSelect, cfg_beta: o.cfgBeta, ...(o.noiseScale !== undefined ? { noise_scale: o.noiseScale } : {}) };
       cfg.camera.enabled = o.camera && !!o.recordTo;
       cfg.recorder.enabled = !!o.recordTo;

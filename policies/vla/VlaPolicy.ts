@@ -5,7 +5,7 @@
  * inference worker thread (policies/InferenceClient.ts), so the control loop's event loop never blocks on them.
  */
 import { InferenceClient, type Feeds, type InferenceClientOptions, type WireTensor } from "../InferenceClient.ts";
-import { gaussian } from "../gaussian.ts";
+import { gaussian, gaussianArray, noiseScaleProblem } from "../gaussian.ts";
 import { PolicyInputError } from "../DiffusionPolicy.ts";
 import { VlaPackage } from "./VlaPackage.ts";
 import { preprocessFrame, type RgbFrame } from "./preprocess.ts";
@@ -64,7 +64,8 @@ export class VlaPolicy {
   static async create(dir: string, options: VlaPolicyOptions = {}): Promise<VlaPolicy> {
     const pkg = await VlaPackage.load(dir);
     const noiseScale = options.noiseScale ?? 1;
-    if (!(Number.isFinite(noiseScale) && noiseScale >= 0 && noiseScale <= 2)) throw new PolicyInputError("bad_shape", `noise_scale ${noiseScale}: the sampling temperature must be in [0, 2] (1 = the learned distribution); fix actor.noise_scale`);
+    const badScale = noiseScaleProblem(noiseScale);
+    if (badScale) throw new PolicyInputError("bad_shape", `${badScale}; fix actor.noise_scale`);
     const client = await InferenceClient.create({ prefix: pkg.prefixPath, expert: pkg.expertPath }, { providers: options.providers, threads: options.threads, logger: options.logger });
     const policy = new VlaPolicy(pkg, client, options.seed ?? 0, noiseScale);
     try {
@@ -127,7 +128,7 @@ export class VlaPolicy {
     const { feeds, encoding } = this.prefixFeeds(input);
     const prefix = await this.#client.run("prefix", feeds);
     const prefixMs = performance.now() - t0;
-    let x = input.noise ? new Float32Array(input.noise) : Float32Array.from({ length: H * A }, () => this.#normal() * this.noiseScale);
+    let x = input.noise ? new Float32Array(input.noise) : gaussianArray(this.#normal, H * A, this.noiseScale);
     if (x.length !== H * A) throw new PolicyInputError("bad_shape", `noise: expected ${H}×${A} values, found ${x.length}`);
     const f = j.flow;
     const dt = (f.t_end - f.t_start) / f.steps;
