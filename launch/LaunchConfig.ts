@@ -82,10 +82,17 @@ export const LaunchSchema = z
         cfg_beta: z.number().min(0).max(10).optional(),
         /**
          * Best-of-N base chunks at every re-plan (docs/protocol.md § Best-of-N): N samples, one executed. 1 = off.
-         * best_of_select critic: ranked by the residual package's critic (needs critic.onnx); consensus: the medoid.
+         * best_of_select critic: ranked by the residual package's critic (needs critic.onnx); chunk_critic: ranked by
+         * its chunk-level critic over the K executed steps (needs chunk_critic.onnx, learner `chunk_critic: true`);
+         * consensus: the medoid.
          */
         best_of: z.number().int().min(1).max(64).default(1),
-        best_of_select: z.enum(["critic", "consensus"]).default("critic"),
+        best_of_select: z.enum(["critic", "chunk_critic", "consensus"]).default("critic"),
+        /**
+         * Training mode (rlft session) with a critic ranking: the share of re-plans that run the first sample
+         * unranked (a plain base sample), so the critic keeps seeing chunks it did not pick. Evaluation never explores.
+         */
+        best_of_explore: z.number().min(0).max(1).default(0.2),
         /** Critic ranking: mean − best_of_pessimism · std over the ensemble's heads. */
         best_of_pessimism: z.number().min(0).max(10).default(0),
         /**
@@ -96,7 +103,7 @@ export const LaunchSchema = z
         noise_scale: z.number().min(0).max(2).default(1),
       })
       .strict()
-      .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7, indicator: "auto", best_of: 1, best_of_select: "critic", best_of_pessimism: 0, noise_scale: 1 }),
+      .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7, indicator: "auto", best_of: 1, best_of_select: "critic", best_of_explore: 0.2, best_of_pessimism: 0, noise_scale: 1 }),
     safety: z
       .object({
         /** Largest joint-target change per tick, per joint (rad, gripper m). One value applies to all. */

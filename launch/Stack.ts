@@ -163,7 +163,7 @@ export class Stack {
         indicator: config.actor.indicator,
         cfgBeta: config.actor.cfg_beta,
         noiseScale: config.actor.noise_scale,
-        bestOf: { n: config.actor.best_of, select: config.actor.best_of_select, pessimism: config.actor.best_of_pessimism },
+        bestOf: { n: config.actor.best_of, select: config.actor.best_of_select, pessimism: config.actor.best_of_pessimism, explore: config.actor.best_of_explore },
         training: opts.training ?? false,
         residual: config.actor.residual,
         logger: { info: (m) => !opts.quiet && console.log(m), warn: (m) => console.warn(m) },

@@ -12,6 +12,7 @@ import { ResidualPolicy } from "../policies/ResidualPolicy.ts";
 import { PolicySlot, type OfferResult } from "../policies/PolicySlot.ts";
 import type { Actor, ActionInfo } from "./ActorNode.ts";
 import type { IndicatorSetting } from "../policies/AdvantageConditioning.ts";
+import { mulberry32 } from "../policies/gaussian.ts";
 
 /** Options of the policy actor. */
 export interface PolicyActorOptions {
@@ -47,12 +48,16 @@ export interface PolicyActorOptions {
  * base policy and one is executed. `critic`: the one whose first executed action (base + residual) the running
  * residual package's critic scores highest (mean − pessimism · std over heads; EXPO / PA-RL rank base samples by
  * Q); needs a residual package with critic.onnx, otherwise the first sample runs (warned once). `consensus`: the
- * medoid — the chunk closest (L2 over the executed steps) to all the others, a critic-free control.
+ * medoid — the chunk closest (L2 over the executed steps) to all the others, a critic-free control. `chunk_critic`: the
+ * one whose K executed base actions the package's chunk-level critic scores highest (learner chunk_critic.py; PA-RL,
+ * Q-chunking); in training mode a share `explore` of re-plans runs the first (unranked) sample instead.
  */
 export interface BestOfN {
   n: number;
-  select: "critic" | "consensus";
+  select: "critic" | "chunk_critic" | "consensus";
   pessimism?: number;
+  /** Training mode only: probability of running the first sample unranked (default 0). */
+  explore?: number;
 }
 
 /** Index of the medoid of `chunks` over their first `k` steps: the least sum of L2 distances to the others. */
@@ -93,14 +98,18 @@ export class PolicyActor implements Actor {
   readonly bestOfStats = { chunks: 0, reranked: 0 };
   #warnedNoCritic = false;
   #logger: PolicyActorOptions["logger"];
+  #training: boolean;
+  /** Uniform draws for best-of-N exploration, seeded per episode like the sampler noise. */
+  #uniform: () => number = mulberry32(0x5eed);
 
-  private constructor(policy: DiffusionPolicy, jointNames: readonly string[], residual: PolicySlot<ResidualPolicy>, zeroBase: boolean, bestOf: BestOfN | null = null, logger?: PolicyActorOptions["logger"]) {
+  private constructor(policy: DiffusionPolicy, jointNames: readonly string[], residual: PolicySlot<ResidualPolicy>, zeroBase: boolean, bestOf: BestOfN | null = null, logger?: PolicyActorOptions["logger"], training = false) {
     this.policy = policy;
     this.jointNames = jointNames;
     this.residual = residual;
     this.zeroBase = zeroBase;
     this.bestOf = bestOf && bestOf.n > 1 ? bestOf : null;
     this.#logger = logger;
+    this.#training = training;
     const j = policy.package.json;
     this.#k = j.action.execute_steps;
     const source = {
@@ -118,8 +127,19 @@ export class PolicyActor implements Actor {
     const cands: number[][][] = [];
     for (let i = 0; i < b.n; i++) cands.push((await this.policy.sampleChunk(h)).actions);
     let pick = 0;
+    const explore = this.#training && (b.explore ?? 0) > 0 && this.#uniform() < (b.explore ?? 0);
     if (b.select === "consensus") pick = medoidChunk(cands, this.#k);
-    else {
+    else if (explore) pick = 0;
+    else if (b.select === "chunk_critic") {
+      const res = this.residual.current;
+      if (res?.hasChunkCritic) {
+        const scores = await res.scoreChunks(h[h.length - 1], cands, b.pessimism ?? 0);
+        pick = scores.indexOf(Math.max(...scores));
+      } else if (!this.#warnedNoCritic) {
+        this.#warnedNoCritic = true;
+        this.#logger?.warn(`actor.best_of: select chunk_critic, but ${res ? `residual ${res.version} has no chunk_critic.onnx (learner chunk_critic: true writes one)` : "no residual package runs yet"} — executing the first of the ${b.n} samples until one with a chunk critic arrives`);
+      }
+    } else {
       const res = this.residual.current;
       if (res?.hasCritic) {
         const scores = await res.scoreBaseActions(h[h.length - 1], cands.map((c) => c[0]), b.pessimism ?? 0);
@@ -147,7 +167,7 @@ export class PolicyActor implements Actor {
       load: (d) => ResidualPolicy.create(d, { base: policy.package, providers: opts.providers, threads: opts.threads, training: opts.training ?? false }),
       logger: opts.logger,
     });
-    const actor = new PolicyActor(policy, opts.jointNames, slot, opts.zeroBase ?? false, opts.bestOf ?? null, opts.logger);
+    const actor = new PolicyActor(policy, opts.jointNames, slot, opts.zeroBase ?? false, opts.bestOf ?? null, opts.logger, opts.training ?? false);
     if (opts.residual) {
       const r = await slot.offer(opts.residual);
       if (!r.ok) {
@@ -173,6 +193,7 @@ export class PolicyActor implements Actor {
     // Noise seeded per episode: the same policy version, seed and observations give the same actions (rlft replay --policy).
     this.policy.reseed(seed);
     this.residual.current?.reseed(seed);
+    this.#uniform = mulberry32(seed ^ 0x5eed);
     this.#chunker.reset();
     this.#tickInChunk = 0;
   }

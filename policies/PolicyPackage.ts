@@ -89,8 +89,14 @@ export const ResidualPolicyJsonSchema = z.strictObject({
     /** Std of the Gaussian exploration noise added in training mode only. */
     exploration_std: Finite.refine((v) => v >= 0, "exploration_std >= 0"),
   }),
-  /** critic: the learner's Q ensemble (obs, action → q [B, E]), for critic-ranked best-of-N base chunks (optional). */
-  files: z.strictObject({ actor: FileName, critic: FileName.optional() }),
+  /**
+   * critic: the learner's Q ensemble (obs, action → q [B, E]), for critic-ranked best-of-N base chunks (optional).
+   * chunk_critic: its chunk-level Q ensemble (obs, chunk [B, K·A] → q [B, E]) over the K executed base actions of a
+   * chunk, for best_of_select chunk_critic (optional; with `chunk_critic.steps`).
+   */
+  files: z.strictObject({ actor: FileName, critic: FileName.optional(), chunk_critic: FileName.optional() }),
+  /** K of chunk_critic.onnx: how many base actions of a chunk it scores (the base package's action.execute_steps). */
+  chunk_critic: z.strictObject({ steps: z.number().int().min(1) }).optional(),
   sha256: z.record(FileName, Hex64),
 });
 

@@ -14,6 +14,7 @@ interface Vectors {
   base_action: number[][];
   residual: number[][];
   critic: { action: number[][]; q: number[][] };
+  chunk_critic: { chunk: number[][]; q: number[][] };
 }
 
 let fx: ResidualFixture;
@@ -146,6 +147,34 @@ test("critic.onnx ranks base actions like the learner's ensemble: mean over head
       const [p0] = await policy.scoreBaseActions(obsRaw, [baseRaw], 2);
       assert.ok(Math.abs(p0 - (mean - 2 * std)) <= 1e-4, `vector ${i} pessimistic: ${p0} vs ${mean - 2 * std}`);
     }
+  } finally {
+    await policy.close();
+  }
+});
+
+test("chunk_critic.onnx scores whole chunks like the learner's chunk ensemble; a chunk shorter than K is refused", async () => {
+  const v = JSON.parse(await readFile(join(fx.residualDir, "test_vectors.json"), "utf8")) as Vectors;
+  const { observation, action } = base.json;
+  const policy = await ResidualPolicy.create(fx.residualDir, { base, training: false, logger: quiet });
+  try {
+    assert.equal(policy.hasChunkCritic, true);
+    const k = policy.json.chunk_critic!.steps;
+    assert.equal(k, action.execute_steps);
+    const m = action.names.length;
+    const unnorm = (a: number, j: number) => action.min[j] + ((a + 1) / 2) * (action.max[j] - action.min[j]);
+    for (let i = 0; i < v.obs.length; i++) {
+      const obsRaw = v.obs[i].map((x, j) => x * observation.std[j] + observation.mean[j]);
+      // The vector's flat chunk as K raw actions, plus the rest of a horizon-long chunk that must not matter.
+      const chunk = Array.from({ length: k }, (_, t) => v.chunk_critic.chunk[i].slice(t * m, (t + 1) * m).map(unnorm));
+      const long = [...chunk, ...Array.from({ length: action.horizon - k }, () => action.min.slice())];
+      const q = v.chunk_critic.q[i];
+      const mean = q.reduce((a, b) => a + b, 0) / q.length;
+      const [s0, s1] = await policy.scoreChunks(obsRaw, [chunk, long]);
+      assert.ok(Math.abs(s0 - mean) <= 1e-4, `vector ${i}: ${s0} vs ${mean}`);
+      assert.ok(Math.abs(s1 - s0) <= 1e-6, "steps after the K executed ones are not scored");
+    }
+    const obsRaw = v.obs[0].map((x, j) => x * observation.std[j] + observation.mean[j]);
+    await assert.rejects(policy.scoreChunks(obsRaw, [[action.min.slice()]]), /chunk 0: 1 actions, the chunk critic scores/);
   } finally {
     await policy.close();
   }

@@ -78,14 +78,21 @@ export class ResidualPolicy {
     await verifyHashes(abs, json);
     const zeros = (n: number) => ({ data: new Float32Array(n), dims: [1, n] });
     const critic = json.files.critic;
+    const chunkCritic = json.files.chunk_critic;
+    if (chunkCritic && !json.chunk_critic) throw new PolicyPackageError("dims", `${jsonPath}: files.chunk_critic needs chunk_critic.steps (how many base actions of a chunk it scores)`, { path: jsonPath });
+    const chunkWidth = (json.chunk_critic?.steps ?? 0) * base.actionDim;
     const client = await InferenceClient.create(
-      { actor: join(abs, json.files.actor), ...(critic ? { critic: join(abs, critic) } : {}) },
+      { actor: join(abs, json.files.actor), ...(critic ? { critic: join(abs, critic) } : {}), ...(chunkCritic ? { chunk_critic: join(abs, chunkCritic) } : {}) },
       {
         providers: options.providers,
         threads: options.threads,
         logger: options.logger,
-        warmup: { actor: { obs: zeros(base.obsDim), base_action: zeros(base.actionDim) }, ...(critic ? { critic: { obs: zeros(base.obsDim), action: zeros(base.actionDim) } } : {}) },
-        ...(critic ? { expectInputs: { actor: ["obs", "base_action"], critic: ["obs", "action"] } } : {}),
+        warmup: {
+          actor: { obs: zeros(base.obsDim), base_action: zeros(base.actionDim) },
+          ...(critic ? { critic: { obs: zeros(base.obsDim), action: zeros(base.actionDim) } } : {}),
+          ...(chunkCritic ? { chunk_critic: { obs: zeros(base.obsDim), chunk: zeros(chunkWidth) } } : {}),
+        },
+        ...(critic || chunkCritic ? { expectInputs: { actor: ["obs", "base_action"], ...(critic ? { critic: ["obs", "action"] } : {}), ...(chunkCritic ? { chunk_critic: ["obs", "chunk"] } : {}) } } : {}),
       },
     );
     return new ResidualPolicy(abs, json, base, client, options.training, options.seed ?? 0);
@@ -99,6 +106,34 @@ export class ResidualPolicy {
   /** True when the package carries the learner's critic (critic.onnx): {@link scoreBaseActions} works. */
   get hasCritic(): boolean {
     return this.json.files.critic !== undefined;
+  }
+
+  /** True when the package carries a chunk-level critic (chunk_critic.onnx): {@link scoreChunks} works. */
+  get hasChunkCritic(): boolean {
+    return this.json.files.chunk_critic !== undefined && this.json.chunk_critic !== undefined;
+  }
+
+  /**
+   * Chunk-critic-ranked best-of-N (learner chunk_critic.py; PA-RL / Q-chunking): for one raw observation and N
+   * candidate raw base chunks, the chunk critic's score of each chunk's first K actions (K = chunk_critic.steps, the
+   * base's execute_steps): mean over heads − `pessimism` · std over heads. One batched call.
+   */
+  async scoreChunks(obsRaw: readonly number[], chunksRaw: readonly (readonly (readonly number[])[])[], pessimism = 0): Promise<number[]> {
+    if (!this.hasChunkCritic) throw new PolicyPackageError("dims", `Residual ${this.version} (${this.dir}) has no chunk_critic.onnx: chunk-critic best-of-N needs a package from a learner run with chunk_critic: true`, { path: this.dir });
+    const n = chunksRaw.length;
+    const k = this.json.chunk_critic!.steps;
+    const obs1 = this.#normObservation(obsRaw);
+    const d = obs1.length;
+    const m = this.base.actionDim;
+    const obs = new Float32Array(n * d);
+    const chunk = new Float32Array(n * k * m);
+    for (let i = 0; i < n; i++) {
+      if (chunksRaw[i].length < k) throw new PolicyInputError("bad_shape", `best-of-N chunk ${i}: ${chunksRaw[i].length} actions, the chunk critic scores ${k}`);
+      obs.set(obs1, i * d);
+      for (let t = 0; t < k; t++) chunk.set(this.#normBase(chunksRaw[i][t]), (i * k + t) * m);
+    }
+    const q = await this.#client.run("chunk_critic", { obs: { data: obs, dims: [n, d] }, chunk: { data: chunk, dims: [n, k * m] } });
+    return ensembleScores(q.outputs.q.data as Float32Array, n, pessimism);
   }
 
   /**
@@ -124,18 +159,7 @@ export class ResidualPolicy {
     const res = outputs.residual.data as Float32Array;
     const act = base.map((b, i) => Math.min(1, Math.max(-1, b + res[i])));
     const q = await this.#client.run("critic", { obs: { data: obs, dims: [n, d] }, action: { data: act, dims: [n, m] } });
-    const qs = q.outputs.q.data as Float32Array;
-    const heads = qs.length / n;
-    const out: number[] = [];
-    for (let k = 0; k < n; k++) {
-      let mean = 0;
-      for (let e = 0; e < heads; e++) mean += qs[k * heads + e];
-      mean /= heads;
-      let v = 0;
-      for (let e = 0; e < heads; e++) v += (qs[k * heads + e] - mean) ** 2;
-      out.push(mean - pessimism * Math.sqrt(v / Math.max(1, heads - 1)));
-    }
-    return out;
+    return ensembleScores(q.outputs.q.data as Float32Array, n, pessimism);
   }
 
   /** One step: raw observation and raw base action (robot units) → executed action and its normalised parts. */
@@ -192,6 +216,21 @@ export class ResidualPolicy {
   async close(): Promise<void> {
     await this.#client.close();
   }
+}
+
+/** Per-row score of a batch-first ensemble output q [n, E]: mean over heads − pessimism · std over heads. */
+function ensembleScores(qs: Float32Array, n: number, pessimism: number): number[] {
+  const heads = qs.length / n;
+  const out: number[] = [];
+  for (let k = 0; k < n; k++) {
+    let mean = 0;
+    for (let e = 0; e < heads; e++) mean += qs[k * heads + e];
+    mean /= heads;
+    let v = 0;
+    for (let e = 0; e < heads; e++) v += (qs[k * heads + e] - mean) ** 2;
+    out.push(mean - pessimism * Math.sqrt(v / Math.max(1, heads - 1)));
+  }
+  return out;
 }
 
 function checkResidualDims(json: ResidualPolicyJson, base: PolicyPackage, jsonPath: string): void {

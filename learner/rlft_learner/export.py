@@ -181,11 +181,13 @@ class _CriticBatchFirst(torch.nn.Module):
 
 def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: int, exploration_std: float,
                             provenance: dict | None = None, vectors: int = 4, seed: int = 0,
-                            version_prefix: str = "res", critic: torch.nn.Module | None = None) -> tuple[str, dict]:
+                            version_prefix: str = "res", critic: torch.nn.Module | None = None,
+                            chunk_critic: tuple[torch.nn.Module, int] | None = None) -> tuple[str, dict]:
     """Write a residual package (docs/protocol.md): residual.onnx (obs, base_action -> residual), policy.json with the
     base version and base policy.json sha256, model.pt, test_vectors.json. `base` is a residual_td3.BasePackage.
     With `critic` (the Q ensemble), also critic.onnx (obs, action -> q (B, E)): robots use it to rank base samples
-    (actor.best_of, critic-ranked best-of-N).
+    (actor.best_of, critic-ranked best-of-N). With `chunk_critic` (the chunk ensemble and its K), also
+    chunk_critic.onnx (obs, chunk (B, K*A) -> q (B, E)) for best_of_select chunk_critic (chunk_critic.py).
     Written in a temporary directory and renamed to `parent/<version>`, so nobody sees a half-written package.
     Returns (package dir, policy.json contents)."""
     import copy
@@ -207,6 +209,13 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
         with torch.no_grad():
             _export(wrapped, (obs, action), os.path.join(tmp, "critic.onnx"), ["obs", "action"], "q")
             vec["critic"] = {"action": action.tolist(), "q": wrapped(obs, action).tolist()}
+    if chunk_critic is not None:
+        net, k = chunk_critic
+        wrapped = _CriticBatchFirst(copy.deepcopy(net).to("cpu").eval()).eval()
+        chunk = torch.rand(vectors, k * actor.act_dim, generator=gen) * 2 - 1  # (V, K*A) base chunks in [-1, 1]
+        with torch.no_grad():
+            _export(wrapped, (obs, chunk), os.path.join(tmp, "chunk_critic.onnx"), ["obs", "chunk"], "q")
+            vec["chunk_critic"] = {"chunk": chunk.tolist(), "q": wrapped(obs, chunk).tolist()}
     with open(os.path.join(tmp, "test_vectors.json"), "w") as f:
         json.dump(vec, f)
     torch.save({"state_dict": actor.state_dict(),
@@ -214,7 +223,8 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
                            "layers": int(actor.layers)}, "scale": torch.tensor(float(actor.scale))},
                os.path.join(tmp, "model.pt"))
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-    files = ["residual.onnx", "model.pt", "test_vectors.json"] + (["critic.onnx"] if critic is not None else [])
+    files = (["residual.onnx", "model.pt", "test_vectors.json"] + (["critic.onnx"] if critic is not None else [])
+             + (["chunk_critic.onnx"] if chunk_critic is not None else []))
     policy = {
         "format": "rlft-policy", "format_version": 1, "kind": "residual",
         "version": f"{version_prefix}-{base.task}-{now.strftime('%Y%m%dT%H%M%SZ')}-{os.urandom(3).hex()}-u{updates}",
@@ -227,7 +237,9 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
         "action": {"names": list(base.action_names), "min": [float(x) for x in base.act_min],
                    "max": [float(x) for x in base.act_max]},
         "residual": {"scale": float(actor.scale), "exploration_std": float(exploration_std)},
-        "files": {"actor": "residual.onnx", **({"critic": "critic.onnx"} if critic is not None else {})},
+        "files": {"actor": "residual.onnx", **({"critic": "critic.onnx"} if critic is not None else {}),
+                  **({"chunk_critic": "chunk_critic.onnx"} if chunk_critic is not None else {})},
+        **({"chunk_critic": {"steps": int(chunk_critic[1])}} if chunk_critic is not None else {}),
         "sha256": {name: sha256_file(os.path.join(tmp, name)) for name in files},
     }
     with open(os.path.join(tmp, "policy.json"), "w") as f:

@@ -216,7 +216,8 @@ class OnlineServer(RouterEndpoint):
             rows = {"obs": self.base.norm_obs(t["obs"][keep]), "next_obs": self.base.norm_obs(t["next_obs"][keep]),
                     **{k: np.clip(t[k][keep], -1, 1) for k in ("base_action", "action", "next_base_action")},
                     **{k: t[k][keep] for k in ("reward", "terminated", "truncated", "intervention")},
-                    "robot": np.full(len(seqs), robot.index, np.int64), "seq": seqs}
+                    "robot": np.full(len(seqs), robot.index, np.int64), "seq": seqs,
+                    "step": np.asarray(h["step"], np.int64)[keep]}
             self.on_rows(rows)
             robot.acked_seq = int(seqs[-1])  # only after the rows are stored
         self._reply(route, {"type": "ack", "seq": seq, "acked_seq": robot.acked_seq, "durable_seq": robot.durable_seq})

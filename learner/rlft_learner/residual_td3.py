@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from .cli import help_meta as _h
+from .chunk_critic import ChunkCritic
 from .replay import Batch, ReplayBuffer, to_batch
 from .residual_nets import CriticEnsemble, ResidualActor, combine
 
@@ -73,6 +74,7 @@ class Config:
     tau: float = field(default=0.005, metadata=_h("Polyak rate of the target networks"))
     actor_lr: float = field(default=1e-4, metadata=_h("AdamW actor lr. Paper 1e-6 over 300k+ GPU steps; at CPU budgets (a few hundred episodes) 1e-6 barely moves the zero-initialised head, and tanh*scale bounds the residual anyway"))
     actor_bc_weight: float = field(default=0.0, metadata=_h("TD3+BC (Fujimoto & Gu 2021) anchor for the residual: actor loss = -Q/mean|Q| + w * mean((res - clip(a_offline - a_base))^2) / scale^2 over the batch's offline rows (demos, interventions). 0 = plain TD3 actor loss"))
+    actor_bc_source: str = field(default="offline", metadata=_h("rows the actor_bc_weight anchor uses: offline (demos and interventions) or interventions (the operators' corrections only: a_human - a_base is exactly the residual the operator wanted there, while a demo's action minus a relabelled base sample is mostly sampling noise)"))
     actor_residual_penalty: float = field(default=0.0, metadata=_h("trust region around the base: actor loss = -Q/mean|Q| + w * mean((residual/scale)^2). With Adam, the plain TD3 loss moves the actor a full step whatever the critic's gradient size, so a noisy critic drives the bounded residual to its box edges (bang-bang); with this term the residual settles where the critic's claimed gain balances the penalty, and stays near 0 where Q is flat. 0 = off"))
     actor_pessimism: float = field(default=0.0, metadata=_h("actor maximises mean(Q) - k * std(Q) over the ensemble's heads (lower confidence bound, as in SUNRISE / EDAC): heads agree where data is and disagree where the critic extrapolates, so the residual is not pulled out of the data's support. 0 = mean over heads (ResFiT)"))
     critic_lr: float = field(default=3e-4, metadata=_h("AdamW critic lr (RLPD 3e-4; ResFiT 1e-4)"))
@@ -80,6 +82,8 @@ class Config:
     grad_clip: float = field(default=1.0, metadata=_h("max gradient norm, actor and critic"))
     batch_size: int = field(default=256, metadata=_h("transitions per update"))
     intervention_action: str = field(default="executed", metadata=_h("intervention steps store the operator's action as executed, or clipped to base +- residual_scale (clipped: ALGORITHMS.md §2)"))
+    chunk_critic: bool = field(default=False, metadata=_h("also train a chunk-level critic Q(s, the K base actions a chunk executes) on the online re-plan windows and export it as chunk_critic.onnx, for best-of-N base chunks ranked by it (launch actor.best_of_select: chunk_critic; chunk_critic.py)"))
+    chunk_critic_every: int = field(default=4, metadata=_h("critic updates per chunk-critic update (a window is K steps, so 4 gives ~K/2 updates per window at UTD 2)"))
     offline_fraction: float = field(default=0.5, metadata=_h("share of each batch from the offline buffer (RLPD 50/50) when it has data"))
     learning_starts: int = field(default=500, metadata=_h("online transitions before the first update (ResFiT warms up with 10k env steps)"))
     critic_warmup_updates: int = field(default=1000, metadata=_h("critic-only updates before the actor moves (ResFiT 10k)"))
@@ -203,11 +207,22 @@ class ResidualTD3:
         self.actor_updates = 0
         self.env_steps = 0  # online transitions received (the UTD clock)
         self.intervention_steps = 0
+        self.chunk: ChunkCritic | None = None
+
+    def enable_chunk_critic(self, k: int) -> None:
+        """Train a chunk critic over windows of the base package's K = action.execute_steps (chunk_critic.py)."""
+        cfg = self.cfg
+        self.chunk = ChunkCritic(k, self.obs_dim, self.act_dim, gamma=cfg.gamma, hidden=cfg.critic_hidden,
+                                 layers=cfg.critic_layers, heads=cfg.critic_heads, lr=cfg.critic_lr,
+                                 weight_decay=cfg.weight_decay, tau=cfg.tau, grad_clip=cfg.grad_clip,
+                                 batch_size=cfg.batch_size, seed=cfg.seed, device=self.device)
 
     # -- data --
     def add(self, rows: dict[str, np.ndarray]) -> None:
         if self.clips_interventions and self.cfg.intervention_action == "clipped":
             rows = clip_interventions(rows, self.cfg.residual_scale)
+        if self.chunk is not None and "step" in rows:
+            self.chunk.windows.add(rows)
         online, offline = route(rows)
         self.online.add(online)
         if offline is not None:
@@ -231,7 +246,10 @@ class ResidualTD3:
         self._n_off = n_off  # offline rows are the batch's last n_off rows (see the actor's BC anchor)
         parts = [self.online.nstep(self.online.sample_idx(cfg.batch_size - n_off, self.rng), cfg.n_step, cfg.gamma)]
         if n_off:
-            parts.append(self.offline.nstep(self.offline.sample_idx(n_off, self.rng), cfg.n_step, cfg.gamma))
+            idx = self.offline.sample_idx(n_off, self.rng)
+            # Which offline rows are online interventions (a robot index) rather than demos (robot -1).
+            self._off_intervention = torch.from_numpy(self.offline.data["robot"][idx] >= 0).to(self.device)
+            parts.append(self.offline.nstep(idx, cfg.n_step, cfg.gamma))
         return to_batch(parts, self.device)
 
     # -- learning --
@@ -261,6 +279,8 @@ class ResidualTD3:
         self._polyak(self.critic, self.critic_target)
         self.updates += 1
         out = {"losses/critic": critic_loss.item() / cfg.critic_heads, "charts/q_mean": q.mean().item()}
+        if self.chunk is not None and self.updates % cfg.chunk_critic_every == 0:
+            out.update(self.chunk.update())
         # Delayed actor updates (TD3), only after the critic warm-up (ResFiT: critic-only updates before the actor moves).
         if self.updates > cfg.critic_warmup_updates and self.updates % cfg.policy_delay == 0:
             residual = self.actor(b.obs, b.base_action)  # (B, A)
@@ -271,19 +291,20 @@ class ResidualTD3:
             n_off, s = self._n_off, cfg.residual_scale
             # With a regulariser, Q is normalised by its mean magnitude so the weight does not depend on the reward scale.
             q_norm = -q_pi.mean() / q_pi.abs().mean().detach().clamp_min(1e-6)
+            actor_loss = q_norm if cfg.actor_residual_penalty > 0 or cfg.actor_bc_weight > 0 else -q_pi.mean()
             if cfg.actor_residual_penalty > 0:
                 # Trust region around the base.
                 pen = ((residual / s) ** 2).mean()
-                actor_loss = q_norm + cfg.actor_residual_penalty * pen
+                actor_loss = actor_loss + cfg.actor_residual_penalty * pen
                 out["losses/actor_residual_penalty"] = pen.item()
-            elif cfg.actor_bc_weight > 0 and n_off > 0:
+            if cfg.actor_bc_weight > 0 and n_off > 0:
                 # TD3+BC: the anchor pulls the residual toward what the demo / operator did relative to the base, inside the box.
-                target = (b.action[-n_off:] - b.base_action[-n_off:]).clamp(-s, s)  # (n_off, A)
-                bc = ((residual[-n_off:] - target) ** 2).mean() / (s * s)
-                actor_loss = q_norm + cfg.actor_bc_weight * bc
-                out["losses/actor_bc"] = bc.item()
-            else:
-                actor_loss = -q_pi.mean()  # mean over heads and batch
+                mask = (self._off_intervention if cfg.actor_bc_source == "interventions" else torch.ones(n_off, dtype=torch.bool))
+                if bool(mask.any()):
+                    target = (b.action[-n_off:][mask] - b.base_action[-n_off:][mask]).clamp(-s, s)  # (M, A)
+                    bc = ((residual[-n_off:][mask] - target) ** 2).mean() / (s * s)
+                    actor_loss = actor_loss + cfg.actor_bc_weight * bc
+                    out["losses/actor_bc"] = bc.item()
             self.actor_opt.zero_grad(set_to_none=True)
             actor_loss.backward()
             torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.grad_clip)
@@ -306,7 +327,8 @@ class ResidualTD3:
                 "actor_opt": self.actor_opt.state_dict(), "critic_opt": self.critic_opt.state_dict(),
                 "counters": {"updates": self.updates, "actor_updates": self.actor_updates, "env_steps": self.env_steps,
                              "intervention_steps": self.intervention_steps},
-                "torch_rng": self.gen.get_state(), "np_rng": json.dumps(self.rng.bit_generator.state)}
+                "torch_rng": self.gen.get_state(), "np_rng": json.dumps(self.rng.bit_generator.state),
+                **({"chunk": self.chunk.state_dict()} if self.chunk is not None else {})}
 
     def load_state_dict(self, state: dict) -> None:
         for name in ("actor", "critic", "actor_target", "critic_target", "actor_opt", "critic_opt"):
@@ -315,6 +337,8 @@ class ResidualTD3:
             setattr(self, k, int(v))
         self.gen.set_state(state["torch_rng"])
         self.rng.bit_generator.state = json.loads(state["np_rng"])
+        if self.chunk is not None and "chunk" in state:
+            self.chunk.load_state_dict(state["chunk"])
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -80,6 +80,8 @@ def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Conf
         raise ValueError("config: utd must be > 0, n_step >= 1, critic_heads >= 2 (REDQ picks 2), batch_size >= 2, policy_delay >= 1")
     if cfg.algorithm not in ALGORITHMS:
         raise ValueError(f"config: algorithm must be one of {', '.join(ALGORITHMS)}; found {cfg.algorithm!r}")
+    if cfg.actor_bc_source not in ("offline", "interventions"):
+        raise ValueError(f"config: actor_bc_source must be offline or interventions; found {cfg.actor_bc_source!r}")
     if not 0.0 <= cfg.base_noise_scale <= 2.0:
         raise ValueError(f"config: base_noise_scale must be in [0, 2] (the robot's actor.noise_scale); found {cfg.base_noise_scale}")
     return cfg
@@ -166,6 +168,10 @@ class Learner:
         torch.set_num_threads(cfg.threads)
         self.base = BasePackage.load(cfg.base_package)
         self.agent = make_agent(cfg, len(self.base.obs_names), len(self.base.action_names))
+        if cfg.chunk_critic:
+            if cfg.algorithm != "residual_td3":
+                raise ValueError(f"config: chunk_critic ranks base chunks, so it needs algorithm residual_td3 (found {cfg.algorithm})")
+            self.agent.enable_chunk_critic(int(self.base.policy["action"].get("execute_steps", 8)))
         os.makedirs(cfg.run_dir, exist_ok=True)
         self.packages_dir = os.path.join(cfg.run_dir, "packages")
         self.latest_version: str | None = None
@@ -240,7 +246,8 @@ class Learner:
             a.actor, self.base, self.packages_dir, a.updates, a.exploration_std() if sac else self.cfg.exploration_std,
             provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps,
                         "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
-            version_prefix="sac" if sac else "res", critic=None if sac else a.critic)
+            version_prefix="sac" if sac else "res", critic=None if sac else a.critic,
+            chunk_critic=(a.chunk.net, a.chunk.k) if getattr(a, "chunk", None) is not None else None)
         if self.sign_key is not None:
             sign_package(path, self.sign_key)
         self.server.publish(path, policy)

@@ -296,3 +296,25 @@ def test_critic_export_matches_the_ensemble():
     obs, act = torch.randn(7, 3), torch.rand(7, 2) * 2 - 1
     with torch.no_grad():
         assert torch.allclose(_CriticBatchFirst(critic)(obs, act), critic(obs, act).T, atol=1e-5)
+
+
+def test_bc_anchor_from_interventions_only_ignores_demo_rows():
+    """actor_bc_source interventions: the anchor pulls the residual toward a_human - a_base on operator steps (rows
+    from a robot), never toward a demo's action minus its relabelled base (rows with robot -1)."""
+    cfg = Config(base_package="x", actor_bc_weight=50.0, actor_bc_source="interventions", critic_warmup_updates=0,
+                 learning_starts=1, policy_delay=1, critic_hidden=16, actor_hidden=16, critic_heads=2, batch_size=64,
+                 actor_lr=3e-3, residual_scale=0.1)
+    agent = ResidualTD3(cfg, 3, 2)
+    demo = rows(list(range(200)), intervention=[1] * 200, robot=-1)
+    demo["action"][:, 0] = -1.0  # demos say "go negative"
+    agent.add_offline(demo)
+    op = rows(list(range(1000, 1200)), intervention=[1] * 200)
+    op["action"][:, 0] = 1.0  # operators say "go positive" (routed to the offline buffer too)
+    agent.add(op)
+    for _ in range(300):
+        agent.update()
+    with torch.no_grad():
+        r = agent.actor(torch.zeros(8, 3), torch.zeros(8, 2))[:, 0]
+    assert (r > 0.05).all(), r  # toward the operators' correction, at the box edge (0.1)
+    with pytest.raises(ValueError, match="actor_bc_source"):
+        load_config("", {"actor_bc_source": "demos"})

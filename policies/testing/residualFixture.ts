@@ -1,7 +1,8 @@
 /**
  * Test helper: a base package (make-fixture) plus a residual package written by the learner's own exporter
  * (`rlft_learner.export.export_residual_package`), with a randomly initialised actor head so the residual is non-zero,
- * and a 3-head critic (critic.onnx) for critic-ranked best-of-N.
+ * a 3-head critic (critic.onnx) for critic-ranked best-of-N and a 3-head chunk critic (chunk_critic.onnx) over the
+ * base's execute_steps actions.
  */
 import { spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
@@ -25,7 +26,9 @@ torch.manual_seed(3)
 actor = ResidualActor(len(base.obs_names), len(base.action_names), hidden=32, layers=2, scale=0.1)
 torch.nn.init.normal_(actor.head.weight, std=0.5)
 critic = CriticEnsemble(len(base.obs_names), len(base.action_names), hidden=16, layers=2, heads=3)
-out, _ = export_residual_package(actor, base, sys.argv[2], updates=7, exploration_std=0.05, critic=critic)
+k = int(base.policy["action"]["execute_steps"])
+chunk = CriticEnsemble(len(base.obs_names), k * len(base.action_names), hidden=16, layers=2, heads=3)
+out, _ = export_residual_package(actor, base, sys.argv[2], updates=7, exploration_std=0.05, critic=critic, chunk_critic=(chunk, k))
 print(out)
 `;
 
