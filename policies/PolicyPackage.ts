@@ -88,6 +88,8 @@ export const ResidualPolicyJsonSchema = z.strictObject({
     scale: Finite.refine((v) => v > 0, "scale > 0"),
     /** Std of the Gaussian exploration noise added in training mode only. */
     exploration_std: Finite.refine((v) => v >= 0, "exploration_std >= 0"),
+    /** When present and > 0 (the learner's env warm-up package), training mode adds U(−u, u) instead of the Gaussian. */
+    exploration_uniform: Finite.refine((v) => v >= 0, "exploration_uniform >= 0").optional(),
   }),
   /**
    * critic: the learner's Q ensemble (obs, action → q [B, E]), for critic-ranked best-of-N base chunks (optional).

@@ -179,3 +179,40 @@ test("chunk_critic.onnx scores whole chunks like the learner's chunk ensemble; a
     await policy.close();
   }
 });
+
+test("a warm-up package (residual.exploration_uniform u) explores with U(−u, u) in training mode, none in evaluation", async () => {
+  const dir = join(fx.residualDir, "..", "warmup");
+  await cp(fx.residualDir, dir, { recursive: true });
+  const pj = JSON.parse(await readFile(join(dir, "policy.json"), "utf8")) as { residual: Record<string, number> };
+  pj.residual.exploration_uniform = 0.2;
+  pj.residual.exploration_std = 5; // must not be used while exploration_uniform is set
+  await writeFile(join(dir, "policy.json"), JSON.stringify(pj));
+  const v = JSON.parse(await readFile(join(fx.residualDir, "test_vectors.json"), "utf8")) as Vectors;
+  const { observation, action } = base.json;
+  const obsRaw = v.obs[0].map((x, i) => x * observation.std[i] + observation.mean[i]);
+  // A base action in the middle of the range, so clipping at ±1 cannot hide the noise's size.
+  const baseRaw = action.min.map((lo, j) => (lo + action.max[j]) / 2);
+  const train = await ResidualPolicy.create(dir, { base, training: true, seed: 3, logger: quiet });
+  const evalP = await ResidualPolicy.create(dir, { base, training: false, logger: quiet });
+  try {
+    const clean = await evalP.step(obsRaw, baseRaw);
+    let maxDev = 0;
+    let sum = 0;
+    let n = 0;
+    for (let i = 0; i < 200; i++) {
+      const s = await train.step(obsRaw, baseRaw);
+      s.actionNorm.forEach((a, j) => {
+        const d = a - clean.actionNorm[j];
+        maxDev = Math.max(maxDev, Math.abs(d));
+        sum += d;
+        n++;
+      });
+    }
+    assert.ok(maxDev <= 0.2 + 1e-6 && maxDev > 0.15, `noise bounded by u = 0.2 and filling it: max |dev| ${maxDev}`);
+    assert.ok(Math.abs(sum / n) < 0.03, `zero-mean: ${sum / n}`);
+    assert.deepEqual(await evalP.step(obsRaw, baseRaw), clean, "no noise in evaluation");
+  } finally {
+    await train.close();
+    await evalP.close();
+  }
+});

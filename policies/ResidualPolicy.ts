@@ -1,6 +1,7 @@
 /**
  * A residual policy on top of a base package (docs/protocol.md § Residual policy package; ResFiT, arXiv 2509.19301):
- * executed action (normalised) = clip(base + residual.onnx(obs, base) [+ N(0, exploration_std²) in training], -1, 1).
+ * executed action (normalised) = clip(base + residual.onnx(obs, base) [+ N(0, exploration_std²) in training], -1, 1);
+ * a warm-up package (residual.exploration_uniform u > 0) explores with U(−u, u) instead.
  * Normalisation uses the base package's stats; residual.onnx runs in the inference worker, off the event loop.
  */
 import { createHash } from "node:crypto";
@@ -9,7 +10,7 @@ import { join } from "node:path";
 import { PolicyPackage, PolicyPackageError, readPolicyJson, verifyHashes, type ResidualPolicyJson } from "./PolicyPackage.ts";
 import { InferenceClient, type InferenceClientOptions } from "./InferenceClient.ts";
 import { PolicyInputError } from "./DiffusionPolicy.ts";
-import { gaussian } from "./gaussian.ts";
+import { gaussian, mulberry32 } from "./gaussian.ts";
 
 /** Options of {@link ResidualPolicy.create}. */
 export interface ResidualPolicyOptions {
@@ -42,6 +43,7 @@ export class ResidualPolicy {
   readonly training: boolean;
   #client: InferenceClient;
   #normal: () => number;
+  #uniform: () => number;
 
   private constructor(dir: string, json: ResidualPolicyJson, base: PolicyPackage, client: InferenceClient, training: boolean, seed: number) {
     this.dir = dir;
@@ -50,11 +52,13 @@ export class ResidualPolicy {
     this.#client = client;
     this.training = training;
     this.#normal = gaussian(seed);
+    this.#uniform = mulberry32(seed ^ 0x2545f491);
   }
 
   /** Restarts the exploration noise from `seed` (at episode start, like the base policy's sampler noise). */
   reseed(seed: number): void {
     this.#normal = gaussian(seed);
+    this.#uniform = mulberry32(seed ^ 0x2545f491);
   }
 
   /** Package version (logged with every action). */
@@ -168,8 +172,9 @@ export class ResidualPolicy {
     const obs = this.#normObservation(obsRaw);
     const baseNorm = this.#normBase(baseActionRaw);
     const residual = await this.residual(obs, Float32Array.from(baseNorm));
-    const std = this.json.residual.exploration_std;
-    const actionNorm = baseNorm.map((b, j) => Math.min(1, Math.max(-1, b + residual[j] + (this.training && std > 0 ? std * this.#normal() : 0))));
+    const { exploration_std: std, exploration_uniform: u = 0 } = this.json.residual;
+    const noise = () => (!this.training ? 0 : u > 0 ? u * (2 * this.#uniform() - 1) : std > 0 ? std * this.#normal() : 0);
+    const actionNorm = baseNorm.map((b, j) => Math.min(1, Math.max(-1, b + residual[j] + noise())));
     return {
       action: actionNorm.map((a, j) => action.min[j] + ((a + 1) / 2) * (action.max[j] - action.min[j])),
       baseNorm,

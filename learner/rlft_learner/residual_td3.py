@@ -86,6 +86,8 @@ class Config:
     chunk_critic_every: int = field(default=4, metadata=_h("critic updates per chunk-critic update (a window is K steps, so 4 gives ~K/2 updates per window at UTD 2)"))
     offline_fraction: float = field(default=0.5, metadata=_h("share of each batch from the offline buffer (RLPD 50/50) when it has data"))
     learning_starts: int = field(default=500, metadata=_h("online transitions before the first update (ResFiT warms up with 10k env steps)"))
+    warmup_env_steps: int = field(default=0, metadata=_h("env warm-up (ResFiT: 10k steps of base + uniform noise +-0.2): at start the learner publishes the zero residual with uniform exploration noise of half-width warmup_noise, and the actor does not move before this many online transitions arrived. 0 = off"))
+    warmup_noise: float = field(default=0.2, metadata=_h("half-width of the uniform exploration noise during the env warm-up, in normalised action units (ResFiT 0.2)"))
     critic_warmup_updates: int = field(default=1000, metadata=_h("critic-only updates before the actor moves (ResFiT 10k)"))
     online_capacity: int = field(default=200_000, metadata=_h("online ring buffer rows"))
     offline_capacity: int = field(default=100_000, metadata=_h("offline ring buffer rows (demos + interventions)"))
@@ -282,7 +284,7 @@ class ResidualTD3:
         if self.chunk is not None and self.updates % cfg.chunk_critic_every == 0:
             out.update(self.chunk.update())
         # Delayed actor updates (TD3), only after the critic warm-up (ResFiT: critic-only updates before the actor moves).
-        if self.updates > cfg.critic_warmup_updates and self.updates % cfg.policy_delay == 0:
+        if self.updates > cfg.critic_warmup_updates and self.env_steps >= cfg.warmup_env_steps and self.updates % cfg.policy_delay == 0:
             residual = self.actor(b.obs, b.base_action)  # (B, A)
             q_pi = self.critic(b.obs, combine(b.base_action, residual))  # (E, B)
             if cfg.actor_pessimism > 0:

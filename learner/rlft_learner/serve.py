@@ -80,6 +80,8 @@ def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Conf
         raise ValueError("config: utd must be > 0, n_step >= 1, critic_heads >= 2 (REDQ picks 2), batch_size >= 2, policy_delay >= 1")
     if cfg.algorithm not in ALGORITHMS:
         raise ValueError(f"config: algorithm must be one of {', '.join(ALGORITHMS)}; found {cfg.algorithm!r}")
+    if cfg.warmup_env_steps < 0 or not 0.0 < cfg.warmup_noise <= 1.0:
+        raise ValueError(f"config: warmup_env_steps must be >= 0 and warmup_noise in (0, 1]; found {cfg.warmup_env_steps}, {cfg.warmup_noise}")
     if cfg.actor_bc_source not in ("offline", "interventions"):
         raise ValueError(f"config: actor_bc_source must be offline or interventions; found {cfg.actor_bc_source!r}")
     if not 0.0 <= cfg.base_noise_scale <= 2.0:
@@ -194,6 +196,8 @@ class Learner:
             self._resume_or_start()
             if cfg.algorithm == "rlpd_sac" and self.latest_version is None:
                 self.publish()  # SAC acts from scratch: robots explore with the initial actor from their first episode
+            elif cfg.warmup_env_steps > 0 and self.latest_version is None:
+                self.publish(exploration_uniform=cfg.warmup_noise)  # env warm-up: the zero residual + uniform noise
         except Exception:
             self.server.close()
             raise
@@ -239,7 +243,7 @@ class Learner:
         self.dirty = False
         log.info("checkpoint %s (update %d)", name, self.agent.updates)
 
-    def publish(self) -> None:
+    def publish(self, exploration_uniform: float = 0.0) -> None:
         a = self.agent
         sac = self.cfg.algorithm == "rlpd_sac"
         path, policy = export_residual_package(
@@ -247,7 +251,8 @@ class Learner:
             provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps,
                         "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
             version_prefix="sac" if sac else "res", critic=None if sac else a.critic,
-            chunk_critic=(a.chunk.net, a.chunk.k) if getattr(a, "chunk", None) is not None else None)
+            chunk_critic=(a.chunk.net, a.chunk.k) if getattr(a, "chunk", None) is not None else None,
+            exploration_uniform=exploration_uniform)
         if self.sign_key is not None:
             sign_package(path, self.sign_key)
         self.server.publish(path, policy)

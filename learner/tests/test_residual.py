@@ -318,3 +318,32 @@ def test_bc_anchor_from_interventions_only_ignores_demo_rows():
     assert (r > 0.05).all(), r  # toward the operators' correction, at the box edge (0.1)
     with pytest.raises(ValueError, match="actor_bc_source"):
         load_config("", {"actor_bc_source": "demos"})
+
+
+def test_env_warmup_holds_the_actor_and_publishes_a_uniform_noise_package(tmp_path):
+    """warmup_env_steps (ResFiT: base + uniform noise for the first env steps): the actor does not move before that many
+    online transitions arrived; a fresh learner publishes the zero residual with residual.exploration_uniform."""
+    from rlft_learner.serve import Learner
+    from test_server import free_port
+    cfg = Config(base_package="x", warmup_env_steps=100, critic_warmup_updates=0, learning_starts=1, policy_delay=1,
+                 critic_hidden=16, actor_hidden=16, critic_heads=2, batch_size=16)
+    agent = ResidualTD3(cfg, 3, 2)
+    agent.add(rows(list(range(50))))
+    for _ in range(20):
+        agent.update()
+    assert agent.actor_updates == 0
+    agent.add(rows(list(range(50, 100))))
+    agent.update()
+    agent.update()
+    assert agent.actor_updates >= 1
+    base = write_base(tmp_path / "base", obs_dim=3, act_dim=2)
+    lr = Learner(Config(base_package=base, run_dir=str(tmp_path / "run"), warmup_env_steps=100, warmup_noise=0.2,
+                        experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}"),
+                 out=lambda _: None)
+    try:
+        pj = json.load(open(os.path.join(lr.packages_dir, lr.latest_version, "policy.json")))
+        assert pj["residual"]["exploration_uniform"] == 0.2
+    finally:
+        lr.server.close()
+    with pytest.raises(ValueError, match="warmup_noise"):
+        load_config("", {"warmup_noise": 0.0})
