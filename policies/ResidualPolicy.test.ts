@@ -178,6 +178,13 @@ test("chunk_critic.onnx scores whole chunks like the learner's chunk ensemble; a
   } finally {
     await policy.close();
   }
+  // A chunk critic for another execution length is refused at load, not at run time.
+  const dir = join(fx.residualDir, "..", "other-k");
+  await cp(fx.residualDir, dir, { recursive: true });
+  const pj = JSON.parse(await readFile(join(dir, "policy.json"), "utf8")) as { chunk_critic: { steps: number } };
+  pj.chunk_critic.steps += 1;
+  await writeFile(join(dir, "policy.json"), JSON.stringify(pj));
+  await assert.rejects(ResidualPolicy.create(dir, { base, training: false, logger: quiet }), /chunk_critic.steps \d+ differs from the base's action.execute_steps/);
 });
 
 test("a warm-up package (residual.exploration_uniform u) explores with U(−u, u) in training mode, none in evaluation", async () => {

@@ -84,6 +84,9 @@ export class ResidualPolicy {
     const critic = json.files.critic;
     const chunkCritic = json.files.chunk_critic;
     if (chunkCritic && !json.chunk_critic) throw new PolicyPackageError("dims", `${jsonPath}: files.chunk_critic needs chunk_critic.steps (how many base actions of a chunk it scores)`, { path: jsonPath });
+    if (json.chunk_critic && json.chunk_critic.steps !== base.json.action.execute_steps) {
+      throw new PolicyPackageError("incompatible", `${jsonPath}: chunk_critic.steps ${json.chunk_critic.steps} differs from the base's action.execute_steps ${base.json.action.execute_steps}; the chunk critic scores the steps a chunk executes — retrain it against this base`, { path: jsonPath });
+    }
     const chunkWidth = (json.chunk_critic?.steps ?? 0) * base.actionDim;
     const client = await InferenceClient.create(
       { actor: join(abs, json.files.actor), ...(critic ? { critic: join(abs, critic) } : {}), ...(chunkCritic ? { chunk_critic: join(abs, chunkCritic) } : {}) },
