@@ -301,7 +301,7 @@ class ResidualTD3:
                 out["losses/actor_residual_penalty"] = pen.item()
             if cfg.actor_bc_weight > 0 and n_off > 0:
                 # TD3+BC: the anchor pulls the residual toward what the demo / operator did relative to the base, inside the box.
-                mask = (self._off_intervention if cfg.actor_bc_source == "interventions" else torch.ones(n_off, dtype=torch.bool))
+                mask = (self._off_intervention if cfg.actor_bc_source == "interventions" else torch.ones(n_off, dtype=torch.bool, device=b.action.device))
                 if bool(mask.any()):
                     target = (b.action[-n_off:][mask] - b.base_action[-n_off:][mask]).clamp(-s, s)  # (M, A)
                     bc = ((residual[-n_off:][mask] - target) ** 2).mean() / (s * s)

@@ -80,6 +80,10 @@ def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Conf
         raise ValueError("config: utd must be > 0, n_step >= 1, critic_heads >= 2 (REDQ picks 2), batch_size >= 2, policy_delay >= 1")
     if cfg.algorithm not in ALGORITHMS:
         raise ValueError(f"config: algorithm must be one of {', '.join(ALGORITHMS)}; found {cfg.algorithm!r}")
+    if cfg.chunk_critic_every < 1:
+        raise ValueError(f"config: chunk_critic_every must be >= 1 (critic updates per chunk-critic update); found {cfg.chunk_critic_every}")
+    if cfg.warmup_env_steps > 0 and cfg.algorithm != "residual_td3":
+        raise ValueError("config: warmup_env_steps is the residual learner's warm-up; rlpd_sac explores with its own initial actor")
     if cfg.warmup_env_steps < 0 or not 0.0 < cfg.warmup_noise <= 1.0:
         raise ValueError(f"config: warmup_env_steps must be >= 0 and warmup_noise in (0, 1]; found {cfg.warmup_env_steps}, {cfg.warmup_noise}")
     if cfg.actor_bc_source not in ("offline", "interventions"):
