@@ -189,6 +189,8 @@ class ResidualTD3:
 
     #: Intervention actions can be clipped to the residual's box (see clip_interventions); a full policy keeps them.
     clips_interventions = True
+    #: The optional chunk-level critic (enable_chunk_critic); None for subclasses that never enable it (RlpdSAC).
+    chunk: ChunkCritic | None = None
 
     def __init__(self, cfg: Config, obs_dim: int, act_dim: int):
         self.cfg, self.obs_dim, self.act_dim = cfg, obs_dim, act_dim
@@ -209,7 +211,7 @@ class ResidualTD3:
         self.actor_updates = 0
         self.env_steps = 0  # online transitions received (the UTD clock)
         self.intervention_steps = 0
-        self.chunk: ChunkCritic | None = None
+        self.chunk = None
 
     def enable_chunk_critic(self, k: int) -> None:
         """Train a chunk critic over windows of the base package's K = action.execute_steps (chunk_critic.py)."""

@@ -86,6 +86,7 @@ class RlpdSAC:
     either. `update()` does one critic update and, every `policy_delay`-th one, an actor and temperature update."""
 
     # Data handling is the residual learner's: HIL-SERL routing, RLPD 50/50 n-step batches, the UTD clock.
+    chunk = None  # ResidualTD3.add feeds a chunk critic when one is enabled; SAC never has one
     add = ResidualTD3.add
     clips_interventions = False  # a policy from scratch can express the operator's whole action
     add_offline = ResidualTD3.add_offline
