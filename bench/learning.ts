@@ -13,7 +13,7 @@
  *
  * Usage: npm run bench:learning [-- --task push_cube|peg_insert] [-- --episodes 300] [-- --quick]
  *        [-- --methods residual,sac] [-- --res-set key=value ...] [-- --sac-set key=value ...] [-- --no-throughput]
- *        [-- --best-of 8] [-- --temperature 1]
+ *        [-- --best-of 8] [-- --temperature 1] [-- --chunk-best-of 8]
  * --temperature T samples the BC base at temperature T (actor.noise_scale) everywhere: sessions, curve, final
  * evaluation and the BC-alone row.
  * --best-of N (> 1) also evaluates BC and the final residual package with best-of-N base chunks (critic-ranked and
