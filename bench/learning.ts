@@ -66,6 +66,8 @@ const P = {
   temperature: num("--temperature", 1),
   chunkBestOf: num("--chunk-best-of", 1),
 };
+/** --chunk-best-of N > 1: ours trains the chunk critic and runs best-of-N ranked by it. */
+const chunkMode = P.chunkBestOf > 1;
 if (!(P.temperature >= 0 && P.temperature <= 2)) throw new Error(`--temperature: the base's sampling temperature (actor.noise_scale) in [0, 2]; got ${P.temperature}`);
 if (P.evalSeeds > P.finalEval) throw new Error("--eval-seeds must not exceed --final-eval (curve seeds are the first final-eval seeds)");
 const methods = arg("--methods", "residual,sac").split(",").filter(Boolean);
@@ -87,13 +89,13 @@ function kv(list: string[]): Record<string, unknown> {
 // every package kept so the curve can evaluate what was live at episode k.
 const COMMON: Record<string, unknown> = { keep_packages: 100_000, seed: 1, ...(quick ? { learning_starts: 200, critic_warmup_updates: 200, publish_every: 200 } : {}) };
 const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
-  residual: { ...COMMON, ...(P.chunkBestOf > 1 ? { chunk_critic: true } : {}), ...kv(args("--res-set")) },
+  residual: { ...COMMON, ...(chunkMode ? { chunk_critic: true } : {}), ...kv(args("--res-set")) },
   // HIL-SERL/RLPD: 2 LayerNorm critics 256x256, actor 256x256, lr 3e-4, auto-entropy (target -|A|/2), 50/50 batches.
   sac: { ...COMMON, algorithm: "rlpd_sac", critic_hidden: 256, critic_layers: 2, actor_hidden: 256, actor_layers: 2, ...kv(args("--sac-set")) },
 };
-const LABEL: Record<string, string> = { residual: P.chunkBestOf > 1 ? `BC + residual RL + chunk-critic best-of-${P.chunkBestOf} (ours)` : "BC + residual RL (ours)", sac: "RLPD-SAC from scratch + demos" };
+const LABEL: Record<string, string> = { residual: chunkMode ? `BC + residual RL + chunk-critic best-of-${P.chunkBestOf} (ours)` : "BC + residual RL (ours)", sac: "RLPD-SAC from scratch + demos" };
 /** Ours with --chunk-best-of: best-of-N base chunks ranked by the package's chunk critic. */
-const CHUNK_BEST_OF = P.chunkBestOf > 1 ? { best_of: P.chunkBestOf, best_of_select: "chunk_critic" as const } : {};
+const CHUNK_BEST_OF = chunkMode ? { best_of: P.chunkBestOf, best_of_select: "chunk_critic" as const } : {};
 
 const t0 = performance.now();
 const log = (m: string) => console.log(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${m}`);
@@ -291,7 +293,7 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
 const date = new Date().toISOString();
 const stamp = date.replace(/[:.]/g, "-");
 const bench: LearningBench = {
-  date, git: gitRevision(), overrides: { residual: { ...(P.chunkBestOf > 1 ? { chunk_critic: true, chunk_best_of: P.chunkBestOf } : {}), ...kv(args("--res-set")) }, sac: kv(args("--sac-set")) }, temperature: P.temperature, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
+  date, git: gitRevision(), overrides: { residual: { ...(chunkMode ? { chunk_critic: true, chunk_best_of: P.chunkBestOf } : {}), ...kv(args("--res-set")) }, sac: kv(args("--sac-set")) }, temperature: P.temperature, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
   tasks: [], throughput: null, seconds: 0,
   notes: [
     "Same demos (the BC training set, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 as on a real 10 Hz robot.",

@@ -129,24 +129,19 @@ export class PolicyActor implements Actor {
     let pick = 0;
     const explore = this.#training && (b.explore ?? 0) > 0 && this.#uniform() < (b.explore ?? 0);
     if (b.select === "consensus") pick = medoidChunk(cands, this.#k);
-    else if (explore) pick = 0;
-    else if (b.select === "chunk_critic") {
+    else if (!explore) {
+      // Critic ranking: the chunk critic scores whole chunks, the step critic their first action.
       const res = this.residual.current;
-      if (res?.hasChunkCritic) {
-        const scores = await res.scoreChunks(h[h.length - 1], cands, b.pessimism ?? 0);
-        pick = scores.indexOf(Math.max(...scores));
-      } else if (!this.#warnedNoCritic) {
+      const chunk = b.select === "chunk_critic";
+      const obs = h[h.length - 1];
+      const scores = !res ? null
+        : chunk ? (res.hasChunkCritic ? await res.scoreChunks(obs, cands, b.pessimism ?? 0) : null)
+        : res.hasCritic ? await res.scoreBaseActions(obs, cands.map((c) => c[0]), b.pessimism ?? 0) : null;
+      if (scores) pick = scores.indexOf(Math.max(...scores));
+      else if (!this.#warnedNoCritic) {
         this.#warnedNoCritic = true;
-        this.#logger?.warn(`actor.best_of: select chunk_critic, but ${res ? `residual ${res.version} has no chunk_critic.onnx (learner chunk_critic: true writes one)` : "no residual package runs yet"} — executing the first of the ${b.n} samples until one with a chunk critic arrives`);
-      }
-    } else {
-      const res = this.residual.current;
-      if (res?.hasCritic) {
-        const scores = await res.scoreBaseActions(h[h.length - 1], cands.map((c) => c[0]), b.pessimism ?? 0);
-        pick = scores.indexOf(Math.max(...scores));
-      } else if (!this.#warnedNoCritic) {
-        this.#warnedNoCritic = true;
-        this.#logger?.warn(`actor.best_of: select critic, but ${res ? `residual ${res.version} has no critic.onnx` : "no residual package runs yet"} — executing the first of the ${b.n} samples until one with a critic arrives`);
+        const file = chunk ? "chunk_critic.onnx (learner chunk_critic: true writes one)" : "critic.onnx";
+        this.#logger?.warn(`actor.best_of: select ${b.select}, but ${res ? `residual ${res.version} has no ${file}` : "no residual package runs yet"} — executing the first of the ${b.n} samples until one with a ${chunk ? "chunk critic" : "critic"} arrives`);
       }
     }
     this.bestOfStats.chunks++;

@@ -117,7 +117,7 @@ export class ResidualPolicy {
 
   /** True when the package carries a chunk-level critic (chunk_critic.onnx): {@link scoreChunks} works. */
   get hasChunkCritic(): boolean {
-    return this.json.files.chunk_critic !== undefined && this.json.chunk_critic !== undefined;
+    return this.json.files.chunk_critic !== undefined; // create() refuses one without chunk_critic.steps
   }
 
   /**
@@ -129,17 +129,14 @@ export class ResidualPolicy {
     if (!this.hasChunkCritic) throw new PolicyPackageError("dims", `Residual ${this.version} (${this.dir}) has no chunk_critic.onnx: chunk-critic best-of-N needs a package from a learner run with chunk_critic: true`, { path: this.dir });
     const n = chunksRaw.length;
     const k = this.json.chunk_critic!.steps;
-    const obs1 = this.#normObservation(obsRaw);
-    const d = obs1.length;
     const m = this.base.actionDim;
-    const obs = new Float32Array(n * d);
+    const obs = this.#tiledObservation(obsRaw, n);
     const chunk = new Float32Array(n * k * m);
     for (let i = 0; i < n; i++) {
       if (chunksRaw[i].length < k) throw new PolicyInputError("bad_shape", `best-of-N chunk ${i}: ${chunksRaw[i].length} actions, the chunk critic scores ${k}`);
-      obs.set(obs1, i * d);
       for (let t = 0; t < k; t++) chunk.set(this.#normBase(chunksRaw[i][t]), (i * k + t) * m);
     }
-    const q = await this.#client.run("chunk_critic", { obs: { data: obs, dims: [n, d] }, chunk: { data: chunk, dims: [n, k * m] } });
+    const q = await this.#client.run("chunk_critic", { obs: { data: obs, dims: [n, obs.length / n] }, chunk: { data: chunk, dims: [n, k * m] } });
     return ensembleScores(q.outputs.q.data as Float32Array, n, pessimism);
   }
 
@@ -152,15 +149,11 @@ export class ResidualPolicy {
   async scoreBaseActions(obsRaw: readonly number[], baseActionsRaw: readonly (readonly number[])[], pessimism = 0): Promise<number[]> {
     if (!this.hasCritic) throw new PolicyPackageError("dims", `Residual ${this.version} (${this.dir}) has no critic.onnx: critic-ranked best-of-N needs a package exported with its critic (learner residual_td3)`, { path: this.dir });
     const n = baseActionsRaw.length;
-    const obs1 = this.#normObservation(obsRaw);
-    const d = obs1.length;
+    const obs = this.#tiledObservation(obsRaw, n);
+    const d = obs.length / n;
     const m = this.base.actionDim;
-    const obs = new Float32Array(n * d);
     const base = new Float32Array(n * m);
-    for (let k = 0; k < n; k++) {
-      obs.set(obs1, k * d);
-      base.set(this.#normBase(baseActionsRaw[k]), k * m);
-    }
+    for (let k = 0; k < n; k++) base.set(this.#normBase(baseActionsRaw[k]), k * m);
     // Feeds are transferred to the worker (their buffers detach): each call gets its own copies.
     const { outputs } = await this.#client.run("actor", { obs: { data: new Float32Array(obs), dims: [n, d] }, base_action: { data: new Float32Array(base), dims: [n, m] } });
     const res = outputs.residual.data as Float32Array;
@@ -175,9 +168,7 @@ export class ResidualPolicy {
     const obs = this.#normObservation(obsRaw);
     const baseNorm = this.#normBase(baseActionRaw);
     const residual = await this.residual(obs, Float32Array.from(baseNorm));
-    const { exploration_std: std, exploration_uniform: u = 0 } = this.json.residual;
-    const noise = () => (!this.training ? 0 : u > 0 ? u * (2 * this.#uniform() - 1) : std > 0 ? std * this.#normal() : 0);
-    const actionNorm = baseNorm.map((b, j) => Math.min(1, Math.max(-1, b + residual[j] + noise())));
+    const actionNorm = baseNorm.map((b, j) => Math.min(1, Math.max(-1, b + residual[j] + this.#explorationNoise())));
     return {
       action: actionNorm.map((a, j) => action.min[j] + ((a + 1) / 2) * (action.max[j] - action.min[j])),
       baseNorm,
@@ -196,6 +187,21 @@ export class ResidualPolicy {
       obs[i] = (obsRaw[i] - mean[i]) / std[i];
     }
     return obs;
+  }
+
+  /** One draw of exploration noise: 0 outside training; U(−u, u) for a warm-up package, else N(0, exploration_std²). */
+  #explorationNoise(): number {
+    if (!this.training) return 0;
+    const { exploration_std: std, exploration_uniform: u = 0 } = this.json.residual;
+    return u > 0 ? u * (2 * this.#uniform() - 1) : std > 0 ? std * this.#normal() : 0;
+  }
+
+  /** One raw observation, normalised, repeated for a batch of `n` candidates ([n · obs_dim], row-major). */
+  #tiledObservation(obsRaw: readonly number[], n: number): Float32Array {
+    const one = this.#normObservation(obsRaw);
+    const out = new Float32Array(n * one.length);
+    for (let i = 0; i < n; i++) out.set(one, i * one.length);
+    return out;
   }
 
   /** Raw base action → [-1, 1] with the base package's action range; throws {@link PolicyInputError} on a wrong length or NaN/Inf. */

@@ -143,6 +143,11 @@ class BasePackage:
         except KeyError as exc:
             raise ValueError(f"{pj}: missing key {exc}; expected a policy package (docs/contracts.md)") from None
 
+    @property
+    def execute_steps(self) -> int:
+        """K: actions the robot executes from each chunk before re-planning (policy.json action.execute_steps)."""
+        return int(self.policy["action"].get("execute_steps", 8))
+
     def norm_obs(self, obs: np.ndarray) -> np.ndarray:
         return ((obs - self.obs_mean) / self.obs_std).astype(np.float32)
 
@@ -364,7 +369,7 @@ def demo_rows(path: str, base: BasePackage, noise_scale: float = 1.0) -> dict[st
     net = NoisePredictionNet(mcfg)
     net.load_state_dict(ckpt["state_dict"])
     sampler = DDIMSampler(net.eval(), ckpt["alphas_cumprod"].numpy(), list(ckpt["timesteps"])).eval()
-    execute = int(base.policy["action"].get("execute_steps", 8))
+    execute = base.execute_steps
     gen = torch.Generator().manual_seed(0)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "next_obs", "base_action", "action", "next_base_action",
                                                          "reward", "terminated", "truncated")}

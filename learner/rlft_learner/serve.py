@@ -80,6 +80,8 @@ def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Conf
         raise ValueError("config: utd must be > 0, n_step >= 1, critic_heads >= 2 (REDQ picks 2), batch_size >= 2, policy_delay >= 1")
     if cfg.algorithm not in ALGORITHMS:
         raise ValueError(f"config: algorithm must be one of {', '.join(ALGORITHMS)}; found {cfg.algorithm!r}")
+    if cfg.chunk_critic and cfg.algorithm != "residual_td3":
+        raise ValueError(f"config: chunk_critic ranks base chunks, so it needs algorithm residual_td3 (found {cfg.algorithm})")
     if cfg.chunk_critic_every < 1:
         raise ValueError(f"config: chunk_critic_every must be >= 1 (critic updates per chunk-critic update); found {cfg.chunk_critic_every}")
     if cfg.warmup_env_steps > 0 and cfg.algorithm != "residual_td3":
@@ -175,9 +177,7 @@ class Learner:
         self.base = BasePackage.load(cfg.base_package)
         self.agent = make_agent(cfg, len(self.base.obs_names), len(self.base.action_names))
         if cfg.chunk_critic:
-            if cfg.algorithm != "residual_td3":
-                raise ValueError(f"config: chunk_critic ranks base chunks, so it needs algorithm residual_td3 (found {cfg.algorithm})")
-            self.agent.enable_chunk_critic(int(self.base.policy["action"].get("execute_steps", 8)))
+            self.agent.enable_chunk_critic(self.base.execute_steps)
         os.makedirs(cfg.run_dir, exist_ok=True)
         self.packages_dir = os.path.join(cfg.run_dir, "packages")
         self.latest_version: str | None = None
@@ -255,7 +255,7 @@ class Learner:
             provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps,
                         "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
             version_prefix="sac" if sac else "res", critic=None if sac else a.critic,
-            chunk_critic=(a.chunk.net, a.chunk.k) if getattr(a, "chunk", None) is not None else None,
+            chunk_critic=(a.chunk.net, a.chunk.k) if a.chunk is not None else None,
             exploration_uniform=exploration_uniform)
         if self.sign_key is not None:
             sign_package(path, self.sign_key)
