@@ -91,11 +91,13 @@ const robotCrash: FaultScenario = {
       child.stdout.on("data", (d: Buffer) => (episodesDone += (d.toString().match(/episode done/g) ?? []).length));
       const until = Date.now() + 120_000;
       while (episodesDone < 2 && Date.now() < until && child.exitCode === null) await new Promise((r) => setTimeout(r, 20));
-      await new Promise((r) => setTimeout(r, 400)); // well inside the next (200-step) episode
+      // Kill inside the next (200-step) episode once its file holds a complete chunk, whatever the machine's speed:
+      // a fixed sleep raced the recorder's first flush on a loaded CI machine.
+      const dir = join(out, "episodes");
+      while (Date.now() < until && child.exitCode === null && (await openEpisodeMessages(dir, episodesDone)) === 0) await new Promise((r) => setTimeout(r, 50));
       child.kill("SIGKILL");
       await new Promise((r) => child.once("exit", r));
       // Every MCAP file opens; the one being written when the process died reads up to its last complete chunk.
-      const dir = join(out, "episodes");
       const files = (await readdir(dir)).filter((f) => f.endsWith(".mcap")).sort();
       const counts: number[] = [];
       for (const f of files) {
@@ -118,6 +120,24 @@ const robotCrash: FaultScenario = {
     }
   },
 };
+
+/** Messages readable so far in the episode file after the first `done` ones (0 while it has no complete chunk). */
+async function openEpisodeMessages(dir: string, done: number): Promise<number> {
+  const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith(".mcap")).sort();
+  if (files.length <= done) return 0;
+  try {
+    const r = await EpisodeReader.open(join(dir, files[files.length - 1]));
+    let n = 0;
+    try {
+      for await (const _ of r.messages()) n++;
+    } finally {
+      await r.close();
+    }
+    return n;
+  } catch {
+    return 0; // not even a header yet
+  }
+}
 
 /** Heap in use after a full collection (what the process really holds). */
 function heapAfterGc(): number {
