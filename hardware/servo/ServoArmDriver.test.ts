@@ -3,7 +3,7 @@
  * on one end, ServoBus / ServoArmDriver on the other. Covers ping / read / write / sync read / sync write,
  * torque handling, INACTIVE refusing commands, and the bad-input cases (silent servo, checksum errors, busy port).
  */
-import { test, before, after } from "node:test";
+import { test, beforeEach, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { openPtyPair, socatBin, type PtyPair } from "../transport/PtyPair.ts";
 import { SerialTransport } from "../transport/SerialTransport.ts";
@@ -23,12 +23,14 @@ const skip = socatBin() ? false : "socat is not installed (sudo apt-get install 
 let pty: PtyPair;
 let simSide: SerialTransport;
 
-before(async () => {
+// A fresh pty pair per test: on a loaded machine, bytes still in flight when one test ends (a late reply, a
+// retried request) would otherwise reach the next test's bus as noise.
+beforeEach(async () => {
   if (skip) return;
   pty = await openPtyPair();
   simSide = await SerialTransport.open(pty.b, { baudRate: 1_000_000 });
 });
-after(async () => {
+afterEach(async () => {
   await simSide?.close();
   await pty?.close();
 });
@@ -46,7 +48,7 @@ const joints = (ids: number[]): ServoJoint[] => ids.map((id, i) => ({ name: `j${
 
 test("Feetech STS3215 bus over a pty: ping, read, write, sync read/write against the simulator", { skip }, async () => {
   const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
-  const { bus, close } = await openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215" });
+  const { bus, close } = await openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 1000 });
   try {
     assert.equal(await bus.ping(2), 777);
     assert.equal(await bus.read(1, "Present_Position"), 2048);
@@ -70,7 +72,7 @@ test("Feetech STS3215 bus over a pty: ping, read, write, sync read/write against
 test("Feetech bad input: a silent servo is named, checksum errors are retried then reported", { skip }, async () => {
   const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
   const t = await SerialTransport.open(pty.a, { baudRate: 1_000_000 });
-  const bus = new ServoBus(t, feetechProtocol, STS3215, { timeoutMs: 15, retries: 2 });
+  const bus = new ServoBus(t, feetechProtocol, STS3215, { timeoutMs: 300, retries: 2 });
   try {
     sim.silent.add(2);
     await assert.rejects(bus.syncRead([1, 2, 3], ["Present_Position"]), (e: ServoError) => e.code === "NO_REPLY" && e.ids.includes(2) && /servo 2.*did not answer.*powered/.test(e.message));
@@ -98,7 +100,7 @@ test("Feetech bad input: a silent servo is named, checksum errors are retried th
 test("ServoArmDriver on Feetech: INACTIVE reads but refuses commands; active commands become Goal_Position packets; torque off on deactivate", { skip }, async () => {
   const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3], maxSpeed: 20000 });
   const driver = new ServoArmDriver({
-    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215" }),
+    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 1000 }),
     joints: joints([1, 2, 3]),
     loopHz: 100,
     staleSec: 0.5,
@@ -140,7 +142,7 @@ test("ServoArmDriver on Feetech: INACTIVE reads but refuses commands; active com
 
 test("ServoArmDriver configure names every servo that does not answer, and a wrong model", { skip }, async () => {
   const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2] });
-  const open = () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 10, retries: 0 });
+  const open = () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 300, retries: 0 });
   try {
     const d = new ServoArmDriver({ openBus: open, joints: joints([1, 2, 5, 6]), loopHz: 50, staleSec: 0.5, onDeactivate: "hold", onFault: "hold" });
     await assert.rejects(d.configure(), (e: ServoError) => e.code === "NO_REPLY" && /j2 \(id 5\), j3 \(id 6\) did not answer a ping.*power supply/.test(e.message));
@@ -156,7 +158,7 @@ test("ServoArmDriver configure names every servo that does not answer, and a wro
 test("Dynamixel (Koch: XL430 + XL330 on one bus) through ServoArmDriver; the Bus Watchdog stops the servos when the host goes silent", { skip }, async () => {
   const sim = new ServoBusSim(simSide, { protocol: dynamixelProtocol, model: XL330, ids: [1, 2], maxSpeed: 20000 });
   const driver = new ServoArmDriver({
-    openBus: () => openServoBus({ bus: "dynamixel", port: pty.a, baudRate: 1_000_000, model: "xl330" }),
+    openBus: () => openServoBus({ bus: "dynamixel", port: pty.a, baudRate: 1_000_000, model: "xl330", timeoutMs: 1000 }),
     joints: joints([1, 2]),
     loopHz: 100,
     staleSec: 0.5,
@@ -184,7 +186,7 @@ test("Dynamixel (Koch: XL430 + XL330 on one bus) through ServoArmDriver; the Bus
   // XL430 reports a different model number: configuring it as XL330 fails with both names.
   const sim430 = new ServoBusSim(simSide, { protocol: dynamixelProtocol, model: XL430, ids: [1] });
   try {
-    const d = new ServoArmDriver({ openBus: () => openServoBus({ bus: "dynamixel", port: pty.a, baudRate: 1_000_000, model: "xl330" }), joints: joints([1]), loopHz: 50, staleSec: 0.5, onDeactivate: "hold", onFault: "hold" });
+    const d = new ServoArmDriver({ openBus: () => openServoBus({ bus: "dynamixel", port: pty.a, baudRate: 1_000_000, model: "xl330", timeoutMs: 1000 }), joints: joints([1]), loopHz: 50, staleSec: 0.5, onDeactivate: "hold", onFault: "hold" });
     await assert.rejects(d.configure(), /model 1060, expected 1200 \(XL330-M288-T\)/);
   } finally {
     sim430.dispose();
@@ -195,7 +197,7 @@ test("a servo that stops answering while active: read() names it, then the drive
   const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
   const warnings: string[] = [];
   const driver = new ServoArmDriver({
-    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 10, retries: 0 }),
+    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 300, retries: 0 }),
     joints: joints([1, 2, 3]),
     loopHz: 100,
     staleSec: 0.05,
