@@ -71,3 +71,33 @@ test("serial open errors name the fix: dialout group, busy port, missing device"
   assert.equal(serialOpenError("/dev/ttyACM0", new Error("Error Resource temporarily unavailable Cannot lock port")).code, "PORT_BUSY");
   assert.equal(serialOpenError("/dev/ttyACM9", new Error("Error: No such file or directory, cannot open /dev/ttyACM9")).code, "PORT_NOT_FOUND");
 });
+
+test("PacketChannel: a reply whose data callback is queued when the deadline passes is the reply, not a timeout", async () => {
+  const { PacketChannel } = await import("./PacketChannel.ts");
+  let deliver: ((c: Uint8Array) => void) | null = null;
+  // A host stalled past the deadline while the reply was already in: its data callback runs after the deadline.
+  const transport = {
+    name: "stalled-host",
+    isOpen: true,
+    onData: (cb: (c: Uint8Array) => void) => ((deliver = cb), () => (deliver = null)),
+    onClose: () => () => undefined,
+    close: async () => undefined,
+    write: async () => {
+      // The stall (longer than the 5 ms deadline) runs once the channel waits; the reply's callback is queued
+      // behind it, so the deadline timer fires first.
+      setImmediate(() => {
+        const until = Date.now() + 20;
+        while (Date.now() < until);
+        setImmediate(() => deliver?.(Uint8Array.of(7)));
+      });
+    },
+  };
+  const channel = new PacketChannel<number>(transport, (buf) => (buf.length ? { kind: "packet", packet: buf[0], bytes: 1 } : { kind: "need_more" }));
+  const [r] = await channel.transact(Uint8Array.of(1), { replies: 1, timeoutMs: 5 });
+  assert.deepEqual(r, { ok: true, packet: 7 });
+  // A bus that really stays silent still times out.
+  transport.write = async () => undefined;
+  const [t] = await channel.transact(Uint8Array.of(1), { replies: 1, timeoutMs: 5 });
+  assert.equal(t.ok, false);
+  channel.dispose();
+});
