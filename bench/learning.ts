@@ -311,7 +311,9 @@ if (!flag("--no-throughput")) {
 bench.seconds = (performance.now() - t0) / 1000;
 
 mkdirSync("bench/results", { recursive: true });
-const base = join("bench/results", `learning-${stamp}`);
+// Two runs started in the same millisecond (e.g. one per task, side by side) must not overwrite each other's report.
+let base = join("bench/results", `learning-${stamp}`);
+for (let k = 2; existsSync(`${base}.json`); k++) base = join("bench/results", `learning-${stamp}-${k}`);
 const md = markdown(bench);
 writeFileSync(`${base}.json`, JSON.stringify(bench, null, 2));
 writeFileSync(`${base}.md`, md + "\n");
