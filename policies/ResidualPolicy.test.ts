@@ -29,8 +29,24 @@ after(async () => {
   await fx?.cleanup();
 });
 
+/** The learner's PyTorch test vectors (normalised inputs and outputs) written next to the fixture's package. */
+const vectors = async () => JSON.parse(await readFile(join(fx.residualDir, "test_vectors.json"), "utf8")) as Vectors;
+/** A normalised observation / base action of the vectors in robot units, with the base package's stats. */
+const rawObs = (norm: readonly number[]) => norm.map((x, i) => x * base.json.observation.std[i] + base.json.observation.mean[i]);
+const rawAction = (norm: readonly number[]) => norm.map((a, j) => base.json.action.min[j] + ((a + 1) / 2) * (base.json.action.max[j] - base.json.action.min[j]));
+
+/** A copy of package `src` named `name` next to the fixture, its policy.json changed by `patch`. */
+async function patchedCopy<J>(src: string, name: string, patch: (json: J) => void): Promise<string> {
+  const dir = join(fx.residualDir, "..", name);
+  await cp(src, dir, { recursive: true });
+  const pj = JSON.parse(await readFile(join(dir, "policy.json"), "utf8")) as J;
+  patch(pj);
+  await writeFile(join(dir, "policy.json"), JSON.stringify(pj));
+  return dir;
+}
+
 test("residual.onnx matches the learner's PyTorch actor within 1e-5", async () => {
-  const v = JSON.parse(await readFile(join(fx.residualDir, "test_vectors.json"), "utf8")) as Vectors;
+  const v = await vectors();
   const policy = await ResidualPolicy.create(fx.residualDir, { base, training: false, logger: quiet });
   try {
     assert.ok(v.obs.length > 0);
@@ -49,10 +65,10 @@ test("residual.onnx matches the learner's PyTorch actor within 1e-5", async () =
 });
 
 test("step normalises with the base stats, adds the residual, clips, unnormalises; noise only in training", async () => {
-  const v = JSON.parse(await readFile(join(fx.residualDir, "test_vectors.json"), "utf8")) as Vectors;
-  const { observation, action } = base.json;
-  const obsRaw = v.obs[0].map((x, i) => x * observation.std[i] + observation.mean[i]);
-  const baseRaw = v.base_action[0].map((a, j) => action.min[j] + ((a + 1) / 2) * (action.max[j] - action.min[j]));
+  const v = await vectors();
+  const { action } = base.json;
+  const obsRaw = rawObs(v.obs[0]);
+  const baseRaw = rawAction(v.base_action[0]);
   const evalPolicy = await ResidualPolicy.create(fx.residualDir, { base, training: false, logger: quiet });
   const trainPolicy = await ResidualPolicy.create(fx.residualDir, { base, training: true, seed: 1, logger: quiet });
   try {
@@ -76,11 +92,7 @@ test("step normalises with the base stats, adds the residual, clips, unnormalise
 });
 
 test("a residual trained on another base is refused, naming both versions", async () => {
-  const dir = join(fx.residualDir, "..", "other-base");
-  await cp(fx.baseDir, dir, { recursive: true });
-  const pj = JSON.parse(await readFile(join(dir, "policy.json"), "utf8")) as { version: string };
-  pj.version = "bc-other-20260101T000000Z-abcdef";
-  await writeFile(join(dir, "policy.json"), JSON.stringify(pj));
+  const dir = await patchedCopy<{ version: string }>(fx.baseDir, "other-base", (pj) => (pj.version = "bc-other-20260101T000000Z-abcdef"));
   const other = await PolicyPackage.load(dir);
   const residualJson = JSON.parse(await readFile(join(fx.residualDir, "policy.json"), "utf8")) as { base: { version: string } };
   await assert.rejects(ResidualPolicy.create(fx.residualDir, { base: other, training: false, logger: quiet }), (e: unknown) => {
@@ -128,14 +140,14 @@ test("hot swap: a corrupt package is rejected and the old policy keeps running; 
 });
 
 test("critic.onnx ranks base actions like the learner's ensemble: mean over heads, minus k·std with pessimism", async () => {
-  const v = JSON.parse(await readFile(join(fx.residualDir, "test_vectors.json"), "utf8")) as Vectors;
-  const { observation, action } = base.json;
+  const v = await vectors();
+  const { action } = base.json;
   const policy = await ResidualPolicy.create(fx.residualDir, { base, training: false, logger: quiet });
   try {
     assert.equal(policy.hasCritic, true);
     for (let i = 0; i < v.obs.length; i++) {
-      const obsRaw = v.obs[i].map((x, k) => x * observation.std[k] + observation.mean[k]);
-      const baseRaw = v.base_action[i].map((a, j) => action.min[j] + ((a + 1) / 2) * (action.max[j] - action.min[j]));
+      const obsRaw = rawObs(v.obs[i]);
+      const baseRaw = rawAction(v.base_action[i]);
       const q = v.critic.q[i];
       const mean = q.reduce((a, b) => a + b, 0) / q.length;
       const std = Math.sqrt(q.reduce((a, b) => a + (b - mean) ** 2, 0) / (q.length - 1));
@@ -153,19 +165,18 @@ test("critic.onnx ranks base actions like the learner's ensemble: mean over head
 });
 
 test("chunk_critic.onnx scores whole chunks like the learner's chunk ensemble; a chunk shorter than K is refused", async () => {
-  const v = JSON.parse(await readFile(join(fx.residualDir, "test_vectors.json"), "utf8")) as Vectors;
-  const { observation, action } = base.json;
+  const v = await vectors();
+  const { action } = base.json;
   const policy = await ResidualPolicy.create(fx.residualDir, { base, training: false, logger: quiet });
   try {
     assert.equal(policy.hasChunkCritic, true);
     const k = policy.json.chunk_critic!.steps;
     assert.equal(k, action.execute_steps);
     const m = action.names.length;
-    const unnorm = (a: number, j: number) => action.min[j] + ((a + 1) / 2) * (action.max[j] - action.min[j]);
     for (let i = 0; i < v.obs.length; i++) {
-      const obsRaw = v.obs[i].map((x, j) => x * observation.std[j] + observation.mean[j]);
+      const obsRaw = rawObs(v.obs[i]);
       // The vector's flat chunk as K raw actions, plus the rest of a horizon-long chunk that must not matter.
-      const chunk = Array.from({ length: k }, (_, t) => v.chunk_critic.chunk[i].slice(t * m, (t + 1) * m).map(unnorm));
+      const chunk = Array.from({ length: k }, (_, t) => rawAction(v.chunk_critic.chunk[i].slice(t * m, (t + 1) * m)));
       const long = [...chunk, ...Array.from({ length: action.horizon - k }, () => action.min.slice())];
       const q = v.chunk_critic.q[i];
       const mean = q.reduce((a, b) => a + b, 0) / q.length;
@@ -173,30 +184,24 @@ test("chunk_critic.onnx scores whole chunks like the learner's chunk ensemble; a
       assert.ok(Math.abs(s0 - mean) <= 1e-4, `vector ${i}: ${s0} vs ${mean}`);
       assert.ok(Math.abs(s1 - s0) <= 1e-6, "steps after the K executed ones are not scored");
     }
-    const obsRaw = v.obs[0].map((x, j) => x * observation.std[j] + observation.mean[j]);
+    const obsRaw = rawObs(v.obs[0]);
     await assert.rejects(policy.scoreChunks(obsRaw, [[action.min.slice()]]), /chunk 0: 1 actions, the chunk critic scores/);
   } finally {
     await policy.close();
   }
   // A chunk critic for another execution length is refused at load, not at run time.
-  const dir = join(fx.residualDir, "..", "other-k");
-  await cp(fx.residualDir, dir, { recursive: true });
-  const pj = JSON.parse(await readFile(join(dir, "policy.json"), "utf8")) as { chunk_critic: { steps: number } };
-  pj.chunk_critic.steps += 1;
-  await writeFile(join(dir, "policy.json"), JSON.stringify(pj));
+  const dir = await patchedCopy<{ chunk_critic: { steps: number } }>(fx.residualDir, "other-k", (pj) => (pj.chunk_critic.steps += 1));
   await assert.rejects(ResidualPolicy.create(dir, { base, training: false, logger: quiet }), /chunk_critic.steps \d+ differs from the base's action.execute_steps/);
 });
 
 test("a warm-up package (residual.exploration_uniform u) explores with U(−u, u) in training mode, none in evaluation", async () => {
-  const dir = join(fx.residualDir, "..", "warmup");
-  await cp(fx.residualDir, dir, { recursive: true });
-  const pj = JSON.parse(await readFile(join(dir, "policy.json"), "utf8")) as { residual: Record<string, number> };
-  pj.residual.exploration_uniform = 0.2;
-  pj.residual.exploration_std = 5; // must not be used while exploration_uniform is set
-  await writeFile(join(dir, "policy.json"), JSON.stringify(pj));
-  const v = JSON.parse(await readFile(join(fx.residualDir, "test_vectors.json"), "utf8")) as Vectors;
-  const { observation, action } = base.json;
-  const obsRaw = v.obs[0].map((x, i) => x * observation.std[i] + observation.mean[i]);
+  const dir = await patchedCopy<{ residual: Record<string, number> }>(fx.residualDir, "warmup", (pj) => {
+    pj.residual.exploration_uniform = 0.2;
+    pj.residual.exploration_std = 5; // must not be used while exploration_uniform is set
+  });
+  const v = await vectors();
+  const { action } = base.json;
+  const obsRaw = rawObs(v.obs[0]);
   // A base action in the middle of the range, so clipping at ±1 cannot hide the noise's size.
   const baseRaw = action.min.map((lo, j) => (lo + action.max[j]) / 2);
   const train = await ResidualPolicy.create(dir, { base, training: true, seed: 3, logger: quiet });
