@@ -88,10 +88,14 @@ function kv(list: string[]): Record<string, unknown> {
 // Both learners: same demos, same seed, same UTD (learner default 2), gamma 0.99 and n-step 3 (residual_td3 defaults);
 // every package kept so the curve can evaluate what was live at episode k.
 const COMMON: Record<string, unknown> = { keep_packages: 100_000, seed: 1, ...(quick ? { learning_starts: 200, critic_warmup_updates: 200, publish_every: 200 } : {}) };
+/** The user's learner overrides, parsed once: they win over everything below. */
+const RES_SET = kv(args("--res-set"));
+const SAC_SET = kv(args("--sac-set"));
+/** Learner config per method; ours also gets TASK_RESIDUAL[task] and then RES_SET (runMethod). */
 const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
-  residual: { ...COMMON, ...(chunkMode ? { chunk_critic: true } : {}), ...kv(args("--res-set")) },
+  residual: { ...COMMON, ...(chunkMode ? { chunk_critic: true } : {}) },
   // HIL-SERL/RLPD: 2 LayerNorm critics 256x256, actor 256x256, lr 3e-4, auto-entropy (target -|A|/2), 50/50 batches.
-  sac: { ...COMMON, algorithm: "rlpd_sac", critic_hidden: 256, critic_layers: 2, actor_hidden: 256, actor_layers: 2, ...kv(args("--sac-set")) },
+  sac: { ...COMMON, algorithm: "rlpd_sac", critic_hidden: 256, critic_layers: 2, actor_hidden: 256, actor_layers: 2, ...SAC_SET },
 };
 /**
  * Ours per task, under --res-set: a trust region around the base (actor_residual_penalty, docs/residual.md). peg_insert's
@@ -183,7 +187,7 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
   cfg.actor = { ...cfg.actor, kind: "policy", package: bcPackage, ...(zero ? {} : CHUNK_BEST_OF) };
   cfg.operator.enabled = true;
   cfg.recorder.enabled = false;
-  const learnerConfig = { ...METHOD_CONFIG[method], ...(method === "residual" ? { ...TASK_RESIDUAL[task], ...kv(args("--res-set")) } : {}), demo_dataset: resolve(demoNpz) };
+  const learnerConfig = { ...METHOD_CONFIG[method], ...(method === "residual" ? { ...TASK_RESIDUAL[task], ...RES_SET } : {}), demo_dataset: resolve(demoNpz) };
   log(`${task}/${method}: online session, ${P.episodes} episodes (seeds ${P.sessionSeed}..), learner ${JSON.stringify(learnerConfig)}`);
   const ts = performance.now();
   let lastLog = 0;
@@ -300,7 +304,7 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
 const date = new Date().toISOString();
 const stamp = date.replace(/[:.]/g, "-");
 const bench: LearningBench = {
-  date, git: gitRevision(), overrides: { residual: { ...(chunkMode ? { chunk_critic: true, chunk_best_of: P.chunkBestOf } : {}), ...kv(args("--res-set")) }, sac: kv(args("--sac-set")) }, temperature: P.temperature, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
+  date, git: gitRevision(), overrides: { residual: { ...(chunkMode ? { chunk_critic: true, chunk_best_of: P.chunkBestOf } : {}), ...RES_SET }, sac: SAC_SET }, temperature: P.temperature, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
   tasks: [], throughput: null, seconds: 0,
   notes: [
     "Same demos (the BC training set, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 as on a real 10 Hz robot.",
