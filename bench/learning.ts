@@ -36,7 +36,7 @@ import { percentile } from "../cli/stats.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
 import { measureThroughput } from "./learningThroughput.ts";
 import { benchArgs } from "./args.ts";
-import { markdown, rate, type CurvePoint, type LearningBench, type MethodResult, type SessionEpisodeRow, type TaskResult } from "./learningReport.ts";
+import { markdown, rate, type Supervised, type CurvePoint, type LearningBench, type MethodResult, type SessionEpisodeRow, type TaskResult } from "./learningReport.ts";
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Arguments.
@@ -173,6 +173,38 @@ async function evaluate(task: Task, basePackage: string, residual: string | unde
   }
 }
 
+/**
+ * The same held-out seeds with the scripted operator watching (as in the sessions) and no exploration noise: how much
+ * of the policy's time the operator takes over. Unlike the session's first→last-20% column, both policies face the
+ * same seeds, so a harder stretch of session seeds cannot pass for a rise (or a fall) in interventions.
+ */
+async function supervised(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, count: number): Promise<Supervised> {
+  const cfg = launchFor(task);
+  cfg.actor = { ...cfg.actor, kind: "policy", package: basePackage, residual, ...(residual && !zeroBase ? CHUNK_BEST_OF : {}) };
+  cfg.operator.enabled = true;
+  cfg.recorder.enabled = false;
+  const stack = await Stack.create(cfg, { quiet: true, training: false });
+  (stack.actor.actor as PolicyActor).zeroBase = zeroBase;
+  const counted = () => stack.arbiter.counts.operator + stack.arbiter.counts.blend;
+  let before = counted();
+  let steps = 0, interventionSteps = 0, episodes = 0, successes = 0;
+  try {
+    await stack.runEpisodes({
+      count, seed: P.evalSeed, onEpisode: (r) => {
+        const k = counted() - before;
+        before = counted();
+        steps += r.steps;
+        interventionSteps += k;
+        if (k > 0) episodes++;
+        if (r.outcome === "success") successes++;
+      },
+    });
+  } finally {
+    await stack.shutdown();
+  }
+  return { n: count, steps, interventionSteps, interventionRate: steps ? interventionSteps / steps : 0, episodesWithIntervention: episodes, successes };
+}
+
 const successes = (rs: EpisodeResult[], n = rs.length) => rs.slice(0, n).filter((r) => r.outcome === "success").length;
 const meanSteps = (rs: EpisodeResult[]) => rs.reduce((a, r) => a + r.steps, 0) / Math.max(1, rs.length);
 
@@ -239,6 +271,8 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
     bestOf = { n: P.bestOf, critic: rate(successes(critic), critic.length), consensus: rate(successes(consensus), consensus.length), rerankedFraction: stats.chunks ? stats.reranked / stats.chunks : 0 };
     log(`${task}/${method}: best-of-${P.bestOf} final: critic ${successes(critic)}/${critic.length}, consensus ${successes(consensus)}/${consensus.length}`);
   }
+  const sup = await supervised(task, bcPackage, (!zero && finalVersion === bcVersion) || finalVersion.startsWith("zero@") ? undefined : packageDir(finalVersion), zero, P.finalEval);
+  log(`${task}/${method}: final package with the scripted operator on the held-out seeds: ${(100 * sup.interventionRate).toFixed(1)}% of steps under operator control, ${sup.episodesWithIntervention}/${sup.n} episodes with a takeover`);
   log(`${task}/${method}: curve ${curve.map((c) => `${c.episodes}:${(100 * c.rate).toFixed(0)}%`).join(" ")}; final ${(100 * successes(final) / final.length).toFixed(1)}%`);
 
   const metrics = join(out, "learner", "metrics.jsonl");
@@ -253,6 +287,7 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
     learnerConfig,
     curve,
     final: { version: finalVersion, meanSteps: meanSteps(final), ...rate(successes(final), final.length) },
+    supervised: sup,
     bestOf,
     session: {
       dir: out,
@@ -284,8 +319,16 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
     writeFileSync(bcEvalFile, JSON.stringify(bcFinal));
   }
   log(`${task}: BC alone ${successes(bcFinal)}/${bcFinal.length}`);
+  const bcSupFile = join(dir, "bc", `supervised-${P.evalSeed}-${P.finalEval}${P.temperature !== 1 ? `-T${P.temperature}` : ""}.json`);
+  let bcSup: Supervised;
+  if (existsSync(bcSupFile)) bcSup = readJson<Supervised>(bcSupFile);
+  else {
+    bcSup = await supervised(task, bc.package, undefined, false, P.finalEval);
+    writeFileSync(bcSupFile, JSON.stringify(bcSup));
+  }
+  log(`${task}: BC alone with the scripted operator: ${(100 * bcSup.interventionRate).toFixed(1)}% of steps under operator control, ${bcSup.episodesWithIntervention}/${bcSup.n} episodes with a takeover`);
   const result: TaskResult = {
-    task, target: TARGET[task], demos, bc: { package: bc.package, steps: bc.steps, finalLoss: bc.finalLoss, final: { meanSteps: meanSteps(bcFinal), ...rate(successes(bcFinal), bcFinal.length) } },
+    task, target: TARGET[task], demos, bc: { package: bc.package, steps: bc.steps, finalLoss: bc.finalLoss, final: { meanSteps: meanSteps(bcFinal), ...rate(successes(bcFinal), bcFinal.length) }, supervised: bcSup },
     methods: {}, seconds: 0,
   };
   if (P.bestOf > 1 && methods.includes("residual")) {

@@ -31,11 +31,25 @@ export interface SessionEpisodeRow {
   policyVersion: string;
 }
 
+/** A policy on the held-out seeds with the scripted operator watching (no exploration noise). */
+export interface Supervised {
+  n: number;
+  steps: number;
+  /** Steps the operator commanded (takeover and hand-back blend). */
+  interventionSteps: number;
+  interventionRate: number;
+  episodesWithIntervention: number;
+  /** Successes with the operator's help. */
+  successes: number;
+}
+
 export interface MethodResult {
   label: string;
   learnerConfig: Record<string, unknown>;
   curve: CurvePoint[];
   final: Rate & { version: string; meanSteps: number };
+  /** The final package on the final-evaluation seeds with the scripted operator watching (absent in older reports). */
+  supervised?: Supervised;
   /** The final package with best-of-N base chunks (same held-out seeds): critic-ranked and consensus (medoid). */
   bestOf?: { n: number; critic: Rate; consensus: Rate; rerankedFraction: number };
   session: {
@@ -62,7 +76,7 @@ export interface TaskResult {
   task: string;
   target: number;
   demos: { episodes: number; successes: number; used: number; quality: number; dataset: string };
-  bc: { package: string; steps: number; finalLoss: number; final: Rate & { meanSteps: number }; bestOfConsensus?: Rate & { samples: number } };
+  bc: { package: string; steps: number; finalLoss: number; final: Rate & { meanSteps: number }; supervised?: Supervised; bestOfConsensus?: Rate & { samples: number } };
   methods: Record<string, MethodResult>;
   seconds: number;
 }
@@ -120,6 +134,16 @@ export function markdown(b: LearningBench): string {
         `${m.session.transitions.acked}/${m.session.transitions.pushed} | ${m.session.packages} |`);
     }
     out.push("");
+    const sup = Object.values(t.methods).filter((m) => m.supervised);
+    if (t.bc.supervised && sup.length) {
+      const row = (label: string, s: Supervised) => `| ${label} | ${pct(s.interventionRate)} (${s.interventionSteps}/${s.steps}) | ${s.episodesWithIntervention}/${s.n} | ${s.successes}/${s.n} |`;
+      out.push(`Interventions on the same ${t.bc.supervised.n} held-out seeds, before and after the session: the scripted operator watches as in the sessions; ` +
+        "no exploration noise. The session column above mixes the policy's progress with how hard each stretch of session seeds is; this one does not.", "");
+      out.push("| policy | steps under operator control | episodes with a takeover | success with the operator |", "|---|---|---|---|");
+      out.push(row("BC base alone", t.bc.supervised));
+      for (const m of sup) out.push(row(`${m.label}, final`, m.supervised!));
+      out.push("");
+    }
     out.push("| online episodes | " + Object.values(t.methods).map((m) => m.label).join(" | ") + " |");
     out.push("|---|" + Object.values(t.methods).map(() => "---").join("|") + "|");
     const ks = [...new Set(Object.values(t.methods).flatMap((m) => m.curve.map((c) => c.episodes)))].sort((a, b) => a - b);
