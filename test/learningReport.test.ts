@@ -1,0 +1,45 @@
+// bench:learning's markdown report: the same-seed intervention table (BC base vs final package) appears when the
+// report carries it, and reports written before it existed still render.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { markdown, rate, type LearningBench, type MethodResult, type Supervised } from "../bench/learningReport.ts";
+
+const sup = (interventionSteps: number, steps: number, episodes: number, successes: number): Supervised =>
+  ({ n: 100, steps, interventionSteps, interventionRate: interventionSteps / steps, episodesWithIntervention: episodes, successes });
+
+function bench(withSupervised: boolean): LearningBench {
+  const method: MethodResult = {
+    label: "BC + residual RL (ours)",
+    learnerConfig: {},
+    curve: [{ episodes: 0, version: "bc", ...rate(38, 50) }, { episodes: 300, version: "res", ...rate(48, 50) }],
+    final: { version: "res", meanSteps: 50, ...rate(95, 100) },
+    ...(withSupervised ? { supervised: sup(180, 5200, 8, 100) } : {}),
+    session: {
+      dir: "x", episodes: [{ episode: 0, outcome: "success", steps: 50, interventionSteps: 5, policyVersion: "bc" }], wallSeconds: 1, learnerUpdates: 10,
+      updatesPerSecMedian: 50, updatesPerSecOverall: 40, transitions: { pushed: 50, acked: 50 }, packages: 1, interventionRate: 0.1, onlineSuccess: rate(1, 1),
+    },
+    episodesToTarget: 300,
+  };
+  return {
+    date: "2026-11-30T00:00:00Z", quick: false, episodes: 300, evalEvery: 50, evalSeeds: 50, finalEval: 100, evalSeed: 1000, sessionSeed: 2000,
+    tasks: [{
+      task: "push_cube", target: 0.95, demos: { episodes: 50, successes: 43, used: 43, quality: 0.7, dataset: "d.npz" },
+      bc: { package: "bc", steps: 20000, finalLoss: 0.06, final: { meanSteps: 70, ...rate(79, 100) }, ...(withSupervised ? { supervised: sup(515, 7016, 22, 90) } : {}) },
+      methods: { residual: method }, seconds: 60,
+    }],
+    throughput: null, notes: [], seconds: 60,
+  };
+}
+
+test("the report has the same-seed intervention table: BC base and final package, steps, episodes with a takeover", () => {
+  const md = markdown(bench(true));
+  assert.match(md, /Interventions on the same 100 held-out seeds/);
+  assert.match(md, /\| BC base alone \| 7\.3% \(515\/7016\) \| 22\/100 \| 90\/100 \|/);
+  assert.match(md, /\| BC \+ residual RL \(ours\), final \| 3\.5% \(180\/5200\) \| 8\/100 \| 100\/100 \|/);
+});
+
+test("a report written before the same-seed measure (no supervised fields) renders without that table", () => {
+  const md = markdown(bench(false));
+  assert.doesNotMatch(md, /Interventions on the same/);
+  assert.match(md, /\| BC \+ residual RL \(ours\) \| 95\.0% \(95\/100\)/);
+});
