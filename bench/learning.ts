@@ -154,16 +154,22 @@ async function demosAndBc(task: Task, dir: string) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// Evaluation: no operator, no exploration noise, no recording.
+// Evaluation on held-out seeds: no exploration noise, no recording; the operator only for the supervised measure.
 
-async function evaluate(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, count: number, bestOf?: { n: number; select: "critic" | "consensus"; stats?: { chunks: number; reranked: number } }): Promise<EpisodeResult[]> {
+/** A stack for evaluation on held-out seeds: no exploration noise, no recording; the operator only when asked. */
+async function evalStack(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, opts: { operator: boolean; bestOf?: { n: number; select: "critic" | "consensus" } }): Promise<Stack> {
   const cfg = launchFor(task);
   const chunk = residual && !zeroBase ? CHUNK_BEST_OF : {};
-  cfg.actor = { ...cfg.actor, kind: "policy", package: basePackage, residual, ...chunk, ...(bestOf ? { best_of: bestOf.n, best_of_select: bestOf.select } : {}) };
-  cfg.operator.enabled = false;
+  cfg.actor = { ...cfg.actor, kind: "policy", package: basePackage, residual, ...chunk, ...(opts.bestOf ? { best_of: opts.bestOf.n, best_of_select: opts.bestOf.select } : {}) };
+  cfg.operator.enabled = opts.operator;
   cfg.recorder.enabled = false;
   const stack = await Stack.create(cfg, { quiet: true, training: false });
   (stack.actor.actor as PolicyActor).zeroBase = zeroBase;
+  return stack;
+}
+
+async function evaluate(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, count: number, bestOf?: { n: number; select: "critic" | "consensus"; stats?: { chunks: number; reranked: number } }): Promise<EpisodeResult[]> {
+  const stack = await evalStack(task, basePackage, residual, zeroBase, { operator: false, bestOf });
   try {
     const rs = await stack.runEpisodes({ count, seed: P.evalSeed });
     if (bestOf?.stats) Object.assign(bestOf.stats, (stack.actor.actor as PolicyActor).bestOfStats);
@@ -179,12 +185,7 @@ async function evaluate(task: Task, basePackage: string, residual: string | unde
  * same seeds, so a harder stretch of session seeds cannot pass for a rise (or a fall) in interventions.
  */
 async function supervised(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, count: number): Promise<Supervised> {
-  const cfg = launchFor(task);
-  cfg.actor = { ...cfg.actor, kind: "policy", package: basePackage, residual, ...(residual && !zeroBase ? CHUNK_BEST_OF : {}) };
-  cfg.operator.enabled = true;
-  cfg.recorder.enabled = false;
-  const stack = await Stack.create(cfg, { quiet: true, training: false });
-  (stack.actor.actor as PolicyActor).zeroBase = zeroBase;
+  const stack = await evalStack(task, basePackage, residual, zeroBase, { operator: true });
   const counted = () => stack.arbiter.counts.operator + stack.arbiter.counts.blend;
   let before = counted();
   let steps = 0, interventionSteps = 0, episodes = 0, successes = 0;
@@ -240,14 +241,15 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
     for (const d of [join(out, "learner", "packages", version), join(out, "policies", version)]) if (existsSync(join(d, "policy.json"))) return d;
     throw new Error(`${task}/${method}: package ${version} is neither in ${out}/learner/packages nor in ${out}/policies`);
   };
+  /** The residual package a version runs over the base; none for the BC base itself or SAC's zero@ start. */
+  const residualDir = (version: string): string | undefined => ((!zero && version === bcVersion) || version.startsWith("zero@") ? undefined : packageDir(version));
   const cache = new Map<string, EpisodeResult[]>();
   const run = async (version: string, n: number): Promise<EpisodeResult[]> => {
     const hit = cache.get(version);
     if (hit && hit.length >= n) return hit;
     let rs: EpisodeResult[];
     if (!zero && version === bcVersion) rs = bcFinal;
-    else if (version.startsWith("zero@")) rs = await evaluate(task, bcPackage, undefined, true, n);
-    else rs = await evaluate(task, bcPackage, packageDir(version), zero, n);
+    else rs = await evaluate(task, bcPackage, residualDir(version), zero, n);
     cache.set(version, rs);
     return rs;
   };
@@ -271,7 +273,7 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
     bestOf = { n: P.bestOf, critic: rate(successes(critic), critic.length), consensus: rate(successes(consensus), consensus.length), rerankedFraction: stats.chunks ? stats.reranked / stats.chunks : 0 };
     log(`${task}/${method}: best-of-${P.bestOf} final: critic ${successes(critic)}/${critic.length}, consensus ${successes(consensus)}/${consensus.length}`);
   }
-  const sup = await supervised(task, bcPackage, (!zero && finalVersion === bcVersion) || finalVersion.startsWith("zero@") ? undefined : packageDir(finalVersion), zero, P.finalEval);
+  const sup = await supervised(task, bcPackage, residualDir(finalVersion), zero, P.finalEval);
   log(`${task}/${method}: final package with the scripted operator on the held-out seeds: ${(100 * sup.interventionRate).toFixed(1)}% of steps under operator control, ${sup.episodesWithIntervention}/${sup.n} episodes with a takeover`);
   log(`${task}/${method}: curve ${curve.map((c) => `${c.episodes}:${(100 * c.rate).toFixed(0)}%`).join(" ")}; final ${(100 * successes(final) / final.length).toFixed(1)}%`);
 
@@ -310,22 +312,20 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
   const dir = join(WORK, task + (quick ? "-quick" : ""));
   const { demos, bc } = await demosAndBc(task, dir);
   const bcVersion = (await PolicyPackage.load(bc.package)).json.version;
-  const bcEvalFile = join(dir, "bc", `eval-${P.evalSeed}-${P.finalEval}${P.temperature !== 1 ? `-T${P.temperature}` : ""}.json`);
-  let bcFinal: EpisodeResult[];
-  if (existsSync(bcEvalFile)) bcFinal = readJson<EpisodeResult[]>(bcEvalFile);
-  else {
+  // BC's held-out results are cached next to its package (retraining BC removes them with it).
+  const cached = async <T>(kind: string, compute: () => Promise<T>): Promise<T> => {
+    const file = join(dir, "bc", `${kind}-${P.evalSeed}-${P.finalEval}${P.temperature !== 1 ? `-T${P.temperature}` : ""}.json`);
+    if (existsSync(file)) return readJson<T>(file);
+    const v = await compute();
+    writeFileSync(file, JSON.stringify(v));
+    return v;
+  };
+  const bcFinal = await cached("eval", () => {
     log(`${task}: evaluating BC alone on ${P.finalEval} held-out seeds (${P.evalSeed}..)`);
-    bcFinal = await evaluate(task, bc.package, undefined, false, P.finalEval);
-    writeFileSync(bcEvalFile, JSON.stringify(bcFinal));
-  }
+    return evaluate(task, bc.package, undefined, false, P.finalEval);
+  });
   log(`${task}: BC alone ${successes(bcFinal)}/${bcFinal.length}`);
-  const bcSupFile = join(dir, "bc", `supervised-${P.evalSeed}-${P.finalEval}${P.temperature !== 1 ? `-T${P.temperature}` : ""}.json`);
-  let bcSup: Supervised;
-  if (existsSync(bcSupFile)) bcSup = readJson<Supervised>(bcSupFile);
-  else {
-    bcSup = await supervised(task, bc.package, undefined, false, P.finalEval);
-    writeFileSync(bcSupFile, JSON.stringify(bcSup));
-  }
+  const bcSup = await cached("supervised", () => supervised(task, bc.package, undefined, false, P.finalEval));
   log(`${task}: BC alone with the scripted operator: ${(100 * bcSup.interventionRate).toFixed(1)}% of steps under operator control, ${bcSup.episodesWithIntervention}/${bcSup.n} episodes with a takeover`);
   const result: TaskResult = {
     task, target: TARGET[task], demos, bc: { package: bc.package, steps: bc.steps, finalLoss: bc.finalLoss, final: { meanSteps: meanSteps(bcFinal), ...rate(successes(bcFinal), bcFinal.length) }, supervised: bcSup },
