@@ -90,6 +90,8 @@ export const ResidualPolicyJsonSchema = z.strictObject({
     exploration_std: Finite.refine((v) => v >= 0, "exploration_std >= 0"),
     /** When present and > 0 (the learner's env warm-up package), training mode adds U(−u, u) instead of the Gaussian. */
     exploration_uniform: Finite.refine((v) => v >= 0, "exploration_uniform >= 0").optional(),
+    /** Temporal correlation of the Gaussian exploration noise per step (AR(1)); absent or 0 = white noise. */
+    exploration_rho: Finite.refine((v) => v >= 0 && v < 1, "exploration_rho in [0, 1)").optional(),
   }),
   /**
    * critic: the learner's Q ensemble (obs, action → q [B, E]), for critic-ranked best-of-N base chunks (optional).

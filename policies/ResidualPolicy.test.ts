@@ -228,3 +228,45 @@ test("a warm-up package (residual.exploration_uniform u) explores with U(−u, u
     await evalP.close();
   }
 });
+
+test("residual.exploration_rho makes the training noise AR(1)-correlated per joint with the same std; reseed restarts it", async () => {
+  const v = await vectors();
+  const { action } = base.json;
+  const obsRaw = rawObs(v.obs[0]);
+  const baseRaw = action.min.map((lo, j) => (lo + action.max[j]) / 2);
+  /** Noise series per joint over `n` training steps: executed − clean action, normalised. */
+  async function noise(rho: number | undefined, n: number): Promise<{ std: number; lag1: number }> {
+    const dir = await patchedCopy<{ residual: Record<string, number> }>(fx.residualDir, `rho-${rho}`, (pj) => {
+      pj.residual.exploration_std = 0.05;
+      if (rho !== undefined) pj.residual.exploration_rho = rho;
+    });
+    const train = await ResidualPolicy.create(dir, { base, training: true, seed: 5, logger: quiet });
+    const evalP = await ResidualPolicy.create(dir, { base, training: false, logger: quiet });
+    try {
+      const clean = (await evalP.step(obsRaw, baseRaw)).actionNorm;
+      const series: number[][] = clean.map(() => []);
+      for (let i = 0; i < n; i++) (await train.step(obsRaw, baseRaw)).actionNorm.forEach((a, j) => series[j].push(a - clean[j]));
+      train.reseed(5);
+      const again = (await train.step(obsRaw, baseRaw)).actionNorm.map((a, j) => a - clean[j]);
+      assert.deepEqual(again.map((x) => x.toFixed(9)), series.map((s) => s[0].toFixed(9)), "reseed restarts the noise, AR state included");
+      let ss = 0, cross = 0, count = 0;
+      for (const s of series) for (let i = 0; i < s.length; i++) {
+        ss += s[i] ** 2;
+        if (i > 0) cross += s[i] * s[i - 1];
+        count++;
+      }
+      return { std: Math.sqrt(ss / count), lag1: cross / ss };
+    } finally {
+      await train.close();
+      await evalP.close();
+    }
+  }
+  const white = await noise(undefined, 400);
+  const ar = await noise(0.9, 400);
+  assert.ok(Math.abs(white.lag1) < 0.1, `white noise is uncorrelated: lag-1 ${white.lag1}`);
+  assert.ok(ar.lag1 > 0.8 && ar.lag1 < 0.97, `rho 0.9: lag-1 autocorrelation ${ar.lag1}`);
+  for (const r of [white, ar]) assert.ok(r.std > 0.04 && r.std < 0.06, `stationary std stays exploration_std 0.05: ${r.std}`);
+  // The schema refuses a correlation of 1 or more (noise that never forgets).
+  const bad = await patchedCopy<{ residual: Record<string, number> }>(fx.residualDir, "rho-1", (pj) => (pj.residual.exploration_rho = 1));
+  await assert.rejects(ResidualPolicy.create(bad, { base, training: true, logger: quiet }), /exploration_rho in \[0, 1\)/);
+});

@@ -1,7 +1,10 @@
 /**
  * A residual policy on top of a base package (docs/protocol.md § Residual policy package; ResFiT, arXiv 2509.19301):
  * executed action (normalised) = clip(base + residual.onnx(obs, base) [+ N(0, exploration_std²) in training], -1, 1);
- * a warm-up package (residual.exploration_uniform u > 0) explores with U(−u, u) instead.
+ * with residual.exploration_rho ρ > 0 the noise is temporally correlated per joint (AR(1) / discretised
+ * Ornstein–Uhlenbeck, as DDPG; coloured noise, Eberhard et al. ICLR 2023): n_t = ρ n_{t−1} + √(1−ρ²) ε_t, same
+ * stationary std, reset at every episode start. A warm-up package (residual.exploration_uniform u > 0) explores
+ * with U(−u, u) instead.
  * Normalisation uses the base package's stats; residual.onnx runs in the inference worker, off the event loop.
  */
 import { createHash } from "node:crypto";
@@ -44,6 +47,8 @@ export class ResidualPolicy {
   #client: InferenceClient;
   #normal: () => number;
   #uniform: () => number;
+  /** AR(1) exploration state per action dim (exploration_rho > 0); null until the first draw of an episode. */
+  #noise: number[] | null = null;
 
   private constructor(dir: string, json: ResidualPolicyJson, base: PolicyPackage, client: InferenceClient, training: boolean, seed: number) {
     this.dir = dir;
@@ -59,6 +64,7 @@ export class ResidualPolicy {
   reseed(seed: number): void {
     this.#normal = gaussian(seed);
     this.#uniform = mulberry32(seed ^ 0x2545f491);
+    this.#noise = null;
   }
 
   /** Package version (logged with every action). */
@@ -168,7 +174,8 @@ export class ResidualPolicy {
     const obs = this.#normObservation(obsRaw);
     const baseNorm = this.#normBase(baseActionRaw);
     const residual = await this.residual(obs, Float32Array.from(baseNorm));
-    const actionNorm = baseNorm.map((b, j) => Math.min(1, Math.max(-1, b + residual[j] + this.#explorationNoise())));
+    const noise = this.#explorationNoise(baseNorm.length);
+    const actionNorm = baseNorm.map((b, j) => Math.min(1, Math.max(-1, b + residual[j] + noise[j])));
     return {
       action: actionNorm.map((a, j) => action.min[j] + ((a + 1) / 2) * (action.max[j] - action.min[j])),
       baseNorm,
@@ -189,11 +196,21 @@ export class ResidualPolicy {
     return obs;
   }
 
-  /** One draw of exploration noise: 0 outside training; U(−u, u) for a warm-up package, else N(0, exploration_std²). */
-  #explorationNoise(): number {
-    if (!this.training) return 0;
-    const { exploration_std: std, exploration_uniform: u = 0 } = this.json.residual;
-    return u > 0 ? u * (2 * this.#uniform() - 1) : std > 0 ? std * this.#normal() : 0;
+  /**
+   * This step's exploration noise for `m` action dims: zeros outside training; U(−u, u) for a warm-up package; else
+   * N(0, exploration_std²), white, or AR(1) with correlation exploration_rho (the first draw of an episode comes from
+   * the stationary distribution, so every step has std exploration_std).
+   */
+  #explorationNoise(m: number): number[] {
+    if (!this.training) return new Array<number>(m).fill(0);
+    const { exploration_std: std, exploration_uniform: u = 0, exploration_rho: rho = 0 } = this.json.residual;
+    if (u > 0) return Array.from({ length: m }, () => u * (2 * this.#uniform() - 1));
+    if (!(std > 0)) return new Array<number>(m).fill(0);
+    if (rho > 0 && this.#noise?.length === m) {
+      const k = Math.sqrt(1 - rho * rho);
+      this.#noise = this.#noise.map((n) => rho * n + k * std * this.#normal());
+    } else this.#noise = Array.from({ length: m }, () => std * this.#normal());
+    return this.#noise;
   }
 
   /** One raw observation, normalised, repeated for a batch of `n` candidates ([n · obs_dim], row-major). */

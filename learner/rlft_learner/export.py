@@ -183,14 +183,14 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
                             provenance: dict | None = None, vectors: int = 4, seed: int = 0,
                             version_prefix: str = "res", critic: torch.nn.Module | None = None,
                             chunk_critic: tuple[torch.nn.Module, int] | None = None,
-                            exploration_uniform: float = 0.0) -> tuple[str, dict]:
+                            exploration_uniform: float = 0.0, exploration_rho: float = 0.0) -> tuple[str, dict]:
     """Write a residual package (docs/protocol.md): residual.onnx (obs, base_action -> residual), policy.json with the
     base version and base policy.json sha256, model.pt, test_vectors.json. `base` is a residual_td3.BasePackage.
     With `critic` (the Q ensemble), also critic.onnx (obs, action -> q (B, E)): robots use it to rank base samples
     (actor.best_of, critic-ranked best-of-N). With `chunk_critic` (the chunk ensemble and its K), also
     chunk_critic.onnx (obs, chunk (B, K*A) -> q (B, E)) for best_of_select chunk_critic (chunk_critic.py).
     `exploration_uniform` > 0 (the env warm-up package): robots in training mode add U(-u, u) noise instead of the
-    Gaussian.
+    Gaussian. `exploration_rho` > 0: the Gaussian noise is AR(1)-correlated across control steps (same std).
     Written in a temporary directory and renamed to `parent/<version>`, so nobody sees a half-written package.
     Returns (package dir, policy.json contents)."""
     import copy
@@ -240,7 +240,8 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
         "action": {"names": list(base.action_names), "min": [float(x) for x in base.act_min],
                    "max": [float(x) for x in base.act_max]},
         "residual": {"scale": float(actor.scale), "exploration_std": float(exploration_std),
-                     **({"exploration_uniform": float(exploration_uniform)} if exploration_uniform > 0 else {})},
+                     **({"exploration_uniform": float(exploration_uniform)} if exploration_uniform > 0 else {}),
+                     **({"exploration_rho": float(exploration_rho)} if exploration_rho > 0 else {})},
         "files": {"actor": "residual.onnx", **({"critic": "critic.onnx"} if critic is not None else {}),
                   **({"chunk_critic": "chunk_critic.onnx"} if chunk_critic is not None else {})},
         **({"chunk_critic": {"steps": int(chunk_critic[1])}} if chunk_critic is not None else {}),

@@ -58,6 +58,7 @@ class Config:
     # --- residual actor (ResFiT) ---
     residual_scale: float = field(default=0.1, metadata=_h("residual bound: tanh(.) * scale in normalised action units (ResFiT 0.1-0.2)"))
     exploration_std: float = field(default=0.05, metadata=_h("Gaussian noise the robot adds in training mode (ResFiT 0.025-0.05)"))
+    exploration_rho: float = field(default=0.0, metadata=_h("temporal correlation of that noise per control step, in [0, 1): AR(1) / Ornstein-Uhlenbeck noise with the same stationary std (0 = white, as ResFiT; 0.9 holds a direction for about a second at 10 Hz)"))
     actor_hidden: int = field(default=256, metadata=_h("actor MLP width"))
     actor_layers: int = field(default=2, metadata=_h("actor hidden layers"))
     # --- critic ensemble (REDQ) ---

@@ -88,6 +88,8 @@ def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Conf
         raise ValueError("config: warmup_env_steps is the residual learner's warm-up; rlpd_sac explores with its own initial actor")
     if cfg.warmup_env_steps < 0 or not 0.0 < cfg.warmup_noise <= 1.0:
         raise ValueError(f"config: warmup_env_steps must be >= 0 and warmup_noise in (0, 1]; found {cfg.warmup_env_steps}, {cfg.warmup_noise}")
+    if not (cfg.exploration_std >= 0.0 and 0.0 <= cfg.exploration_rho < 1.0):
+        raise ValueError(f"config: exploration_std must be >= 0 and exploration_rho in [0, 1) (robots refuse a package with rho >= 1); found {cfg.exploration_std}, {cfg.exploration_rho}")
     if cfg.actor_bc_source not in ("offline", "interventions"):
         raise ValueError(f"config: actor_bc_source must be offline or interventions; found {cfg.actor_bc_source!r}")
     if not 0.0 <= cfg.base_noise_scale <= 2.0:
@@ -256,7 +258,7 @@ class Learner:
                         "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
             version_prefix="sac" if sac else "res", critic=None if sac else a.critic,
             chunk_critic=(a.chunk.net, a.chunk.k) if a.chunk is not None else None,
-            exploration_uniform=exploration_uniform)
+            exploration_uniform=exploration_uniform, exploration_rho=0.0 if sac else self.cfg.exploration_rho)
         if self.sign_key is not None:
             sign_package(path, self.sign_key)
         self.server.publish(path, policy)

@@ -347,3 +347,24 @@ def test_env_warmup_holds_the_actor_and_publishes_a_uniform_noise_package(tmp_pa
         lr.server.close()
     with pytest.raises(ValueError, match="warmup_noise"):
         load_config("", {"warmup_noise": 0.0})
+
+
+def test_exploration_rho_reaches_the_package_and_out_of_range_is_refused(tmp_path):
+    """exploration_rho (AR(1)-correlated exploration) is written into policy.json only when set; rho >= 1 is refused."""
+    from rlft_learner.serve import Learner
+    from test_server import free_port
+    base = write_base(tmp_path / "base", obs_dim=3, act_dim=2)
+    cfg = Config(base_package=base, run_dir=str(tmp_path / "run"), exploration_rho=0.9,
+                 experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}")
+    lr = Learner(cfg, out=lambda _: None)
+    try:
+        lr.publish()
+        pj = json.load(open(os.path.join(lr.packages_dir, lr.latest_version, "policy.json")))
+        assert pj["residual"] == {"scale": cfg.residual_scale, "exploration_std": cfg.exploration_std, "exploration_rho": 0.9}
+        _, pj = export_residual_package(lr.agent.actor, lr.base, str(tmp_path / "pk"), 0, 0.05)
+        assert "exploration_rho" not in pj["residual"], "white noise (the default) leaves policy.json as before"
+    finally:
+        lr.server.close()
+    for bad in (1.0, -0.1):
+        with pytest.raises(ValueError, match="exploration_rho"):
+            load_config("", {"exploration_rho": bad})
