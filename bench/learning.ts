@@ -186,14 +186,13 @@ async function evaluate(task: Task, basePackage: string, residual: string | unde
  */
 async function supervised(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, count: number): Promise<Supervised> {
   const stack = await evalStack(task, basePackage, residual, zeroBase, { operator: true });
-  const counted = () => stack.arbiter.counts.operator + stack.arbiter.counts.blend;
-  let before = counted();
+  let before = stack.arbiter.interventionTicks;
   let steps = 0, interventionSteps = 0, episodes = 0, successes = 0;
   try {
     await stack.runEpisodes({
       count, seed: P.evalSeed, onEpisode: (r) => {
-        const k = counted() - before;
-        before = counted();
+        const k = stack.arbiter.interventionTicks - before;
+        before = stack.arbiter.interventionTicks;
         steps += r.steps;
         interventionSteps += k;
         if (k > 0) episodes++;

@@ -320,10 +320,10 @@ async function runOfflineSession(o: SessionOptions, cfg: LaunchConfig, out: stri
   const version = () => (stack.actor.actor as { version?: string }).version ?? `${cfg.actor.kind}`;
   try {
     for (let i = 0; i < o.episodes && !stopped; i++) {
-      const before = stack.arbiter.counts.operator + stack.arbiter.counts.blend;
+      const before = stack.arbiter.interventionTicks;
       const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + i, firstEpisode: i });
       if (!r) break;
-      const ep: SessionEpisode = { ...r, interventionSteps: stack.arbiter.counts.operator + stack.arbiter.counts.blend - before, policyVersion: version() };
+      const ep: SessionEpisode = { ...r, interventionSteps: stack.arbiter.interventionTicks - before, policyVersion: version() };
       episodes.push(ep);
       appendFileSync(log, JSON.stringify(ep) + "\n");
       const recent = episodes.slice(-(o.window ?? 20));

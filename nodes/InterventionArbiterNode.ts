@@ -117,6 +117,11 @@ export class InterventionArbiterNode extends NodeBase {
   /** Ticks by who acted, for status and tests. */
   readonly counts = { policy: 0, operator: 0, blend: 0 };
 
+  /** Ticks whose command was not the policy's (operator or hand-back blend): what counts as an intervention step. */
+  get interventionTicks(): number {
+    return this.counts.operator + this.counts.blend;
+  }
+
   constructor(node: NodeHandle, opts: InterventionArbiterOptions) {
     super(node);
     this.#opts = opts;

@@ -175,7 +175,7 @@ export class ResidualPolicy {
     const baseNorm = this.#normBase(baseActionRaw);
     const residual = await this.residual(obs, Float32Array.from(baseNorm));
     const noise = this.#explorationNoise(baseNorm.length);
-    const actionNorm = baseNorm.map((b, j) => Math.min(1, Math.max(-1, b + residual[j] + noise[j])));
+    const actionNorm = baseNorm.map((b, j) => Math.min(1, Math.max(-1, b + residual[j] + (noise ? noise[j] : 0))));
     return {
       action: actionNorm.map((a, j) => action.min[j] + ((a + 1) / 2) * (action.max[j] - action.min[j])),
       baseNorm,
@@ -197,18 +197,18 @@ export class ResidualPolicy {
   }
 
   /**
-   * This step's exploration noise for `m` action dims: zeros outside training; U(−u, u) for a warm-up package; else
-   * N(0, exploration_std²), white, or AR(1) with correlation exploration_rho (the first draw of an episode comes from
-   * the stationary distribution, so every step has std exploration_std).
+   * This step's exploration noise for `m` action dims, or null for none (evaluation, or std 0): U(−u, u) for a
+   * warm-up package; else N(0, exploration_std²), white, or AR(1) with correlation exploration_rho (the first draw of
+   * an episode comes from the stationary distribution, so every step has std exploration_std).
    */
-  #explorationNoise(m: number): number[] {
-    if (!this.training) return new Array<number>(m).fill(0);
+  #explorationNoise(m: number): readonly number[] | null {
+    if (!this.training) return null;
     const { exploration_std: std, exploration_uniform: u = 0, exploration_rho: rho = 0 } = this.json.residual;
     if (u > 0) return Array.from({ length: m }, () => u * (2 * this.#uniform() - 1));
-    if (!(std > 0)) return new Array<number>(m).fill(0);
-    if (rho > 0 && this.#noise?.length === m) {
+    if (!(std > 0)) return null;
+    if (rho > 0 && this.#noise) {
       const k = Math.sqrt(1 - rho * rho);
-      this.#noise = this.#noise.map((n) => rho * n + k * std * this.#normal());
+      for (let j = 0; j < m; j++) this.#noise[j] = rho * this.#noise[j] + k * std * this.#normal();
     } else this.#noise = Array.from({ length: m }, () => std * this.#normal());
     return this.#noise;
   }
