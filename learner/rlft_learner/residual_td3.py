@@ -86,6 +86,14 @@ class Config:
     chunk_critic: bool = field(default=False, metadata=_h("also train a chunk-level critic Q(s, the K base actions a chunk executes) on the online re-plan windows and export it as chunk_critic.onnx, for best-of-N base chunks ranked by it (launch actor.best_of_select: chunk_critic; chunk_critic.py)"))
     chunk_critic_every: int = field(default=4, metadata=_h("critic updates per chunk-critic update (a window is K steps, so 4 gives ~K/2 updates per window at UTD 2)"))
     offline_fraction: float = field(default=0.5, metadata=_h("share of each batch from the offline buffer (RLPD 50/50) when it has data"))
+    # --- hindsight goal relabelling (her.py) ---
+    her_goal: str = field(default="", metadata=_h("comma-separated observation names holding the goal, e.g. target.x,target.y on push_cube: turns on hindsight relabelling (HER) of every finished online episode, with the base re-run for each relabelled goal. Empty = off"))
+    her_achieved: str = field(default="", metadata=_h("comma-separated observation names holding where the object is, in the goal's units and order, e.g. cube.x,cube.y"))
+    her_radius: float = field(default=0.0, metadata=_h("success radius for relabelled goals, in the goal's units (the task's: push_cube 0.035 m); required with her_goal"))
+    her_goals_per_episode: int = field(default=4, metadata=_h("relabelled copies per finished episode (HER's k)"))
+    her_min_move: float = field(default=0.0, metadata=_h("a relabelled goal is where the object went at least this far from its start (0 = her_radius)"))
+    her_fraction: float = field(default=0.5, metadata=_h("share of each batch's online part drawn from the relabelled rows once there are enough"))
+    her_capacity: int = field(default=400_000, metadata=_h("relabelled ring buffer rows"))
     learning_starts: int = field(default=500, metadata=_h("online transitions before the first update (ResFiT warms up with 10k env steps)"))
     warmup_env_steps: int = field(default=0, metadata=_h("env warm-up (ResFiT: 10k steps of base + uniform noise +-0.2): at start the learner publishes the zero residual with uniform exploration noise of half-width warmup_noise, and the actor does not move before this many online transitions arrived. 0 = off"))
     warmup_noise: float = field(default=0.2, metadata=_h("half-width of the uniform exploration noise during the env warm-up, in normalised action units (ResFiT 0.2)"))
@@ -197,6 +205,8 @@ class ResidualTD3:
     clips_interventions = True
     #: The optional chunk-level critic (enable_chunk_critic); None for subclasses that never enable it (RlpdSAC).
     chunk: ChunkCritic | None = None
+    #: Hindsight-relabelled rows (her.py), when `her_goal` is set; None otherwise.
+    her: ReplayBuffer | None = None
 
     def __init__(self, cfg: Config, obs_dim: int, act_dim: int):
         self.cfg, self.obs_dim, self.act_dim = cfg, obs_dim, act_dim
@@ -210,6 +220,7 @@ class ResidualTD3:
         self.critic_opt = torch.optim.AdamW(self.critic.parameters(), lr=cfg.critic_lr, weight_decay=cfg.weight_decay)
         self.online = ReplayBuffer(cfg.online_capacity, obs_dim, act_dim)
         self.offline = ReplayBuffer(cfg.offline_capacity, obs_dim, act_dim)
+        self.her = ReplayBuffer(cfg.her_capacity, obs_dim, act_dim) if cfg.her_goal else None
         self.rng = np.random.default_rng(cfg.seed)
         self.gen = torch.Generator().manual_seed(cfg.seed)
         self.updates = 0  # critic updates
@@ -244,6 +255,11 @@ class ResidualTD3:
         """Demonstrations: offline buffer only (RLPD's prior data)."""
         self.offline.add(rows)
 
+    def add_her(self, rows: dict[str, np.ndarray]) -> None:
+        """Hindsight-relabelled copies of finished episodes (her.py): their own buffer, never the offline one."""
+        assert self.her is not None, "add_her needs her_goal in the config"
+        self.her.add(rows)
+
     def updates_due(self) -> int:
         """Critic updates owed by the UTD ratio (0 until `learning_starts` online transitions arrived)."""
         if len(self.online) < max(self.cfg.learning_starts, 1):
@@ -254,7 +270,12 @@ class ResidualTD3:
         cfg = self.cfg
         n_off = int(round(cfg.batch_size * cfg.offline_fraction)) if len(self.offline) else 0
         self._n_off = n_off  # offline rows are the batch's last n_off rows (see the actor's BC anchor)
-        parts = [self.online.nstep(self.online.sample_idx(cfg.batch_size - n_off, self.rng), cfg.n_step, cfg.gamma)]
+        n_on = cfg.batch_size - n_off
+        # Hindsight rows take her_fraction of the online share once there are a batch's worth of them.
+        n_her = int(round(n_on * cfg.her_fraction)) if self.her is not None and len(self.her) >= cfg.batch_size else 0
+        parts = [self.online.nstep(self.online.sample_idx(n_on - n_her, self.rng), cfg.n_step, cfg.gamma)]
+        if n_her:
+            parts.append(self.her.nstep(self.her.sample_idx(n_her, self.rng), cfg.n_step, cfg.gamma))
         if n_off:
             idx = self.offline.sample_idx(n_off, self.rng)
             # Which offline rows are online interventions (a robot index) rather than demos (robot -1).
@@ -360,16 +381,12 @@ def demo_rows(path: str, base: BasePackage, noise_scale: float = 1.0) -> dict[st
     does, from initial noise x `noise_scale` (the robot's sampling temperature). Success ends an episode (terminated);
     other episode ends are truncations."""
     from .data import load_npz
-    from .diffusion import DDIMSampler, ModelConfig, NoisePredictionNet
+    from .her import base_actions, load_base_sampler
 
     data = load_npz(path)
     if data.obs_names != base.obs_names or data.action_names != base.action_names:
         raise ValueError(f"{path}: obs/action names differ from the base package's; record demos for the same task")
-    ckpt = torch.load(os.path.join(base.path, "model.pt"), map_location="cpu")
-    mcfg = ModelConfig(**ckpt["config"])
-    net = NoisePredictionNet(mcfg)
-    net.load_state_dict(ckpt["state_dict"])
-    sampler = DDIMSampler(net.eval(), ckpt["alphas_cumprod"].numpy(), list(ckpt["timesteps"])).eval()
+    sampler, mcfg = load_base_sampler(base.path)
     execute = base.execute_steps
     gen = torch.Generator().manual_seed(0)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "next_obs", "base_action", "action", "next_base_action",
@@ -377,12 +394,8 @@ def demo_rows(path: str, base: BasePackage, noise_scale: float = 1.0) -> dict[st
     for ep in data.episodes:
         T = len(ep.obs)
         obs_n = base.norm_obs(ep.obs)  # (T, obs_dim)
-        starts = np.arange(0, T, execute)
-        hist = np.clip(starts[:, None] + np.arange(-mcfg.history + 1, 1)[None, :], 0, T - 1)  # (C, history)
-        with torch.no_grad():
-            noise = torch.randn(len(starts), mcfg.horizon, mcfg.action_dim, generator=gen) * noise_scale
-            chunks = sampler(torch.from_numpy(obs_n[hist].reshape(len(starts), -1)), noise).numpy()  # (C, H, A)
-        base_a = np.concatenate([c[:execute] for c in chunks])[:T]  # (T, A)
+        base_a = base_actions(sampler, mcfg.history, mcfg.horizon, mcfg.action_dim, obs_n[None], execute, noise_scale,
+                              gen)[0]  # (T, A)
         nxt = np.minimum(np.arange(T) + 1, T - 1)
         term = np.zeros(T, np.float32)
         trunc = np.zeros(T, np.float32)

@@ -89,6 +89,7 @@ class RlpdSAC:
     chunk = None  # ResidualTD3.add feeds a chunk critic when one is enabled; SAC never has one
     add = ResidualTD3.add
     clips_interventions = False  # a policy from scratch can express the operator's whole action
+    her = None  # hindsight relabelling re-runs a base policy; config refuses her_goal with rlpd_sac
     add_offline = ResidualTD3.add_offline
     updates_due = ResidualTD3.updates_due
     sample = ResidualTD3.sample

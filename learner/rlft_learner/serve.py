@@ -27,12 +27,17 @@ import torch
 import yaml
 
 from .export import export_residual_package
+from .her import HindsightRelabeler
 from .online_server import OnlineServer
 from .replay import FIELDS
 from .residual_td3 import BasePackage, Config, ResidualTD3, config_keys, demo_rows
 from .security import check_bind, load_curve_server, load_signing_key, sign_package
 
 ALGORITHMS = ("residual_td3", "rlpd_sac")
+
+
+def _names(csv: str) -> list[str]:
+    return [n.strip() for n in csv.split(",") if n.strip()]
 
 
 def make_agent(cfg: Config, obs_dim: int, act_dim: int):
@@ -92,6 +97,13 @@ def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Conf
         raise ValueError(f"config: exploration_std must be >= 0 and exploration_rho in [0, 1) (robots refuse a package with rho >= 1); found {cfg.exploration_std}, {cfg.exploration_rho}")
     if cfg.actor_bc_source not in ("offline", "interventions"):
         raise ValueError(f"config: actor_bc_source must be offline or interventions; found {cfg.actor_bc_source!r}")
+    if cfg.her_goal:
+        if cfg.algorithm != "residual_td3":
+            raise ValueError(f"config: her_goal relabels goals for the residual learner (it re-runs the base); found algorithm {cfg.algorithm}")
+        if not cfg.her_radius > 0 or cfg.her_goals_per_episode < 1 or cfg.her_min_move < 0 or not 0.0 <= cfg.her_fraction <= 1.0:
+            raise ValueError(f"config: with her_goal, her_radius must be > 0 (the task's success radius, push_cube 0.035), "
+                             f"her_goals_per_episode >= 1, her_min_move >= 0 and her_fraction in [0, 1]; found {cfg.her_radius}, "
+                             f"{cfg.her_goals_per_episode}, {cfg.her_min_move}, {cfg.her_fraction}")
     if not 0.0 <= cfg.base_noise_scale <= 2.0:
         raise ValueError(f"config: base_noise_scale must be in [0, 2] (the robot's actor.noise_scale); found {cfg.base_noise_scale}")
     return cfg
@@ -137,6 +149,8 @@ def save_checkpoint(run_dir: str, agent: ResidualTD3, meta: dict) -> str:
     torch.save(agent.state_dict(), os.path.join(tmp, "state.pt"))
     np.savez(os.path.join(tmp, "online.npz"), **agent.online.state())
     np.savez(os.path.join(tmp, "offline.npz"), **agent.offline.state())
+    if agent.her is not None:
+        np.savez(os.path.join(tmp, "her.npz"), **agent.her.state())
     _atomic_json(os.path.join(tmp, "meta.json"), meta)
     os.rename(tmp, os.path.join(run_dir, name))
     pointer = os.path.join(run_dir, "checkpoint.json")
@@ -157,7 +171,9 @@ def load_checkpoint(run_dir: str, agent: ResidualTD3) -> dict | None:
     # Our own file (optimiser state holds Python floats/tuples): load it fully on torch 2.x, whose default is weights_only.
     extra = {"weights_only": False} if "weights_only" in inspect.signature(torch.load).parameters else {}
     agent.load_state_dict(torch.load(os.path.join(ckpt, "state.pt"), map_location=agent.device, **extra))
-    for buf, name in ((agent.online, "online.npz"), (agent.offline, "offline.npz")):
+    for buf, name in ((agent.online, "online.npz"), (agent.offline, "offline.npz"), (agent.her, "her.npz")):
+        if buf is None or (name == "her.npz" and not os.path.exists(os.path.join(ckpt, name))):
+            continue  # HER off, or turned on for a run checkpointed without it
         with np.load(os.path.join(ckpt, name)) as f:
             buf.load_state({k: f[k] for k in f.files})
     return meta
@@ -180,6 +196,11 @@ class Learner:
         self.agent = make_agent(cfg, len(self.base.obs_names), len(self.base.action_names))
         if cfg.chunk_critic:
             self.agent.enable_chunk_critic(self.base.execute_steps)
+        self.her = None
+        if cfg.her_goal:
+            self.her = HindsightRelabeler(self.base, _names(cfg.her_goal), _names(cfg.her_achieved), cfg.her_radius,
+                                          cfg.her_goals_per_episode, cfg.her_min_move or cfg.her_radius,
+                                          cfg.base_noise_scale, cfg.seed)
         os.makedirs(cfg.run_dir, exist_ok=True)
         self.packages_dir = os.path.join(cfg.run_dir, "packages")
         self.latest_version: str | None = None
@@ -235,6 +256,10 @@ class Learner:
 
     def _on_rows(self, rows: dict[str, np.ndarray]) -> None:
         self.agent.add(rows)
+        if self.her is not None:
+            relabelled = self.her.add(rows)
+            if relabelled is not None:
+                self.agent.add_her(relabelled)
         self.dirty = True
 
     def status(self) -> dict[str, Any]:
@@ -325,12 +350,14 @@ class Learner:
         a = self.agent
         row = {"updates": a.updates, "time": round(elapsed, 2), "charts/updates_per_s": ups,
                "charts/online": len(a.online), "charts/offline": len(a.offline),
+               **({"charts/her": len(a.her)} if a.her is not None else {}),
                "charts/intervention_fraction": a.intervention_steps / max(1, a.env_steps),
                **{k: float(np.mean(v)) for k, v in window.items()}}
         metrics.write(json.dumps(row) + "\n")
         metrics.flush()
         if self.cfg.json_progress:
             self.out(json.dumps({"event": "progress", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
+                                 **({"her": len(a.her)} if a.her is not None else {}),
                                  "updates_per_s": round(ups, 1), "policy_version": self.latest_version,
                                  "losses": {k: round(float(np.mean(v)), 6) for k, v in window.items()}}))
 
