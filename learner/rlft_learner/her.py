@@ -85,6 +85,11 @@ class HindsightRelabeler:
         self._seq = 0  # next seq of the pseudo-robot
         self.episodes = 0  # episodes relabelled
 
+    def resume(self, buffer) -> None:
+        """After a checkpoint restore: continue the pseudo-robot's seq after the rows `buffer` (agent.her) holds."""
+        if len(buffer):
+            self._seq = int(buffer.data["seq"][: len(buffer)].max()) + 1
+
     def _raw(self, obs_n: np.ndarray, idx: np.ndarray) -> np.ndarray:
         return obs_n[..., idx] * self.base.obs_std[idx] + self.base.obs_mean[idx]
 

@@ -243,6 +243,8 @@ class Learner:
                 path = os.path.join(self.packages_dir, self.latest_version)
                 self.server.set_latest(path, json.load(open(os.path.join(path, "policy.json"))))
             self.resumed_from = self.agent.updates
+            if self.her is not None and self.agent.her is not None:
+                self.her.resume(self.agent.her)
             log.info("resumed %s from update %d (acked_seq %s, latest package %s)", self.cfg.run_dir, self.agent.updates,
                      {k: v["acked_seq"] for k, v in meta["robots"].items()}, self.latest_version)
         elif self.cfg.demo_dataset:

@@ -137,6 +137,9 @@ def test_batches_draw_her_fraction_of_the_online_share_and_checkpoints_keep_them
     again = ResidualTD3(cfg, 5, 2)
     load_checkpoint(str(tmp_path / "run"), again)
     assert len(again.her) == len(agent.her) > 0
+    fresh = relabeler(base)
+    fresh.resume(again.her)
+    assert fresh._seq == int(agent.her.data["seq"][: len(agent.her)].max()) + 1  # copies after a restart do not reuse seqs
     np.testing.assert_array_equal(again.her.data["obs"][: len(agent.her)], agent.her.data["obs"][: len(agent.her)])
 
 
