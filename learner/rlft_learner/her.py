@@ -46,11 +46,11 @@ def load_base_sampler(base_path: str):
     return DDIMSampler(net.eval(), ckpt["alphas_cumprod"].numpy(), list(ckpt["timesteps"])).eval(), mcfg
 
 
-def base_actions(sampler, history: int, horizon: int, act_dim: int, obs_n: np.ndarray, execute: int, noise_scale: float,
-                 gen: torch.Generator) -> np.ndarray:
+def base_actions(sampler, mcfg, obs_n: np.ndarray, execute: int, noise_scale: float, gen: torch.Generator) -> np.ndarray:
     """Base actions of episodes (G, T, obs_dim) normalised obs, planned every `execute` steps from the obs history (the
     first step repeated before the start) and executed open-loop, as the robot does -> (G, T, A) in [-1, 1]."""
     g, t_len, obs_dim = obs_n.shape
+    history, horizon, act_dim = mcfg.history, mcfg.horizon, mcfg.action_dim
     starts = np.arange(0, t_len, execute)  # (C,)
     hist = np.clip(starts[:, None] + np.arange(-history + 1, 1)[None, :], 0, t_len - 1)  # (C, history)
     cond = obs_n[:, hist].reshape(g * len(starts), history * obs_dim)  # (G*C, history*obs_dim)
@@ -139,8 +139,7 @@ class HindsightRelabeler:
             self._sampler = load_base_sampler(self.base.path)
         sampler, mcfg = self._sampler
         t_max = int(ends.max()) + 1
-        base_a = base_actions(sampler, mcfg.history, mcfg.horizon, mcfg.action_dim, obs[:, :t_max], self.execute,
-                              self.noise_scale, self.gen)  # (G, t_max, A)
+        base_a = base_actions(sampler, mcfg, obs[:, :t_max], self.execute, self.noise_scale, self.gen)  # (G, t_max, A)
         cols: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "next_obs", "base_action", "next_base_action", "action",
                                                              "reward", "terminated", "intervention")}
         for j, end in enumerate(ends):

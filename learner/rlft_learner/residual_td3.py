@@ -394,8 +394,7 @@ def demo_rows(path: str, base: BasePackage, noise_scale: float = 1.0) -> dict[st
     for ep in data.episodes:
         T = len(ep.obs)
         obs_n = base.norm_obs(ep.obs)  # (T, obs_dim)
-        base_a = base_actions(sampler, mcfg.history, mcfg.horizon, mcfg.action_dim, obs_n[None], execute, noise_scale,
-                              gen)[0]  # (T, A)
+        base_a = base_actions(sampler, mcfg, obs_n[None], execute, noise_scale, gen)[0]  # (T, A)
         nxt = np.minimum(np.arange(T) + 1, T - 1)
         term = np.zeros(T, np.float32)
         trunc = np.zeros(T, np.float32)

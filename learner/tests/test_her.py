@@ -85,7 +85,7 @@ def test_a_missed_episode_becomes_successes_for_where_the_cube_went(tmp_path):
         goals.add(tuple(np.round(g, 4)))
         # Base actions are re-planned for the relabelled goal: a zero-noise sampler on the relabelled obs history.
         sampler, mcfg = load_base_sampler(base.path)
-        want = base_actions(sampler, 2, 8, 2, out["obs"][None, s:e + 1], 4, 0.0, torch.Generator())[0]
+        want = base_actions(sampler, mcfg, out["obs"][None, s:e + 1], 4, 0.0, torch.Generator())[0]
         np.testing.assert_allclose(out["base_action"][s:e + 1], want, atol=1e-5)
         np.testing.assert_allclose(out["next_base_action"][s:e], want[1:], atol=1e-5)
         assert not np.allclose(out["base_action"][s:e + 1], ep["base_action"][:e - s + 1])
