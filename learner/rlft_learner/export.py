@@ -169,6 +169,8 @@ class _CriticBatchFirst(torch.nn.Module):
         # CriticEnsemble.forward, written with a broadcasting matmul instead of expand + baddbmm (whose dynamic batch
         # the tracing exporter cannot express); same weights, same result (test_critic_export_matches_the_ensemble).
         c = self.critic
+        if getattr(c, "features", None) is not None:
+            obs = c.features(obs)  # residual_nets.ObsFeatures
         x = torch.cat([obs, action], dim=-1).unsqueeze(0)  # (1, B, in)
         for i, (w, b) in enumerate(zip(c.weights, c.biases)):
             x = torch.matmul(x, w) + b  # (E, B, out)

@@ -64,6 +64,8 @@ def base_actions(sampler, mcfg, obs_n: np.ndarray, execute: int, noise_scale: fl
 class HindsightRelabeler:
     """Collects each robot's streamed rows into episodes and returns relabelled copies of every finished one."""
 
+    robot = HER_ROBOT  # the pseudo-robot its rows carry
+
     def __init__(self, base, goal: list[str], achieved: list[str], radius: float, goals_per_episode: int, min_move: float,
                  noise_scale: float, seed: int):
         missing = [n for n in goal + achieved if n not in base.obs_names]
@@ -87,8 +89,9 @@ class HindsightRelabeler:
 
     def resume(self, buffer) -> None:
         """After a checkpoint restore: continue the pseudo-robot's seq after the rows `buffer` (agent.her) holds."""
-        if len(buffer):
-            self._seq = int(buffer.data["seq"][: len(buffer)].max()) + 1
+        mine = buffer.data["robot"][: len(buffer)] == self.robot
+        if mine.any():
+            self._seq = int(buffer.data["seq"][: len(buffer)][mine].max()) + 1
 
     def _raw(self, obs_n: np.ndarray, idx: np.ndarray) -> np.ndarray:
         return obs_n[..., idx] * self.base.obs_std[idx] + self.base.obs_mean[idx]
@@ -156,7 +159,7 @@ class HindsightRelabeler:
             cols["intervention"].append(ep["intervention"][:n])
         rows = {k: np.concatenate(v) for k, v in cols.items()}
         m = len(rows["reward"])
-        rows.update(truncated=np.zeros(m, np.float32), robot=np.full(m, HER_ROBOT, np.int64),
+        rows.update(truncated=np.zeros(m, np.float32), robot=np.full(m, self.robot, np.int64),
                     seq=np.arange(self._seq, self._seq + m, dtype=np.int64))
         self._seq += m
         self.episodes += 1

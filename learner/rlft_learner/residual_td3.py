@@ -22,7 +22,7 @@ import torch
 from .cli import help_meta as _h
 from .chunk_critic import ChunkCritic
 from .replay import Batch, ReplayBuffer, to_batch
-from .residual_nets import CriticEnsemble, ResidualActor, combine
+from .residual_nets import CriticEnsemble, ObsFeatures, ResidualActor, combine
 
 
 @dataclass
@@ -57,6 +57,7 @@ class Config:
     seed: int = field(default=1, metadata=_h("random seed"))
     # --- residual actor (ResFiT) ---
     residual_scale: float = field(default=0.1, metadata=_h("residual bound: tanh(.) * scale in normalised action units (ResFiT 0.1-0.2)"))
+    obs_features: str = field(default="", metadata=_h("relative observation features for actor and critic: comma-separated prefix pairs A-B, each adding A.s - B.s for the suffixes s both have and their distance, e.g. cube-target,ee-cube on push_cube (residual_nets.ObsFeatures). Computed inside the networks, so robots send the same observation. Empty = off"))
     exploration_std: float = field(default=0.05, metadata=_h("Gaussian noise the robot adds in training mode (ResFiT 0.025-0.05)"))
     exploration_rho: float = field(default=0.0, metadata=_h("temporal correlation of that noise per control step, in [0, 1): AR(1) / Ornstein-Uhlenbeck noise with the same stationary std (0 = white, as ResFiT; 0.9 holds a direction for about a second at 10 Hz)"))
     actor_hidden: int = field(default=256, metadata=_h("actor MLP width"))
@@ -94,6 +95,10 @@ class Config:
     her_min_move: float = field(default=0.0, metadata=_h("a relabelled goal is where the object went at least this far from its start (0 = her_radius)"))
     her_fraction: float = field(default=0.5, metadata=_h("share of each batch's online part drawn from the relabelled rows once there are enough"))
     her_capacity: int = field(default=400_000, metadata=_h("relabelled ring buffer rows"))
+    # --- mirror-symmetry augmentation (mirror.py) ---
+    mirror_obs: str = field(default="", metadata=_h("comma-separated observation names that change sign under the task's mirror symmetry, e.g. q.shoulder_pan,ee.y,cube.y,target.y on push_cube: turns on mirrored copies of every demo and finished online episode, with the base re-run on the mirrored observations. Empty = off"))
+    mirror_action: str = field(default="", metadata=_h("comma-separated action names that change sign under it, e.g. shoulder_pan"))
+    mirror_fraction: float = field(default=0.5, metadata=_h("share of each batch's online part drawn from the mirrored rows (with her_goal too, her_fraction applies to both)"))
     learning_starts: int = field(default=500, metadata=_h("online transitions before the first update (ResFiT warms up with 10k env steps)"))
     warmup_env_steps: int = field(default=0, metadata=_h("env warm-up (ResFiT: 10k steps of base + uniform noise +-0.2): at start the learner publishes the zero residual with uniform exploration noise of half-width warmup_noise, and the actor does not move before this many online transitions arrived. 0 = off"))
     warmup_noise: float = field(default=0.2, metadata=_h("half-width of the uniform exploration noise during the env warm-up, in normalised action units (ResFiT 0.2)"))
@@ -208,19 +213,23 @@ class ResidualTD3:
     #: Hindsight-relabelled rows (her.py), when `her_goal` is set; None otherwise.
     her: ReplayBuffer | None = None
 
-    def __init__(self, cfg: Config, obs_dim: int, act_dim: int):
+    def __init__(self, cfg: Config, obs_dim: int, act_dim: int, features: ObsFeatures | None = None):
+        """`features`: the relative observation features of `obs_features` (built from the base package by
+        make_features), shared by actor and critic; None = the normalised observation alone."""
         self.cfg, self.obs_dim, self.act_dim = cfg, obs_dim, act_dim
         torch.manual_seed(cfg.seed)
         self.device = torch.device(cfg.device)
-        self.actor = ResidualActor(obs_dim, act_dim, cfg.actor_hidden, cfg.actor_layers, cfg.residual_scale).to(self.device)
-        self.critic = CriticEnsemble(obs_dim, act_dim, cfg.critic_hidden, cfg.critic_layers, cfg.critic_heads).to(self.device)
+        self.actor = ResidualActor(obs_dim, act_dim, cfg.actor_hidden, cfg.actor_layers, cfg.residual_scale,
+                                   features=copy.deepcopy(features)).to(self.device)
+        self.critic = CriticEnsemble(obs_dim, act_dim, cfg.critic_hidden, cfg.critic_layers, cfg.critic_heads,
+                                     features=copy.deepcopy(features)).to(self.device)
         self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
         self.actor_opt = torch.optim.AdamW(self.actor.parameters(), lr=cfg.actor_lr, weight_decay=cfg.weight_decay)
         self.critic_opt = torch.optim.AdamW(self.critic.parameters(), lr=cfg.critic_lr, weight_decay=cfg.weight_decay)
         self.online = ReplayBuffer(cfg.online_capacity, obs_dim, act_dim)
         self.offline = ReplayBuffer(cfg.offline_capacity, obs_dim, act_dim)
-        self.her = ReplayBuffer(cfg.her_capacity, obs_dim, act_dim) if cfg.her_goal else None
+        self.her = ReplayBuffer(cfg.her_capacity, obs_dim, act_dim) if cfg.her_goal or cfg.mirror_obs else None
         self.rng = np.random.default_rng(cfg.seed)
         self.gen = torch.Generator().manual_seed(cfg.seed)
         self.updates = 0  # critic updates
@@ -256,8 +265,9 @@ class ResidualTD3:
         self.offline.add(rows)
 
     def add_her(self, rows: dict[str, np.ndarray]) -> None:
-        """Hindsight-relabelled copies of finished episodes (her.py): their own buffer, never the offline one."""
-        assert self.her is not None, "add_her needs her_goal in the config"
+        """Hindsight-relabelled (her.py) or mirrored (mirror.py) copies of finished episodes: their own buffer, never
+        the offline one."""
+        assert self.her is not None, "add_her needs her_goal or mirror_obs in the config"
         self.her.add(rows)
 
     def updates_due(self) -> int:
@@ -272,7 +282,8 @@ class ResidualTD3:
         self._n_off = n_off  # offline rows are the batch's last n_off rows (see the actor's BC anchor)
         n_on = cfg.batch_size - n_off
         # Hindsight rows take her_fraction of the online share once there are a batch's worth of them.
-        n_her = int(round(n_on * cfg.her_fraction)) if self.her is not None and len(self.her) >= cfg.batch_size else 0
+        share = cfg.her_fraction if cfg.her_goal else cfg.mirror_fraction
+        n_her = int(round(n_on * share)) if self.her is not None and len(self.her) >= cfg.batch_size else 0
         parts = [self.online.nstep(self.online.sample_idx(n_on - n_her, self.rng), cfg.n_step, cfg.gamma)]
         if n_her:
             parts.append(self.her.nstep(self.her.sample_idx(n_her, self.rng), cfg.n_step, cfg.gamma))
@@ -375,11 +386,12 @@ class ResidualTD3:
 # ---------------------------------------------------------------------------------------------------------------------
 # Demonstrations -> offline rows (optional).
 
-def demo_rows(path: str, base: BasePackage, noise_scale: float = 1.0) -> dict[str, np.ndarray]:
+def demo_rows(path: str, base: BasePackage, noise_scale: float = 1.0, mirror=None) -> dict[str, np.ndarray]:
     """Offline rows from a train-bc .npz. As in ResFiT, base_action is relabelled by running the frozen base policy on
     the demo observations once at load: chunks predicted every `execute_steps` steps and executed open-loop, as the robot
     does, from initial noise x `noise_scale` (the robot's sampling temperature). Success ends an episode (terminated);
-    other episode ends are truncations."""
+    other episode ends are truncations. With `mirror` (mirror.Mirror), every demo is followed by its mirrored copy,
+    whose base actions are the base's on the mirrored observations."""
     from .data import load_npz
     from .her import base_actions, load_base_sampler
 
@@ -393,16 +405,20 @@ def demo_rows(path: str, base: BasePackage, noise_scale: float = 1.0) -> dict[st
                                                          "reward", "terminated", "truncated")}
     for ep in data.episodes:
         T = len(ep.obs)
-        obs_n = base.norm_obs(ep.obs)  # (T, obs_dim)
-        base_a = base_actions(sampler, mcfg, obs_n[None], execute, noise_scale, gen)[0]  # (T, A)
-        nxt = np.minimum(np.arange(T) + 1, T - 1)
-        term = np.zeros(T, np.float32)
-        trunc = np.zeros(T, np.float32)
-        (term if ep.success else trunc)[-1] = 1.0
-        for k, v in (("obs", obs_n), ("next_obs", obs_n[nxt]), ("base_action", base_a), ("action", base.norm_action(ep.action)),
-                     ("next_base_action", base_a[nxt]), ("reward", ep.reward.astype(np.float32)), ("terminated", term),
-                     ("truncated", trunc)):
-            cols[k].append(v)
+        for flip in (False, True) if mirror is not None else (False,):
+            obs_n = base.norm_obs(ep.obs)  # (T, obs_dim)
+            act_n = base.norm_action(ep.action)  # (T, A)
+            if flip:
+                obs_n, act_n = mirror.obs(obs_n), mirror.action(act_n)
+            base_a = base_actions(sampler, mcfg, obs_n[None], execute, noise_scale, gen)[0]  # (T, A)
+            nxt = np.minimum(np.arange(T) + 1, T - 1)
+            term = np.zeros(T, np.float32)
+            trunc = np.zeros(T, np.float32)
+            (term if ep.success else trunc)[-1] = 1.0
+            for k, v in (("obs", obs_n), ("next_obs", obs_n[nxt]), ("base_action", base_a), ("action", act_n),
+                         ("next_base_action", base_a[nxt]), ("reward", ep.reward.astype(np.float32)), ("terminated", term),
+                         ("truncated", trunc)):
+                cols[k].append(v)
     rows = {k: np.concatenate(v) for k, v in cols.items()}
     n = len(rows["reward"])
     rows.update(intervention=np.ones(n, np.float32), robot=np.full(n, -1, np.int64), seq=np.arange(n, dtype=np.int64))

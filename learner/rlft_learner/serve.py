@@ -28,8 +28,10 @@ import yaml
 
 from .export import export_residual_package
 from .her import HindsightRelabeler
+from .mirror import Mirror, MirrorRelabeler
 from .online_server import OnlineServer
 from .replay import FIELDS
+from .residual_nets import ObsFeatures
 from .residual_td3 import BasePackage, Config, ResidualTD3, config_keys, demo_rows
 from .security import check_bind, load_curve_server, load_signing_key, sign_package
 
@@ -40,12 +42,18 @@ def _names(csv: str) -> list[str]:
     return [n.strip() for n in csv.split(",") if n.strip()]
 
 
-def make_agent(cfg: Config, obs_dim: int, act_dim: int):
-    """The learner `algorithm` names: ResidualTD3 (ours) or RlpdSAC (the HIL-SERL/RLPD baseline, same interface)."""
+def make_agent(cfg: Config, obs_dim: int, act_dim: int, base: BasePackage | None = None):
+    """The learner `algorithm` names: ResidualTD3 (ours) or RlpdSAC (the HIL-SERL/RLPD baseline, same interface).
+    `obs_features` needs the base package (its observation names and stats)."""
     if cfg.algorithm == "rlpd_sac":
         from .rlpd_sac import RlpdSAC
         return RlpdSAC(cfg, obs_dim, act_dim)
-    return ResidualTD3(cfg, obs_dim, act_dim)
+    features = None
+    if cfg.obs_features:
+        if base is None:
+            raise ValueError("config: obs_features needs the base package's observation names and stats (base_package)")
+        features = ObsFeatures(list(base.obs_names), base.obs_mean, base.obs_std, cfg.obs_features)
+    return ResidualTD3(cfg, obs_dim, act_dim, features)
 
 log = logging.getLogger("rlft_learner.serve")
 
@@ -97,6 +105,11 @@ def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Conf
         raise ValueError(f"config: exploration_std must be >= 0 and exploration_rho in [0, 1) (robots refuse a package with rho >= 1); found {cfg.exploration_std}, {cfg.exploration_rho}")
     if cfg.actor_bc_source not in ("offline", "interventions"):
         raise ValueError(f"config: actor_bc_source must be offline or interventions; found {cfg.actor_bc_source!r}")
+    if cfg.mirror_obs and (cfg.algorithm != "residual_td3" or not 0.0 <= cfg.mirror_fraction <= 1.0):
+        raise ValueError(f"config: mirror_obs is a residual_td3 option (it re-runs the base) and mirror_fraction must be in "
+                         f"[0, 1]; found algorithm {cfg.algorithm}, mirror_fraction {cfg.mirror_fraction}")
+    if cfg.obs_features and cfg.algorithm != "residual_td3":
+        raise ValueError(f"config: obs_features is a residual_td3 option; found algorithm {cfg.algorithm}")
     if cfg.her_goal:
         if cfg.algorithm != "residual_td3":
             raise ValueError(f"config: her_goal relabels goals for the residual learner (it re-runs the base); found algorithm {cfg.algorithm}")
@@ -193,14 +206,18 @@ class Learner:
         self.out = out or (lambda line: (sys.stdout.write(line + "\n"), sys.stdout.flush()))
         torch.set_num_threads(cfg.threads)
         self.base = BasePackage.load(cfg.base_package)
-        self.agent = make_agent(cfg, len(self.base.obs_names), len(self.base.action_names))
+        self.agent = make_agent(cfg, len(self.base.obs_names), len(self.base.action_names), self.base)
         if cfg.chunk_critic:
             self.agent.enable_chunk_critic(self.base.execute_steps)
-        self.her = None
+        # Episode relabelers whose copies go to agent.her: hindsight goals (her.py), mirror symmetry (mirror.py).
+        self.relabelers: list[HindsightRelabeler] = []
         if cfg.her_goal:
-            self.her = HindsightRelabeler(self.base, _names(cfg.her_goal), _names(cfg.her_achieved), cfg.her_radius,
-                                          cfg.her_goals_per_episode, cfg.her_min_move or cfg.her_radius,
-                                          cfg.base_noise_scale, cfg.seed)
+            self.relabelers.append(HindsightRelabeler(self.base, _names(cfg.her_goal), _names(cfg.her_achieved), cfg.her_radius,
+                                                      cfg.her_goals_per_episode, cfg.her_min_move or cfg.her_radius,
+                                                      cfg.base_noise_scale, cfg.seed))
+        self.mirror = Mirror(self.base, _names(cfg.mirror_obs), _names(cfg.mirror_action)) if cfg.mirror_obs else None
+        if self.mirror is not None:
+            self.relabelers.append(MirrorRelabeler(self.base, self.mirror, cfg.base_noise_scale, cfg.seed))
         os.makedirs(cfg.run_dir, exist_ok=True)
         self.packages_dir = os.path.join(cfg.run_dir, "packages")
         self.latest_version: str | None = None
@@ -243,8 +260,8 @@ class Learner:
                 path = os.path.join(self.packages_dir, self.latest_version)
                 self.server.set_latest(path, json.load(open(os.path.join(path, "policy.json"))))
             self.resumed_from = self.agent.updates
-            if self.her is not None and self.agent.her is not None:
-                self.her.resume(self.agent.her)
+            for relabeler in self.relabelers:
+                relabeler.resume(self.agent.her)
             log.info("resumed %s from update %d (acked_seq %s, latest package %s)", self.cfg.run_dir, self.agent.updates,
                      {k: v["acked_seq"] for k, v in meta["robots"].items()}, self.latest_version)
         elif self.cfg.demo_dataset:
@@ -252,14 +269,14 @@ class Learner:
                 from .rlpd_sac import zero_base_demo_rows
                 rows = zero_base_demo_rows(self.cfg.demo_dataset, self.base)
             else:
-                rows = demo_rows(self.cfg.demo_dataset, self.base, self.cfg.base_noise_scale)
+                rows = demo_rows(self.cfg.demo_dataset, self.base, self.cfg.base_noise_scale, self.mirror)
             self.agent.add_offline(rows)
             log.info("offline buffer: %d demo transitions from %s", len(rows["seq"]), self.cfg.demo_dataset)
 
     def _on_rows(self, rows: dict[str, np.ndarray]) -> None:
         self.agent.add(rows)
-        if self.her is not None:
-            relabelled = self.her.add(rows)
+        for relabeler in self.relabelers:
+            relabelled = relabeler.add(rows)
             if relabelled is not None:
                 self.agent.add_her(relabelled)
         self.dirty = True
@@ -369,11 +386,12 @@ class Learner:
 
 def bench_update(cfg: Config, seconds: float = 5.0, obs_dim: int = 12, act_dim: int = 5) -> dict:
     torch.set_num_threads(cfg.threads)
+    base = None
     if cfg.base_package:
         base = BasePackage.load(cfg.base_package)
         obs_dim, act_dim = len(base.obs_names), len(base.action_names)
     cfg = dataclasses.replace(cfg, critic_warmup_updates=0, learning_starts=1)
-    agent = make_agent(cfg, obs_dim, act_dim)
+    agent = make_agent(cfg, obs_dim, act_dim, base)
     rng = np.random.default_rng(0)
     n = 20_000
     rows = {k: rng.uniform(-1, 1, size=(n,) if w is None else (n, obs_dim if w == "obs" else act_dim)).astype(dt)

@@ -188,6 +188,17 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     execute = int(base.policy["action"].get("execute_steps", 8))
     np.testing.assert_allclose(r0["base_action"][:execute], first[:execute], atol=1e-6)
     assert not np.allclose(r["base_action"][:execute], first[:execute], atol=1e-4)
+    # mirror_obs: each demo is followed by its reflection (o1 and a0 negated), its base actions planned on the mirror.
+    from rlft_learner.mirror import Mirror
+    rm = demo_rows(str(tmp_path / "demos.npz"), base, noise_scale=0.0, mirror=Mirror(base, ["o1"], ["a0"]))
+    assert rm["obs"].shape == (80, 4) and rm["terminated"].sum() == 2 and rm["truncated"][[59, 79]].tolist() == [1, 1]
+    np.testing.assert_allclose(rm["obs"][:20], r0["obs"][:20])
+    np.testing.assert_allclose(rm["obs"][20:40, 1], -r0["obs"][:20, 1], atol=1e-6)
+    np.testing.assert_allclose(rm["obs"][20:40, [0, 2, 3]], r0["obs"][:20, [0, 2, 3]])
+    np.testing.assert_allclose(rm["action"][20:40, 0], -r0["action"][:20, 0], atol=1e-6)
+    with T.no_grad():
+        mirrored = sampler(T.from_numpy(rm["obs"][[20, 20]].reshape(1, -1)), T.zeros(1, 16, 2)).numpy()[0]
+    np.testing.assert_allclose(rm["base_action"][20:20 + execute], mirrored[:execute], atol=1e-6)
 
 
 def test_clipped_intervention_actions_stay_inside_the_residual_box():
@@ -368,3 +379,49 @@ def test_exploration_rho_reaches_the_package_and_out_of_range_is_refused(tmp_pat
     for bad in (1.0, -0.1):
         with pytest.raises(ValueError, match="exploration_rho"):
             load_config("", {"exploration_rho": bad})
+
+
+def test_obs_features_are_relative_positions_inside_the_exported_networks(tmp_path):
+    """obs_features cube-target adds (cube - target) per shared suffix over its spread, and the distance, computed
+    from the normalised observation inside actor and critic: residual.onnx and critic.onnx keep the plain `obs`
+    input, and the critic export computes what the ensemble computes."""
+    from rlft_learner.export import _CriticBatchFirst
+    from rlft_learner.residual_nets import CriticEnsemble, ObsFeatures, ResidualActor
+    from rlft_learner.serve import make_agent
+    names = ["ee.x", "ee.y", "ee.z", "cube.x", "cube.y", "target.x", "target.y"]
+    mean = np.array([0.2, 0.0, 0.05, 0.2, 0.0, 0.2, 0.0], np.float32)
+    std = np.array([0.05, 0.1, 0.04, 0.03, 0.04, 0.04, 0.03], np.float32)
+    f = ObsFeatures(names, mean, std, "cube-target, ee-cube")
+    assert f.pairs == ["cube-target", "ee-cube"] and f.extra == 6  # x, y and the distance, twice (ee.z has no partner)
+    raw = np.array([[0.25, 0.1, 0.05, 0.23, -0.02, 0.20, 0.02]], np.float32)
+    out = f(torch.from_numpy((raw - mean) / std))[0].numpy()
+    s_ct = np.sqrt(std[3:5] ** 2 + std[5:7] ** 2)  # layout: obs (7), cube-target x y, ee-cube x y, the two distances
+    np.testing.assert_allclose(out[7:9], (raw[0, 3:5] - raw[0, 5:7]) / s_ct, rtol=1e-4)
+    np.testing.assert_allclose(out[11], np.hypot(0.03, -0.04) / np.sqrt(np.mean(s_ct ** 2)), rtol=1e-4)
+    np.testing.assert_allclose(out[:7], (raw[0] - mean) / std, rtol=1e-5)
+    with pytest.raises(ValueError, match="goal.*observations are ee.x"):
+        ObsFeatures(names, mean, std, "cube-goal")
+    with pytest.raises(ValueError, match="prefix pairs"):
+        ObsFeatures(names, mean, std, "cube")
+
+    torch.manual_seed(0)
+    actor, critic = ResidualActor(7, 2, hidden=16, features=f), CriticEnsemble(7, 2, hidden=16, heads=3, features=f)
+    torch.nn.init.normal_(actor.head.weight, std=0.1)
+    obs, act = torch.randn(5, 7), torch.rand(5, 2) * 2 - 1
+    with torch.no_grad():
+        assert torch.allclose(_CriticBatchFirst(critic)(obs, act), critic(obs, act).T, atol=1e-5)
+    base = write_base(tmp_path / "base", obs_dim=7)
+    path, _ = export_residual_package(actor, BasePackage.load(base), str(tmp_path / "pk"), 1, 0.05, critic=critic)
+    for file in ("residual.onnx", "critic.onnx"):
+        graph = onnx.load(os.path.join(path, file)).graph
+        assert [i.name for i in graph.input][0] == "obs"
+        assert graph.input[0].type.tensor_type.shape.dim[1].dim_value == 7
+    vec = json.load(open(os.path.join(path, "test_vectors.json")))
+    with torch.no_grad():
+        np.testing.assert_allclose(vec["residual"], actor(torch.tensor(vec["obs"]), torch.tensor(vec["base_action"])).numpy(), atol=1e-6)
+
+    cfg = load_config(overrides={"obs_features": "o0-o1", "critic_heads": 2, "critic_hidden": 16, "actor_hidden": 16})
+    with pytest.raises(ValueError, match="base package"):
+        make_agent(cfg, 7, 2)
+    with pytest.raises(ValueError, match="obs_features is a residual_td3 option"):
+        load_config(overrides={"obs_features": "cube-target", "algorithm": "rlpd_sac"})
