@@ -101,9 +101,13 @@ const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
  * Ours per task, under --res-set: a trust region around the base (actor_residual_penalty, docs/residual.md). peg_insert's
  * BC base already succeeds ~97% and plain TD3's bang-bang residual drops it to 0% within 100 episodes, so it keeps
  * w = 1; push_cube's base misses a fifth of its episodes: w = 1 holds it at BC's level (83%), plain TD3 dips to ~45%
- * and ends at 88–93%, w = 0.1 learned without the dip (97% in its first run).
+ * and ends at 88–93%, w = 0.1 learned without the dip (97% in its first run). push_cube's scene is mirror-symmetric in y,
+ * so ours also learns from every episode reflected (mirror_obs, learner/rlft_learner/mirror.py): alone that leaves the
+ * one-sample success where it was (~94.5% on 500 fresh seeds), but it trains a critic that ranks the base's samples well
+ * enough for critic best-of-8 to reach 95.4–97% (docs/residual.md, session 12). `--res-set mirror_obs=` turns it off.
  */
-const TASK_RESIDUAL: Record<Task, Record<string, unknown>> = { push_cube: { actor_residual_penalty: 0.1 }, peg_insert: { actor_residual_penalty: 1 } };
+const PUSH_MIRROR = { mirror_obs: "q.shoulder_pan,ee.y,cube.y,target.y", mirror_action: "shoulder_pan" };
+const TASK_RESIDUAL: Record<Task, Record<string, unknown>> = { push_cube: { actor_residual_penalty: 0.1, ...PUSH_MIRROR }, peg_insert: { actor_residual_penalty: 1 } };
 const LABEL: Record<string, string> = { residual: chunkMode ? `BC + residual RL + chunk-critic best-of-${P.chunkBestOf} (ours)` : "BC + residual RL (ours)", sac: "RLPD-SAC from scratch + demos" };
 /** Ours with --chunk-best-of: best-of-N base chunks ranked by the package's chunk critic. */
 const CHUNK_BEST_OF = chunkMode ? { best_of: P.chunkBestOf, best_of_select: "chunk_critic" as const } : {};
@@ -352,7 +356,7 @@ const bench: LearningBench = {
     "Same demos (the BC training set, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 as on a real 10 Hz robot.",
     "RLPD-SAC baseline (learner/rlft_learner/rlpd_sac.py): 2 LayerNorm critics 256x256, actor 256x256, Adam lr 3e-4, auto-entropy (target -|A|/2, initial alpha 1), 50/50 demo/online batches, UTD 2 and one actor update per env step like ours. gamma 0.99 and 3-step returns like ours for a like-for-like comparison (HIL-SERL uses gamma 0.97, RLPD 1-step).",
     "The SAC actor runs on the robot as a residual package with scale 1 over a zero base; the behaviour policy is its deterministic mean tanh(mu) plus Gaussian noise with the policy's own mean spread (clipped to [0.05, 0.3]), not SAC's own tanh-Gaussian sample. The learner publishes its untrained actor at start, so it explores from episode 0.",
-    "Ours (residual TD3) uses the learner defaults: 10-head REDQ critic 128 wide, residual scale 0.1, exploration std 0.05, critic warm-up 1000 updates; with the trust region actor_residual_penalty 0.1 on push_cube and 1 on peg_insert (bench/learning.ts TASK_RESIDUAL; --res-set overrides it).",
+    "Ours (residual TD3) uses the learner defaults: 10-head REDQ critic 128 wide, residual scale 0.1, exploration std 0.05, critic warm-up 1000 updates; with the trust region actor_residual_penalty 0.1 on push_cube and 1 on peg_insert, and on push_cube mirror-symmetry augmentation (mirror_obs q.shoulder_pan,ee.y,cube.y,target.y) (bench/learning.ts TASK_RESIDUAL; --res-set overrides it).",
     `Curve points evaluate the package that ran online episode k (session.jsonl) on the first ${P.evalSeeds} of the ${P.finalEval} final-evaluation seeds; evaluation runs without operator and without exploration noise.`,
   ],
 };
