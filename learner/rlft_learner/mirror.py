@@ -70,6 +70,7 @@ class MirrorRelabeler(HindsightRelabeler):
     robot = MIRROR_ROBOT
 
     def __init__(self, base, mirror: Mirror, noise_scale: float, seed: int):
+        # Only the episode-assembly state of HindsightRelabeler (add, resume); none of its goal settings.
         self.base, self.mirror, self.noise_scale = base, mirror, noise_scale
         self.execute = base.execute_steps
         self.gen = torch.Generator().manual_seed(seed + 7)

@@ -22,7 +22,7 @@ class ObsFeatures(nn.Module):
         ib: list[int] = []
         group: list[int] = []
         self.pairs: list[str] = []
-        for g, pair in enumerate(p.strip() for p in spec.split(",") if p.strip()):
+        for pair in (p.strip() for p in spec.split(",") if p.strip()):
             a, sep, b = pair.partition("-")
             if not sep or not a or not b:
                 raise ValueError(f"config: obs_features items are prefix pairs like cube-target; found {pair!r}")
@@ -33,7 +33,9 @@ class ObsFeatures(nn.Module):
                 raise ValueError(f"config: obs_features pair {pair!r} matches no observation suffix shared by {a}.* and "
                                  f"{b}.*; the base package's observations are {', '.join(names)}")
             for s in common:
-                ia.append(sa[s]); ib.append(sb[s]); group.append(len(self.pairs))
+                ia.append(sa[s])
+                ib.append(sb[s])
+                group.append(len(self.pairs))
             self.pairs.append(pair)
         mean = torch.as_tensor(mean, dtype=torch.float32)
         std = torch.as_tensor(std, dtype=torch.float32)

@@ -210,12 +210,13 @@ class ResidualTD3:
     clips_interventions = True
     #: The optional chunk-level critic (enable_chunk_critic); None for subclasses that never enable it (RlpdSAC).
     chunk: ChunkCritic | None = None
-    #: Hindsight-relabelled rows (her.py), when `her_goal` is set; None otherwise.
+    #: Relabelled copies of finished episodes: hindsight goals (her.py, `her_goal`) and mirrored episodes (mirror.py,
+    #: `mirror_obs`), each kind under its own pseudo-robot; None when neither is set.
     her: ReplayBuffer | None = None
 
     def __init__(self, cfg: Config, obs_dim: int, act_dim: int, features: ObsFeatures | None = None):
         """`features`: the relative observation features of `obs_features` (built from the base package by
-        make_features), shared by actor and critic; None = the normalised observation alone."""
+        serve.make_agent), shared by actor and critic; None = the normalised observation alone."""
         self.cfg, self.obs_dim, self.act_dim = cfg, obs_dim, act_dim
         torch.manual_seed(cfg.seed)
         self.device = torch.device(cfg.device)
