@@ -61,40 +61,33 @@ def base_actions(sampler, mcfg, obs_n: np.ndarray, execute: int, noise_scale: fl
     return np.clip(chunks.reshape(g, -1, act_dim)[:, :t_len], -1, 1).astype(np.float32)
 
 
-class HindsightRelabeler:
-    """Collects each robot's streamed rows into episodes and returns relabelled copies of every finished one."""
+class EpisodeRelabeler:
+    """Collects each robot's streamed rows into episodes and returns `relabel(episode)` of every finished one; the
+    copies carry the pseudo-robot `robot` and its own seq counter. Subclasses: HindsightRelabeler (here) and
+    mirror.MirrorRelabeler. Shared: the episode assembly, the seq counter and the lazily loaded base sampler."""
 
     robot = HER_ROBOT  # the pseudo-robot its rows carry
 
-    def __init__(self, base, goal: list[str], achieved: list[str], radius: float, goals_per_episode: int, min_move: float,
-                 noise_scale: float, seed: int):
-        missing = [n for n in goal + achieved if n not in base.obs_names]
-        if missing:
-            raise ValueError(f"config: her_goal / her_achieved name observations {missing} that the base package does not "
-                             f"have; its observations are {base.obs_names}")
-        if not goal or len(goal) != len(achieved):
-            raise ValueError(f"config: her_goal and her_achieved must name the same number (>= 1) of observations, e.g. "
-                             f"target.x,target.y and cube.x,cube.y; found {goal} and {achieved}")
-        self.base = base
-        self.gi = np.array([base.obs_names.index(n) for n in goal])
-        self.ai = np.array([base.obs_names.index(n) for n in achieved])
-        self.radius, self.k, self.min_move, self.noise_scale = radius, goals_per_episode, min_move, noise_scale
+    def __init__(self, base, noise_scale: float, gen_seed: int):
+        self.base, self.noise_scale = base, noise_scale
         self.execute = base.execute_steps
-        self.rng = np.random.default_rng(seed)
-        self.gen = torch.Generator().manual_seed(seed)
+        self.gen = torch.Generator().manual_seed(gen_seed)
         self._sampler = None
         self._open: dict[int, dict[str, list[np.ndarray]]] = {}  # robot -> columns of its current episode
         self._seq = 0  # next seq of the pseudo-robot
         self.episodes = 0  # episodes relabelled
+
+    def sampler(self):
+        """The frozen base's DDIM sampler and ModelConfig, loaded on first use."""
+        if self._sampler is None:
+            self._sampler = load_base_sampler(self.base.path)
+        return self._sampler
 
     def resume(self, buffer) -> None:
         """After a checkpoint restore: continue the pseudo-robot's seq after the rows `buffer` (agent.her) holds."""
         mine = buffer.data["robot"][: len(buffer)] == self.robot
         if mine.any():
             self._seq = int(buffer.data["seq"][: len(buffer)][mine].max()) + 1
-
-    def _raw(self, obs_n: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        return obs_n[..., idx] * self.base.obs_std[idx] + self.base.obs_mean[idx]
 
     def add(self, rows: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
         """Take received rows (several robots may interleave); return the relabelled rows of episodes they finish."""
@@ -119,6 +112,31 @@ class HindsightRelabeler:
         return {k: np.concatenate([c[k] for c in out]) for k in out[0]} if out else None
 
     def relabel(self, ep: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+        raise NotImplementedError
+
+
+class HindsightRelabeler(EpisodeRelabeler):
+    """Relabelled copies of every finished episode with goals where the object went (module docstring)."""
+
+    def __init__(self, base, goal: list[str], achieved: list[str], radius: float, goals_per_episode: int, min_move: float,
+                 noise_scale: float, seed: int):
+        missing = [n for n in goal + achieved if n not in base.obs_names]
+        if missing:
+            raise ValueError(f"config: her_goal / her_achieved name observations {missing} that the base package does not "
+                             f"have; its observations are {base.obs_names}")
+        if not goal or len(goal) != len(achieved):
+            raise ValueError(f"config: her_goal and her_achieved must name the same number (>= 1) of observations, e.g. "
+                             f"target.x,target.y and cube.x,cube.y; found {goal} and {achieved}")
+        super().__init__(base, noise_scale, seed)
+        self.gi = np.array([base.obs_names.index(n) for n in goal])
+        self.ai = np.array([base.obs_names.index(n) for n in achieved])
+        self.radius, self.k, self.min_move = radius, goals_per_episode, min_move
+        self.rng = np.random.default_rng(seed)
+
+    def _raw(self, obs_n: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        return obs_n[..., idx] * self.base.obs_std[idx] + self.base.obs_mean[idx]
+
+    def relabel(self, ep: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
         """Up to `goals_per_episode` relabelled copies of one episode (rows 0..T-1 of one robot, step 0 first)."""
         t_len = len(ep["seq"])
         reached = self._raw(ep["next_obs"], self.ai)  # (T, g): achieved position after each step
@@ -138,9 +156,7 @@ class HindsightRelabeler:
         nxt = np.repeat(ep["next_obs"][None], len(goals), axis=0)
         obs[:, :, self.gi] = goal_n[:, None, :]
         nxt[:, :, self.gi] = goal_n[:, None, :]
-        if self._sampler is None:
-            self._sampler = load_base_sampler(self.base.path)
-        sampler, mcfg = self._sampler
+        sampler, mcfg = self.sampler()
         t_max = int(ends.max()) + 1
         base_a = base_actions(sampler, mcfg, obs[:, :t_max], self.execute, self.noise_scale, self.gen)  # (G, t_max, A)
         cols: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "next_obs", "base_action", "next_base_action", "action",

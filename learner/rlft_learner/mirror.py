@@ -23,9 +23,8 @@ handed gripper) is data from a different task.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from .her import HindsightRelabeler, base_actions, load_base_sampler
+from .her import EpisodeRelabeler, base_actions
 
 #: Robot index of mirrored online rows (HER's copies use -2, demos -1).
 MIRROR_ROBOT = -3
@@ -63,29 +62,20 @@ class Mirror:
         return out
 
 
-class MirrorRelabeler(HindsightRelabeler):
-    """Collects each robot's streamed rows into episodes (HindsightRelabeler's assembly) and returns the mirrored copy
-    of every finished one, with the base re-run on the mirrored observations."""
+class MirrorRelabeler(EpisodeRelabeler):
+    """The mirrored copy of every finished episode, with the base re-run on the mirrored observations."""
 
     robot = MIRROR_ROBOT
 
     def __init__(self, base, mirror: Mirror, noise_scale: float, seed: int):
-        # Only the episode-assembly state of HindsightRelabeler (add, resume); none of its goal settings.
-        self.base, self.mirror, self.noise_scale = base, mirror, noise_scale
-        self.execute = base.execute_steps
-        self.gen = torch.Generator().manual_seed(seed + 7)
-        self._sampler = None
-        self._open = {}
-        self._seq = 0
-        self.episodes = 0
+        super().__init__(base, noise_scale, seed + 7)
+        self.mirror = mirror
 
     def relabel(self, ep: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
         t_len = len(ep["seq"])
         obs = self.mirror.obs(ep["obs"])  # (T, obs_dim)
         nxt = self.mirror.obs(ep["next_obs"])
-        if self._sampler is None:
-            self._sampler = load_base_sampler(self.base.path)
-        sampler, mcfg = self._sampler
+        sampler, mcfg = self.sampler()
         # One more step than the episode: the base action at next_obs of the last step, for a truncated episode's
         # bootstrap (from the chunk the robot would have been executing then).
         seq_obs = np.concatenate([obs, nxt[-1:]])[None]  # (1, T+1, obs_dim)

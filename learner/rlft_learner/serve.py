@@ -27,7 +27,7 @@ import torch
 import yaml
 
 from .export import export_residual_package
-from .her import HindsightRelabeler
+from .her import EpisodeRelabeler, HindsightRelabeler
 from .mirror import Mirror, MirrorRelabeler
 from .online_server import OnlineServer
 from .replay import FIELDS
@@ -210,7 +210,7 @@ class Learner:
         if cfg.chunk_critic:
             self.agent.enable_chunk_critic(self.base.execute_steps)
         # Episode relabelers whose copies go to agent.her: hindsight goals (her.py), mirror symmetry (mirror.py).
-        self.relabelers: list[HindsightRelabeler] = []
+        self.relabelers: list[EpisodeRelabeler] = []
         if cfg.her_goal:
             self.relabelers.append(HindsightRelabeler(self.base, _names(cfg.her_goal), _names(cfg.her_achieved), cfg.her_radius,
                                                       cfg.her_goals_per_episode, cfg.her_min_move or cfg.her_radius,
