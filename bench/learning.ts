@@ -13,13 +13,16 @@
  *
  * Usage: npm run bench:learning [-- --task push_cube|peg_insert] [-- --episodes 300] [-- --quick]
  *        [-- --methods residual,sac] [-- --res-set key=value ...] [-- --sac-set key=value ...] [-- --no-throughput]
- *        [-- --best-of 8] [-- --temperature 1] [-- --chunk-best-of 8]
+ *        [-- --best-of 8] [-- --temperature 1] [-- --chunk-best-of 8] [-- --session-best-of 8 [-- --session-best-of-select critic]]
  * --temperature T samples the BC base at temperature T (actor.noise_scale) everywhere: sessions, curve, final
  * evaluation and the BC-alone row.
  * --best-of N (> 1) also evaluates BC and the final residual package with best-of-N base chunks (critic-ranked and
  * consensus) on the final held-out seeds (ALGORITHMS.md §1 "go beyond"); 1 skips it.
  * --chunk-best-of N (> 1): ours also trains the chunk-level critic (learner chunk_critic: true) and the robot runs
  * best-of-N base chunks ranked by it, in the session (with best_of_explore) and in every evaluation of its packages.
+ * --session-best-of N (> 1) does the same with the ranking --session-best-of-select (critic: the residual package's
+ * step critic, the default; chunk_critic: as --chunk-best-of), so ours is trained and evaluated steering the base
+ * by its own critic (value-guided policy steering, V-GPS; docs/residual.md session 13).
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, copyFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -66,8 +69,16 @@ const P = {
   temperature: num("--temperature", 1),
   chunkBestOf: num("--chunk-best-of", 1),
 };
-/** --chunk-best-of N > 1: ours trains the chunk critic and runs best-of-N ranked by it. */
-const chunkMode = P.chunkBestOf > 1;
+/** Best-of-N base chunks for ours in its session and every evaluation of its packages (--session-best-of, --chunk-best-of). */
+const STEER = {
+  n: num("--session-best-of", P.chunkBestOf),
+  select: arg("--session-best-of-select", P.chunkBestOf > 1 ? "chunk_critic" : "critic") as "critic" | "chunk_critic",
+};
+if (!["critic", "chunk_critic"].includes(STEER.select)) throw new Error(`--session-best-of-select: critic or chunk_critic; got ${STEER.select}`);
+if (!(Number.isInteger(STEER.n) && STEER.n >= 1 && STEER.n <= 64)) throw new Error(`--session-best-of: an integer in [1, 64]; got ${STEER.n}`);
+const steerMode = STEER.n > 1;
+/** Steering by the chunk critic: ours also trains it (learner chunk_critic: true). */
+const chunkMode = steerMode && STEER.select === "chunk_critic";
 if (!(P.temperature >= 0 && P.temperature <= 2)) throw new Error(`--temperature: the base's sampling temperature (actor.noise_scale) in [0, 2]; got ${P.temperature}`);
 if (P.evalSeeds > P.finalEval) throw new Error("--eval-seeds must not exceed --final-eval (curve seeds are the first final-eval seeds)");
 const methods = arg("--methods", "residual,sac").split(",").filter(Boolean);
@@ -108,9 +119,9 @@ const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
  */
 const PUSH_MIRROR = { mirror_obs: "q.shoulder_pan,ee.y,cube.y,target.y", mirror_action: "shoulder_pan" };
 const TASK_RESIDUAL: Record<Task, Record<string, unknown>> = { push_cube: { actor_residual_penalty: 0.1, ...PUSH_MIRROR }, peg_insert: { actor_residual_penalty: 1 } };
-const LABEL: Record<string, string> = { residual: chunkMode ? `BC + residual RL + chunk-critic best-of-${P.chunkBestOf} (ours)` : "BC + residual RL (ours)", sac: "RLPD-SAC from scratch + demos" };
-/** Ours with --chunk-best-of: best-of-N base chunks ranked by the package's chunk critic. */
-const CHUNK_BEST_OF = chunkMode ? { best_of: P.chunkBestOf, best_of_select: "chunk_critic" as const } : {};
+const LABEL: Record<string, string> = { residual: steerMode ? `BC + residual RL + ${chunkMode ? "chunk-critic" : "critic"} best-of-${STEER.n} (ours)` : "BC + residual RL (ours)", sac: "RLPD-SAC from scratch + demos" };
+/** Ours with --session-best-of / --chunk-best-of: best-of-N base chunks ranked by the package's (chunk) critic. */
+const CHUNK_BEST_OF = steerMode ? { best_of: STEER.n, best_of_select: STEER.select } : {};
 
 const t0 = performance.now();
 const log = (m: string) => console.log(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${m}`);
@@ -350,7 +361,7 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
 const date = new Date().toISOString();
 const stamp = date.replace(/[:.]/g, "-");
 const bench: LearningBench = {
-  date, git: gitRevision(), overrides: { residual: { ...(chunkMode ? { chunk_critic: true, chunk_best_of: P.chunkBestOf } : {}), ...RES_SET }, sac: SAC_SET }, temperature: P.temperature, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
+  date, git: gitRevision(), overrides: { residual: { ...(chunkMode ? { chunk_critic: true } : {}), ...(steerMode ? { session_best_of: STEER.n, session_best_of_select: STEER.select } : {}), ...RES_SET }, sac: SAC_SET }, temperature: P.temperature, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
   tasks: [], throughput: null, seconds: 0,
   notes: [
     "Same demos (the BC training set, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 as on a real 10 Hz robot.",
