@@ -121,7 +121,7 @@ const PUSH_MIRROR = { mirror_obs: "q.shoulder_pan,ee.y,cube.y,target.y", mirror_
 const TASK_RESIDUAL: Record<Task, Record<string, unknown>> = { push_cube: { actor_residual_penalty: 0.1, ...PUSH_MIRROR }, peg_insert: { actor_residual_penalty: 1 } };
 const LABEL: Record<string, string> = { residual: steerMode ? `BC + residual RL + ${chunkMode ? "chunk-critic" : "critic"} best-of-${STEER.n} (ours)` : "BC + residual RL (ours)", sac: "RLPD-SAC from scratch + demos" };
 /** Ours with --session-best-of / --chunk-best-of: best-of-N base chunks ranked by the package's (chunk) critic. */
-const CHUNK_BEST_OF = steerMode ? { best_of: STEER.n, best_of_select: STEER.select } : {};
+const STEER_BEST_OF = steerMode ? { best_of: STEER.n, best_of_select: STEER.select } : {};
 
 const t0 = performance.now();
 const log = (m: string) => console.log(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${m}`);
@@ -174,7 +174,7 @@ async function demosAndBc(task: Task, dir: string) {
 /** A stack for evaluation on held-out seeds: no exploration noise, no recording; the operator only when asked. */
 async function evalStack(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, opts: { operator: boolean; bestOf?: { n: number; select: "critic" | "consensus" } }): Promise<Stack> {
   const cfg = launchFor(task);
-  const chunk = residual && !zeroBase ? CHUNK_BEST_OF : {};
+  const chunk = residual && !zeroBase ? STEER_BEST_OF : {};
   cfg.actor = { ...cfg.actor, kind: "policy", package: basePackage, residual, ...chunk, ...(opts.bestOf ? { best_of: opts.bestOf.n, best_of_select: opts.bestOf.select } : {}) };
   cfg.operator.enabled = opts.operator;
   cfg.recorder.enabled = false;
@@ -231,7 +231,7 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
   const out = join(dir, method);
   rmSync(out, { recursive: true, force: true });
   const cfg = launchFor(task);
-  cfg.actor = { ...cfg.actor, kind: "policy", package: bcPackage, ...(zero ? {} : CHUNK_BEST_OF) };
+  cfg.actor = { ...cfg.actor, kind: "policy", package: bcPackage, ...(zero ? {} : STEER_BEST_OF) };
   cfg.operator.enabled = true;
   cfg.recorder.enabled = false;
   const learnerConfig = { ...METHOD_CONFIG[method], ...(method === "residual" ? { ...TASK_RESIDUAL[task], ...RES_SET } : {}), demo_dataset: resolve(demoNpz) };
