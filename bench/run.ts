@@ -6,7 +6,9 @@
  *  2. Simulation speed (simulated seconds per wall second) of the full stack, with and without the camera.
  *  3. VLA inference: the prefix (once per chunk) and one action-expert step (per Euler step), p50/p99, in
  *     onnxruntime-node (worker thread, as the robot runs them) vs the same networks in PyTorch eager — 1 thread each.
- * Usage: npm run bench [-- --package DIR] [-- --vla-package DIR] [-- --iters N]
+ *  4. Best-of-N sampling at a re-plan (launch `actor.best_of`, N = --best-of, default 16): the N chunks as one batched
+ *     sampler call (`DiffusionPolicy.sampleChunks`, what the policy actor runs) vs N calls one after the other.
+ * Usage: npm run bench [-- --package DIR] [-- --vla-package DIR] [-- --iters N] [-- --best-of N]
  */
 import { existsSync, mkdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { spawnSync } from "node:child_process";
@@ -25,6 +27,8 @@ const arg = (name: string, dflt: string) => {
   return i >= 0 ? argv[i + 1] : dflt;
 };
 const iters = Number(arg("--iters", "300"));
+const bestOfN = Number(arg("--best-of", "16"));
+if (!(Number.isInteger(bestOfN) && bestOfN >= 2 && bestOfN <= 64)) throw new Error(`--best-of: an integer in [2, 64] (chunks per re-plan, as actor.best_of); got ${bestOfN}`);
 const py = findPython();
 
 function packageForBench(): { dir: string; cleanup: () => void; source: string } {
@@ -82,6 +86,25 @@ function vlaPackageForBench(): { dir: string; cleanup: () => void; source: strin
 type Pct = { p50: number; p99: number };
 const pct = (xs: number[]): Pct => ({ p50: percentile(xs, 50), p99: percentile(xs, 99) });
 
+/** Best-of-N at one re-plan: N chunks for one observation history, batched vs one call each (interleaved rounds). */
+async function bestOfSampling(dir: string, n: number): Promise<{ batched: Pct; sequential: Pct; rounds: number }> {
+  const p = await DiffusionPolicy.create(dir, { mode: "graph", threads: 1 });
+  const j = p.package.json;
+  const hist = Array.from({ length: j.observation.history }, () => j.observation.mean.map((m) => m + 0.1));
+  for (let i = 0; i < 5; i++) await p.sampleChunks(hist, n);
+  const batched: number[] = [];
+  const sequential: number[] = [];
+  const rounds = Math.max(20, Math.ceil(iters / n));
+  for (let r = 0; r < rounds; r++) {
+    batched.push((await p.sampleChunks(hist, n)).inferenceMs);
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) await p.sampleChunk(hist);
+    sequential.push(performance.now() - t0);
+  }
+  await p.close();
+  return { batched: pct(batched), sequential: pct(sequential), rounds };
+}
+
 async function onnxVla(dir: string): Promise<{ prefix: Pct; step: Pct; chunk: Pct; steps: number }> {
   const p = await VlaPolicy.create(dir, { threads: 1 });
   const images: Record<string, { width: number; height: number; data: Uint8Array }> = {};
@@ -122,6 +145,7 @@ try {
   const simCam = await simSpeed(true);
   const vlaOnnx = await onnxVla(vlaPkg.dir);
   const vlaTorch = torchVla(vlaPkg.dir);
+  const bestOf = await bestOfSampling(pkg.dir, bestOfN);
   const f = (x: number) => x.toFixed(3).padStart(8);
   console.log("\nwhole action chunk (all DDIM steps)      p50 ms    p99 ms   p50 vs PyTorch");
   console.log(`  onnxruntime-node, loop in one graph  ${f(graph.p50)}  ${f(graph.p99)}   ${(graph.p50 / torch.p50).toFixed(2)}×`);
@@ -136,6 +160,9 @@ try {
   console.log(`  expert step, onnxruntime-node        ${f(vlaOnnx.step.p50)}  ${f(vlaOnnx.step.p99)}   ${(vlaOnnx.step.p50 / vlaTorch.step.p50).toFixed(2)}×`);
   console.log(`  expert step, PyTorch eager           ${f(vlaTorch.step.p50)}  ${f(vlaTorch.step.p99)}   1.00×`);
   console.log(`  whole chunk (prefix + ${vlaOnnx.steps} steps), onnx  ${f(vlaOnnx.chunk.p50)}  ${f(vlaOnnx.chunk.p99)}`);
+  console.log(`\nbest-of-${bestOfN} re-plan: ${bestOfN} whole chunks for one observation (${bestOf.rounds} rounds)   p50 ms    p99 ms   p50 vs one call each`);
+  console.log(`  one batched sampler call (the actor's) ${f(bestOf.batched.p50)}  ${f(bestOf.batched.p99)}   ${(bestOf.batched.p50 / bestOf.sequential.p50).toFixed(2)}×`);
+  console.log(`  ${String(bestOfN).padEnd(2)} calls one after the other        ${f(bestOf.sequential.p50)}  ${f(bestOf.sequential.p99)}   1.00×`);
   const result = {
     date: new Date().toISOString(),
     policy: pkg.source,
@@ -151,6 +178,7 @@ try {
       ratio_prefix_onnx_vs_torch_p50: vlaOnnx.prefix.p50 / vlaTorch.prefix.p50,
       ratio_step_onnx_vs_torch_p50: vlaOnnx.step.p50 / vlaTorch.step.p50,
     },
+    best_of: { n: bestOfN, rounds: bestOf.rounds, batched_ms: bestOf.batched, sequential_ms: bestOf.sequential, ratio_batched_vs_sequential_p50: bestOf.batched.p50 / bestOf.sequential.p50 },
   };
   mkdirSync("bench/results", { recursive: true });
   const out = join("bench/results", `${result.date.replace(/[:.]/g, "-")}.json`);

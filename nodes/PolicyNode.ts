@@ -124,8 +124,7 @@ export class PolicyActor implements Actor {
 
   async #bestOfChunk(h: number[][], b: BestOfN): Promise<{ actions: number[][]; inferenceMs: number }> {
     const t0 = performance.now();
-    const cands: number[][][] = [];
-    for (let i = 0; i < b.n; i++) cands.push((await this.policy.sampleChunk(h)).actions);
+    const cands = (await this.policy.sampleChunks(h, b.n)).chunks; // one batched sampler call for the N samples
     let pick = 0;
     const explore = this.#training && (b.explore ?? 0) > 0 && this.#uniform() < (b.explore ?? 0);
     if (b.select === "consensus") pick = medoidChunk(cands, this.#k);

@@ -61,6 +61,26 @@ for (const mode of ["graph", "ts"] as const) {
   });
 }
 
+for (const mode of ["graph", "ts"] as const) {
+  test(`${mode} mode with CFG: a batch of noises gives each one's guided chunk (best-of-N on a RECAP package)`, async () => {
+    const policy = await DiffusionPolicy.create(recap.dir, { mode, logger: quiet });
+    try {
+      const obs = Float32Array.from(v.obs[0]);
+      const noises = v.noise.slice(0, 3).map((x) => Float32Array.from(x.flat()));
+      const alone = await Promise.all(noises.map((x) => policy.denoise(obs, x, "positive")));
+      const batch = new Float32Array(noises.reduce((a, x) => a + x.length, 0));
+      noises.forEach((x, i) => batch.set(x, i * x.length));
+      const out = await policy.denoise(obs, batch, "positive");
+      alone.forEach((a, i) => {
+        const d = maxAbsDiff(out.subarray(i * a.length, (i + 1) * a.length), a);
+        assert.ok(d <= 1e-5, `noise ${i}: max |Δ| = ${d}`);
+      });
+    } finally {
+      await policy.close();
+    }
+  });
+}
+
 test("CFG: TS cfgCombine equals the learner's combination of its own conditioned and unconditioned passes", async () => {
   const client = await InferenceClient.create({ denoiser: join(recap.dir, "denoiser.onnx") }, { logger: quiet });
   try {

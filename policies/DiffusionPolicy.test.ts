@@ -93,6 +93,37 @@ test("seeded noise: same seed, same chunk; chunks differ between calls", async (
   }
 });
 
+for (const mode of ["graph", "ts"] as const) {
+  test(`${mode} mode: sampleChunks(obs, N) is N sampleChunk calls in one batched call (same seeded draws)`, async () => {
+    const one = await DiffusionPolicy.create(fixture.dir, { mode, seed: 11, logger: quiet });
+    const batched = await DiffusionPolicy.create(fixture.dir, { mode, seed: 11, logger: quiet });
+    try {
+      const { history, names } = one.package.json.observation;
+      const obs = Array.from({ length: history }, (_, h) => names.map((_, i) => 0.05 * (i + 1) - 0.02 * h));
+      const sequential: number[][][] = [];
+      for (let i = 0; i < 5; i++) sequential.push((await one.sampleChunk(obs)).actions);
+      const { chunks, inferenceMs } = await batched.sampleChunks(obs, 5);
+      assert.ok(inferenceMs >= 0);
+      assert.equal(chunks.length, 5);
+      const { min, max } = one.package.json.action;
+      chunks.forEach((c, i) => c.forEach((row, h) => row.forEach((a, j) => {
+        const tol = 1e-5 * Math.max(1, (max[j] - min[j]) / 2);
+        assert.ok(Math.abs(a - sequential[i][h][j]) <= tol, `chunk ${i} [${h}][${j}]: batched ${a}, sequential ${sequential[i][h][j]}`);
+      })));
+      assert.notDeepEqual(chunks[0], chunks[1], "each sample has its own noise");
+      // The generators stay in step: the next call of each draws the same noise again.
+      const next = (await one.sampleChunk(obs)).actions;
+      const nextB = (await batched.sampleChunks(obs, 1)).chunks[0];
+      next.forEach((row, h) => row.forEach((a, j) => assert.ok(Math.abs(a - nextB[h][j]) <= 1e-5 * Math.max(1, (max[j] - min[j]) / 2))));
+      await assert.rejects(batched.sampleChunks(obs, 0), (e: unknown) => e instanceof PolicyInputError && e.code === "bad_shape" && /count must be an integer ≥ 1/.test(e.message));
+      await assert.rejects(batched.denoise(batched.normaliseObservation(obs), new Float32Array(7)), /noise: expected a multiple of/);
+    } finally {
+      await one.close();
+      await batched.close();
+    }
+  });
+}
+
 test("noiseScale: the seeded noise times the temperature; 0 gives one deterministic chunk; out of range is refused", async () => {
   const half = await DiffusionPolicy.create(fixture.dir, { seed: 7, noiseScale: 0.5, logger: quiet });
   const zero = await DiffusionPolicy.create(fixture.dir, { seed: 7, noiseScale: 0, logger: quiet });

@@ -149,48 +149,64 @@ export class DiffusionPolicy {
   async sampleChunk(obsHistory: readonly (readonly number[])[], noise?: Float32Array): Promise<ActionChunk> {
     const t0 = performance.now();
     const obs = this.normaliseObservation(obsHistory);
-    const { horizon } = this.package.json.action;
-    const n = horizon * this.package.actionDim;
-    if (noise !== undefined && noise.length !== n) throw new PolicyInputError("bad_shape", `noise: expected ${n} values (horizon ${horizon} × action_dim ${this.package.actionDim}), found ${noise.length}`);
+    const n = this.#chunkSize;
+    if (noise !== undefined && noise.length !== n) throw new PolicyInputError("bad_shape", `noise: expected ${n} values (horizon ${this.package.json.action.horizon} × action_dim ${this.package.actionDim}), found ${noise.length}`);
     const x0 = noise !== undefined ? noise : gaussianArray(this.#normal, n, this.noiseScale);
     const x = await this.denoise(obs, x0);
     return { actions: this.unnormaliseActions(x), inferenceMs: performance.now() - t0 };
   }
 
   /**
-   * The sampler in normalised space: `obs` [history·obs_dim] normalised, `noise` [horizon·action_dim] → the
-   * normalised action chunk, clipped to [-1, 1] (what sampler.onnx outputs). Inputs are not modified.
+   * `count` chunks for one observation history in one batched call (best-of-N at a re-plan): the seeded noise is drawn
+   * in the same order as by `count` calls of {@link sampleChunk}, so the chunks are those calls' (up to the float
+   * rounding of batched kernels), for one round trip to the worker instead of `count`.
+   */
+  async sampleChunks(obsHistory: readonly (readonly number[])[], count: number): Promise<{ chunks: number[][][]; inferenceMs: number }> {
+    if (!Number.isInteger(count) || count < 1) throw new PolicyInputError("bad_shape", `sampleChunks: count must be an integer ≥ 1 (chunks per re-plan, actor.best_of), got ${count}`);
+    const t0 = performance.now();
+    const obs = this.normaliseObservation(obsHistory);
+    const n = this.#chunkSize;
+    const x = await this.denoise(obs, gaussianArray(this.#normal, count * n, this.noiseScale));
+    const chunks = Array.from({ length: count }, (_, i) => this.unnormaliseActions(x.subarray(i * n, (i + 1) * n)));
+    return { chunks, inferenceMs: performance.now() - t0 };
+  }
+
+  /** Values in one chunk's noise: horizon × action_dim. */
+  get #chunkSize(): number {
+    return this.package.json.action.horizon * this.package.actionDim;
+  }
+
+  /**
+   * The sampler in normalised space: `obs` [history·obs_dim] normalised, `noise` B chunks' noise back to back
+   * (B × horizon × action_dim, B ≥ 1) → B normalised action chunks for that one observation, clipped to [-1, 1]
+   * (what sampler.onnx outputs), in one call per graph or per DDIM step. Inputs are not modified.
    */
   async denoise(obs: Float32Array, noise: Float32Array, indicator: Indicator | null = this.indicator): Promise<Float32Array> {
-    const xDims = [1, this.package.json.action.horizon, this.package.actionDim];
-    const obsDims = [1, obs.length];
+    const n = this.#chunkSize;
+    const b = noise.length / n;
+    if (!Number.isInteger(b) || b < 1) throw new PolicyInputError("bad_shape", `noise: expected a multiple of ${n} values (chunks × horizon ${this.package.json.action.horizon} × action_dim ${this.package.actionDim}), found ${noise.length}`);
+    const chunkDims = [this.package.json.action.horizon, this.package.actionDim];
     if ((indicator === null) !== (this.indicator === null)) throw new PolicyInputError("bad_shape", `indicator: this policy ${this.indicator === null ? "takes no indicator" : "needs an indicator"}, got ${indicator}`);
     if (this.mode === "graph") {
-      const { outputs } = await this.#client.run("sampler", { obs: { data: new Float32Array(obs), dims: obsDims }, noise: { data: new Float32Array(noise), dims: xDims }, ...indicatorFeed(this.package.json, indicator, 1) });
+      const { outputs } = await this.#client.run("sampler", { obs: { data: tile(obs, b), dims: [b, obs.length] }, noise: { data: new Float32Array(noise), dims: [b, ...chunkDims] }, ...indicatorFeed(this.package.json, indicator, b) });
       return outputs.action.data as Float32Array;
     }
     const beta = this.cfgBeta;
-    // Guidance: the conditioned and the unconditioned pass as one batch of 2, like the learner's sampler graph.
+    // Guidance: the b conditioned and the b unconditioned passes as one batch of 2b, like the learner's sampler graph.
     const guided = indicator !== null && beta !== 1;
-    const b = guided ? 2 : 1;
-    const n = noise.length;
+    const rows = guided ? 2 * b : b;
     const x = new Float32Array(noise);
+    const obsB = tile(obs, rows);
     for (const step of this.#schedule) {
-      const obsB = new Float32Array(b * obs.length);
-      const xB = new Float32Array(b * n);
-      for (let i = 0; i < b; i++) {
-        obsB.set(obs, i * obs.length);
-        xB.set(x, i * n);
-      }
       const feeds: Record<string, WireTensor> = {
-        obs: { data: obsB, dims: [b, obs.length] },
-        x: { data: xB, dims: [b, ...xDims.slice(1)] },
-        t: { data: new BigInt64Array(b).fill(BigInt(step.t)), dims: [b] },
+        obs: { data: new Float32Array(obsB), dims: [rows, obs.length] },
+        x: { data: tile(x, rows / b), dims: [rows, ...chunkDims] },
+        t: { data: new BigInt64Array(rows).fill(BigInt(step.t)), dims: [rows] },
       };
-      if (indicator !== null) Object.assign(feeds, guided ? indicatorFeed(this.package.json, [indicator, "unconditioned"], 2) : indicatorFeed(this.package.json, indicator, 1));
+      if (indicator !== null) Object.assign(feeds, indicatorFeed(this.package.json, guided ? [...Array<Indicator>(b).fill(indicator), ...Array<Indicator>(b).fill("unconditioned")] : indicator, rows));
       const { outputs } = await this.#client.run("denoiser", feeds);
       const eps = outputs.eps.data as Float32Array;
-      ddimStep(x, guided ? cfgCombine(eps.subarray(0, n), eps.subarray(n, 2 * n), beta) : eps, step, x);
+      ddimStep(x, guided ? cfgCombine(eps.subarray(0, b * n), eps.subarray(b * n, 2 * b * n), beta) : eps, step, x);
     }
     return clipUnit(x);
   }
@@ -229,6 +245,13 @@ export class DiffusionPolicy {
   async close(): Promise<void> {
     await this.#client.close();
   }
+}
+
+/** `x` repeated `times` times back to back, in a new array (feeds are transferred to the worker). */
+function tile(x: Float32Array, times: number): Float32Array {
+  const out = new Float32Array(times * x.length);
+  for (let i = 0; i < times; i++) out.set(x, i * x.length);
+  return out;
 }
 
 /** The indicator input feed (`{ [advantage.input]: int64 [b] }`), or {} for a plain policy. */
