@@ -10,6 +10,7 @@ import { PolicyPackageError } from "./PolicyPackageError.ts";
 import { clipUnit, ddimSchedule, ddimStep, type DdimStep } from "./ddim.ts";
 import { cfgCombine, resolveIndicator, type Indicator, type IndicatorSetting } from "./AdvantageConditioning.ts";
 import { gaussian, gaussianArray, noiseScaleProblem } from "./gaussian.ts";
+import { tile } from "./tile.ts";
 
 /** Thrown for inputs the policy refuses (non-finite or wrongly shaped observations); the caller holds the robot. */
 export class PolicyInputError extends Error {
@@ -245,13 +246,6 @@ export class DiffusionPolicy {
   async close(): Promise<void> {
     await this.#client.close();
   }
-}
-
-/** `x` repeated `times` times back to back, in a new array (feeds are transferred to the worker). */
-function tile(x: Float32Array, times: number): Float32Array {
-  const out = new Float32Array(times * x.length);
-  for (let i = 0; i < times; i++) out.set(x, i * x.length);
-  return out;
 }
 
 /** The indicator input feed (`{ [advantage.input]: int64 [b] }`), or {} for a plain policy. */

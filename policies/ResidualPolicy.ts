@@ -14,6 +14,7 @@ import { PolicyPackage, PolicyPackageError, readPolicyJson, verifyHashes, type R
 import { InferenceClient, type InferenceClientOptions } from "./InferenceClient.ts";
 import { PolicyInputError } from "./DiffusionPolicy.ts";
 import { gaussian, mulberry32 } from "./gaussian.ts";
+import { tile } from "./tile.ts";
 
 /** Options of {@link ResidualPolicy.create}. */
 export interface ResidualPolicyOptions {
@@ -215,10 +216,7 @@ export class ResidualPolicy {
 
   /** One raw observation, normalised, repeated for a batch of `n` candidates ([n · obs_dim], row-major). */
   #tiledObservation(obsRaw: readonly number[], n: number): Float32Array {
-    const one = this.#normObservation(obsRaw);
-    const out = new Float32Array(n * one.length);
-    for (let i = 0; i < n; i++) out.set(one, i * one.length);
-    return out;
+    return tile(this.#normObservation(obsRaw), n);
   }
 
   /** Raw base action → [-1, 1] with the base package's action range; throws {@link PolicyInputError} on a wrong length or NaN/Inf. */
