@@ -16,6 +16,11 @@ random sample, so this evaluates the improving best-of-N policy (policy iteratio
   there — what the policy would have run without the operator, as at evaluation.
 - Windows cut by a truncation (timeout, abort, a gap in seq) have no next window and are dropped.
 - Demonstrations are not used: their base actions are relabelled samples, not what was executed.
+- With mirror_obs (mirror.py) every online step also enters reflected, as its own pseudo-robot: mirrored observation,
+  mirrored base action, the same reward, flags, seq and step. Unlike the step critic's mirrored episodes (which re-run
+  the base on the mirrored observations), a window keeps the reflection of the chunk the robot ran: in a
+  mirror-symmetric scene that chunk, run from the mirrored state, makes the mirrored trajectory, so the window's
+  return is exact. The rows can be mirrored one by one as they stream in, since a window needs no look-ahead.
 """
 
 from __future__ import annotations
@@ -31,6 +36,19 @@ from .residual_nets import CriticEnsemble
 def _redq(q: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     pick = torch.randperm(q.shape[0], generator=gen)[:2]
     return q[pick].min(dim=0).values  # (B,)
+
+
+#: Pseudo-robot of robot r's mirrored stream: MIRROR_ROBOT_BASE - r (mirror.py's copies use -3, HER's -2, demos -1).
+MIRROR_ROBOT_BASE = -1000
+
+
+def mirrored_rows(rows: dict[str, np.ndarray], mirror) -> dict[str, np.ndarray]:
+    """Online step rows -> their reflection under `mirror` (mirror.Mirror) for ChunkWindows.add."""
+    out = dict(rows)
+    out["obs"] = mirror.obs(rows["obs"])
+    out["base_action"] = mirror.action(rows["base_action"])
+    out["robot"] = MIRROR_ROBOT_BASE - np.asarray(rows["robot"], np.int64)
+    return out
 
 
 class ChunkWindows:

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from .cli import help_meta as _h
-from .chunk_critic import ChunkCritic
+from .chunk_critic import ChunkCritic, mirrored_rows
 from .replay import Batch, ReplayBuffer, to_batch
 from .residual_nets import CriticEnsemble, ObsFeatures, ResidualActor, combine
 
@@ -239,10 +239,14 @@ class ResidualTD3:
         self.env_steps = 0  # online transitions received (the UTD clock)
         self.intervention_steps = 0
         self.chunk = None
+        self.chunk_mirror = None
 
-    def enable_chunk_critic(self, k: int) -> None:
-        """Train a chunk critic over windows of the base package's K = action.execute_steps (chunk_critic.py)."""
+    def enable_chunk_critic(self, k: int, mirror=None) -> None:
+        """Train a chunk critic over windows of the base package's K = action.execute_steps (chunk_critic.py). With
+        `mirror` (mirror.Mirror, from mirror_obs) it also learns from every online step reflected: the windows of
+        the mirrored stream, whose chunk is the reflection of the base chunk the robot ran (chunk_critic.py)."""
         cfg = self.cfg
+        self.chunk_mirror = mirror
         self.chunk = ChunkCritic(k, self.obs_dim, self.act_dim, gamma=cfg.gamma, hidden=cfg.critic_hidden,
                                  layers=cfg.critic_layers, heads=cfg.critic_heads, lr=cfg.critic_lr,
                                  weight_decay=cfg.weight_decay, tau=cfg.tau, grad_clip=cfg.grad_clip,
@@ -254,6 +258,8 @@ class ResidualTD3:
             rows = clip_interventions(rows, self.cfg.residual_scale)
         if self.chunk is not None and "step" in rows:
             self.chunk.windows.add(rows)
+            if self.chunk_mirror is not None:
+                self.chunk.windows.add(mirrored_rows(rows, self.chunk_mirror))
         online, offline = route(rows)
         self.online.add(online)
         if offline is not None:

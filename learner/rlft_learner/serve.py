@@ -207,8 +207,6 @@ class Learner:
         torch.set_num_threads(cfg.threads)
         self.base = BasePackage.load(cfg.base_package)
         self.agent = make_agent(cfg, len(self.base.obs_names), len(self.base.action_names), self.base)
-        if cfg.chunk_critic:
-            self.agent.enable_chunk_critic(self.base.execute_steps)
         # Episode relabelers whose copies go to agent.her: hindsight goals (her.py), mirror symmetry (mirror.py).
         self.relabelers: list[EpisodeRelabeler] = []
         if cfg.her_goal:
@@ -218,6 +216,8 @@ class Learner:
         self.mirror = Mirror(self.base, _names(cfg.mirror_obs), _names(cfg.mirror_action)) if cfg.mirror_obs else None
         if self.mirror is not None:
             self.relabelers.append(MirrorRelabeler(self.base, self.mirror, cfg.base_noise_scale, cfg.seed))
+        if cfg.chunk_critic:
+            self.agent.enable_chunk_critic(self.base.execute_steps, self.mirror)
         os.makedirs(cfg.run_dir, exist_ok=True)
         self.packages_dir = os.path.join(cfg.run_dir, "packages")
         self.latest_version: str | None = None

@@ -117,3 +117,40 @@ def test_package_carries_chunk_critic_onnx(tmp_path):
     with torch.no_grad():
         want = net(torch.tensor(json.load(open(os.path.join(path, "test_vectors.json")))["obs"]), torch.tensor(vec["chunk"])).T
     assert np.allclose(np.array(vec["q"]), want.numpy(), atol=1e-5)
+
+
+class _FlipFirst:
+    """A stand-in for mirror.Mirror: negates observation 1 and action 1 (normalised)."""
+
+    def obs(self, o):
+        o = np.array(o, np.float32, copy=True)
+        o[..., 1] *= -1
+        return o
+
+    def action(self, a):
+        a = np.array(a, np.float32, copy=True)
+        a[..., 1] *= -1
+        return a
+
+
+def test_mirrored_stream_adds_reflected_windows_of_the_chunk_the_robot_ran():
+    cfg = Config(base_package="x", chunk_critic=True, learning_starts=1, critic_hidden=16, actor_hidden=16,
+                 critic_heads=3, batch_size=16)
+    agent = ResidualTD3(cfg, OBS, ACT)
+    agent.enable_chunk_critic(K, _FlipFirst())
+    r = steps(list(range(10)), list(range(10)), reward=[0] * 9 + [1], terminated=[0] * 9 + [1])
+    r["obs"][:, 1] = 0.5
+    r["base_action"][:, 1] = 0.25
+    agent.add(r)
+    w = agent.chunk.windows
+    assert len(w) == 6  # windows at steps 0, 4, 8 for the robot and again for its mirror image
+    real = [i for i in range(6) if w.obs[i, 1] > 0]
+    mir = [i for i in range(6) if w.obs[i, 1] < 0]
+    assert len(real) == len(mir) == 3
+    for a, b in zip(real, mir):
+        assert w.obs[a, 0] == w.obs[b, 0] and w.ret[a] == pytest.approx(w.ret[b]) and w.terminal[a] == w.terminal[b]
+        assert np.allclose(w.chunk[b].reshape(K, ACT)[:, 1], -w.chunk[a].reshape(K, ACT)[:, 1])
+        assert np.allclose(w.chunk[b].reshape(K, ACT)[:, 0], w.chunk[a].reshape(K, ACT)[:, 0])
+    # each stream's windows link to their own next window
+    assert all(w.next[i] in real for i in real if w.next[i] >= 0) and all(w.next[i] in mir for i in mir if w.next[i] >= 0)
+    assert sorted(w.trainable().tolist()) == sorted(real + mir)

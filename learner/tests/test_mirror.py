@@ -67,3 +67,20 @@ def test_a_finished_episode_gets_a_mirrored_copy_with_the_base_re_run(tmp_path):
     assert fresh_h._seq == seqs[robots == HER_ROBOT].max() + 1
     batch = agent.her.nstep(np.arange(len(agent.her)), 3, 0.99)
     assert np.isfinite(batch["ret"]).all()
+
+
+def test_the_learner_gives_the_chunk_critic_the_task_mirror(tmp_path):
+    from rlft_learner.serve import Learner
+    from test_server import free_port
+    base = write_base(tmp_path / "base")
+    for name, mirror in (("m", "cube.y,target.y"), ("plain", "")):
+        cfg = load_config(overrides={"base_package": base.path, "run_dir": str(tmp_path / name), "chunk_critic": True,
+                                     "mirror_obs": mirror, "critic_hidden": 16, "actor_hidden": 16,
+                                     "experience_bind": f"tcp://127.0.0.1:{free_port()}",
+                                     "policy_bind": f"tcp://127.0.0.1:{free_port()}"})
+        learner = Learner(cfg, out=lambda line: None)
+        try:
+            assert learner.agent.chunk is not None
+            assert learner.agent.chunk_mirror is learner.mirror and (learner.mirror is None) == (not mirror)
+        finally:
+            learner.server.close()
