@@ -172,7 +172,7 @@ async function demosAndBc(task: Task, dir: string) {
 // Evaluation on held-out seeds: no exploration noise, no recording; the operator only for the supervised measure.
 
 /** A stack for evaluation on held-out seeds: no exploration noise, no recording; the operator only when asked. */
-async function evalStack(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, opts: { operator: boolean; bestOf?: { n: number; select: "critic" | "consensus" } }): Promise<Stack> {
+async function evalStack(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, opts: { operator: boolean; bestOf?: { n: number; select: "critic" | "critics" | "consensus" } }): Promise<Stack> {
   const cfg = launchFor(task);
   const chunk = residual && !zeroBase ? STEER_BEST_OF : {};
   cfg.actor = { ...cfg.actor, kind: "policy", package: basePackage, residual, ...chunk, ...(opts.bestOf ? { best_of: opts.bestOf.n, best_of_select: opts.bestOf.select } : {}) };
@@ -183,7 +183,7 @@ async function evalStack(task: Task, basePackage: string, residual: string | und
   return stack;
 }
 
-async function evaluate(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, count: number, bestOf?: { n: number; select: "critic" | "consensus"; stats?: { chunks: number; reranked: number } }): Promise<EpisodeResult[]> {
+async function evaluate(task: Task, basePackage: string, residual: string | undefined, zeroBase: boolean, count: number, bestOf?: { n: number; select: "critic" | "critics" | "consensus"; stats?: { chunks: number; reranked: number } }): Promise<EpisodeResult[]> {
   const stack = await evalStack(task, basePackage, residual, zeroBase, { operator: false, bestOf });
   try {
     const rs = await stack.runEpisodes({ count, seed: P.evalSeed });
@@ -234,7 +234,7 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
   cfg.actor = { ...cfg.actor, kind: "policy", package: bcPackage, ...(zero ? {} : STEER_BEST_OF) };
   cfg.operator.enabled = true;
   cfg.recorder.enabled = false;
-  const learnerConfig = { ...METHOD_CONFIG[method], ...(method === "residual" ? { ...TASK_RESIDUAL[task], ...RES_SET } : {}), demo_dataset: resolve(demoNpz) };
+  const learnerConfig: Record<string, unknown> = { ...METHOD_CONFIG[method], ...(method === "residual" ? { ...TASK_RESIDUAL[task], ...RES_SET } : {}), demo_dataset: resolve(demoNpz) };
   log(`${task}/${method}: online session, ${P.episodes} episodes (seeds ${P.sessionSeed}..), learner ${JSON.stringify(learnerConfig)}`);
   const ts = performance.now();
   let lastLog = 0;
@@ -284,8 +284,10 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
     const stats = { chunks: 0, reranked: 0 };
     const critic = await evaluate(task, bcPackage, packageDir(finalVersion), false, P.finalEval, { n: P.bestOf, select: "critic", stats });
     const consensus = await evaluate(task, bcPackage, packageDir(finalVersion), false, P.finalEval, { n: P.bestOf, select: "consensus" });
-    bestOf = { n: P.bestOf, critic: rate(successes(critic), critic.length), consensus: rate(successes(consensus), consensus.length), rerankedFraction: stats.chunks ? stats.reranked / stats.chunks : 0 };
-    log(`${task}/${method}: best-of-${P.bestOf} final: critic ${successes(critic)}/${critic.length}, consensus ${successes(consensus)}/${consensus.length}`);
+    // A package with a chunk critic (learner chunk_critic: true) is also ranked by both critics voting.
+    const both = learnerConfig.chunk_critic === true ? await evaluate(task, bcPackage, packageDir(finalVersion), false, P.finalEval, { n: P.bestOf, select: "critics" }) : null;
+    bestOf = { n: P.bestOf, critic: rate(successes(critic), critic.length), consensus: rate(successes(consensus), consensus.length), rerankedFraction: stats.chunks ? stats.reranked / stats.chunks : 0, ...(both ? { critics: rate(successes(both), both.length) } : {}) };
+    log(`${task}/${method}: best-of-${P.bestOf} final: critic ${successes(critic)}/${critic.length}, consensus ${successes(consensus)}/${consensus.length}${both ? `, both critics ${successes(both)}/${both.length}` : ""}`);
   }
   const sup = await supervised(task, bcPackage, residualDir(finalVersion), zero, P.finalEval);
   log(`${task}/${method}: final package with the scripted operator on the held-out seeds: ${(100 * sup.interventionRate).toFixed(1)}% of steps under operator control, ${sup.episodesWithIntervention}/${sup.n} episodes with a takeover`);

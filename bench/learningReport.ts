@@ -51,7 +51,8 @@ export interface MethodResult {
   /** The final package on the final-evaluation seeds with the scripted operator watching (absent in older reports). */
   supervised?: Supervised;
   /** The final package with best-of-N base chunks (same held-out seeds): critic-ranked and consensus (medoid). */
-  bestOf?: { n: number; critic: Rate; consensus: Rate; rerankedFraction: number };
+  /** critics: ranked by the step and the chunk critic voting (only for a package with a chunk critic). */
+  bestOf?: { n: number; critic: Rate; consensus: Rate; rerankedFraction: number; critics?: Rate };
   session: {
     dir: string;
     episodes: SessionEpisodeRow[];
@@ -159,9 +160,11 @@ export function markdown(b: LearningBench): string {
       const n = t.bc.bestOfConsensus.samples;
       out.push(`Best-of-${n} base chunks at every re-plan (ALGORITHMS.md §1 "go beyond"), final packages, same held-out seeds: ` +
         "critic = the residual package's critic ranks the N samples' first executed action; consensus = the medoid chunk (no critic), the control.", "");
-      out.push("| policy | one sample | best-of-N consensus | best-of-N critic |", "|---|---|---|---|");
-      out.push(`| BC base alone | ${ci(t.bc.final)} | ${ci(t.bc.bestOfConsensus)} | - |`);
-      for (const m of bo) out.push(`| ${m.label} | ${ci(m.final)} | ${ci(m.bestOf!.consensus)} | ${ci(m.bestOf!.critic)} (another sample than the first in ${pct(m.bestOf!.rerankedFraction)} of chunks) |`);
+      const both = bo.some((m) => m.bestOf!.critics);
+      if (both) out.push("critics = the step critic and the package's chunk critic (scores of the K executed base actions) vote: each one's N scores standardised and summed.", "");
+      out.push(`| policy | one sample | best-of-N consensus | best-of-N critic |${both ? " best-of-N critics |" : ""}`, `|---|---|---|---|${both ? "---|" : ""}`);
+      out.push(`| BC base alone | ${ci(t.bc.final)} | ${ci(t.bc.bestOfConsensus)} | - |${both ? " - |" : ""}`);
+      for (const m of bo) out.push(`| ${m.label} | ${ci(m.final)} | ${ci(m.bestOf!.consensus)} | ${ci(m.bestOf!.critic)} (another sample than the first in ${pct(m.bestOf!.rerankedFraction)} of chunks) |${both ? ` ${m.bestOf!.critics ? ci(m.bestOf!.critics) : "-"} |` : ""}`);
       out.push("");
     }
   }

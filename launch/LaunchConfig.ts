@@ -84,10 +84,10 @@ export const LaunchSchema = z
          * Best-of-N base chunks at every re-plan (docs/protocol.md § Best-of-N): N samples, one executed. 1 = off.
          * best_of_select critic: ranked by the residual package's critic (needs critic.onnx); chunk_critic: ranked by
          * its chunk-level critic over the K executed steps (needs chunk_critic.onnx, learner `chunk_critic: true`);
-         * consensus: the medoid. The N chunks are sampled in one batched call (npm run bench: the cost at N = 16).
+         * critics: both, their scores standardised over the N samples and summed (needs both files); consensus: the medoid. The N chunks are sampled in one batched call (npm run bench: the cost at N = 16).
          */
         best_of: z.number().int().min(1).max(64).default(1),
-        best_of_select: z.enum(["critic", "chunk_critic", "consensus"]).default("critic"),
+        best_of_select: z.enum(["critic", "chunk_critic", "critics", "consensus"]).default("critic"),
         /**
          * Training mode (rlft session) with a critic ranking: the share of re-plans that run the first sample
          * unranked (a plain base sample), so the critic keeps seeing chunks it did not pick. Evaluation never explores.

@@ -1,7 +1,7 @@
 // Best-of-N base chunks: the consensus (medoid) choice, the critic-free control of critic-ranked best-of-N.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { medoidChunk } from "./PolicyNode.ts";
+import { medoidChunk, sumStandardised } from "./PolicyNode.ts";
 
 test("medoidChunk picks the chunk closest to all the others over the executed steps only", () => {
   const chunk = (a: number, tail = 0) => [[a, 0], [a, 0], [tail, tail]];
@@ -12,6 +12,16 @@ test("medoidChunk picks the chunk closest to all the others over the executed st
   assert.equal(medoidChunk([chunk(0), chunk(1)], 2), 0, "ties go to the first sample");
 });
 
+test("sumStandardised: each critic's scores count on one scale, so two critics vote and a constant one abstains", () => {
+  // The step critic prefers 2 slightly, the chunk critic (100x its scale) prefers 1 strongly: z-scores make both count.
+  const step = [0.50, 0.51, 0.52];
+  const chunk = [10, 90, 20];
+  const z = sumStandardised([step, chunk]);
+  assert.equal(z.indexOf(Math.max(...z)), 1);
+  assert.ok(Math.abs(z.reduce((a, x) => a + x, 0)) < 1e-9, "z-scores sum to zero");
+  assert.deepEqual(sumStandardised([[3, 3, 3], [1, 2, 3]]).map((x) => Math.round(x * 1e6) / 1e6), [-1.224745, 0, 1.224745]);
+});
+
 test("best-of-N ranked by the chunk critic: evaluation runs the chunk it scores highest; training explores with the first sample", async () => {
   const { makeResidualFixture } = await import("../policies/testing/residualFixture.ts");
   const { PolicyActor } = await import("./PolicyNode.ts");
@@ -20,10 +30,10 @@ test("best-of-N ranked by the chunk critic: evaluation runs the chunk it scores 
     const { PolicyPackage } = await import("../policies/PolicyPackage.ts");
     const j = (await PolicyPackage.load(fx.baseDir)).json;
     const obs = { names: [...j.observation.names], values: j.observation.mean.map((m, i) => m + 0.5 * j.observation.std[i] * Math.sin(i)) };
-    const run = async (training: boolean, explore: number) => {
+    const run = async (training: boolean, explore: number, select: "chunk_critic" | "critics" = "chunk_critic") => {
       const actor = await PolicyActor.create(fx.baseDir, {
         jointNames: j.action.names, observationNames: j.observation.names, residual: fx.residualDir, training,
-        bestOf: { n: 6, select: "chunk_critic", explore }, logger: { warn: () => {}, info: () => {} },
+        bestOf: { n: 6, select, explore }, logger: { warn: () => {}, info: () => {} },
       });
       try {
         actor.reset(7);
@@ -37,6 +47,9 @@ test("best-of-N ranked by the chunk critic: evaluation runs the chunk it scores 
     assert.equal(ranked.chunks, 4);
     assert.ok(ranked.reranked > 0, "with a random critic the best of 6 is rarely always the first sample");
     assert.deepEqual(await run(true, 1), { chunks: 4, reranked: 0 }, "training with explore 1 always runs the unranked first sample");
+    const both = await run(false, 1, "critics");
+    assert.equal(both.chunks, 4);
+    assert.ok(both.reranked > 0, "both critics voting rank the samples too");
   } finally {
     await fx.cleanup();
   }

@@ -50,14 +50,26 @@ export interface PolicyActorOptions {
  * Q); needs a residual package with critic.onnx, otherwise the first sample runs (warned once). `consensus`: the
  * medoid — the chunk closest (L2 over the executed steps) to all the others, a critic-free control. `chunk_critic`: the
  * one whose K executed base actions the package's chunk-level critic scores highest (learner chunk_critic.py; PA-RL,
- * Q-chunking); in training mode a share `explore` of re-plans runs the first (unranked) sample instead.
+ * Q-chunking). `critics`: both, each critic's N scores standardised (z-scores over the samples) and summed. In
+ * training mode a share `explore` of re-plans runs the first (unranked) sample instead.
  */
 export interface BestOfN {
   n: number;
-  select: "critic" | "chunk_critic" | "consensus";
+  select: "critic" | "chunk_critic" | "critics" | "consensus";
   pessimism?: number;
   /** Training mode only: probability of running the first sample unranked (default 0). */
   explore?: number;
+}
+
+/** Element-wise sum of score vectors, each first standardised over its entries (a constant vector adds 0). */
+export function sumStandardised(parts: readonly (readonly number[])[]): number[] {
+  const out = new Array<number>(parts[0].length).fill(0);
+  for (const p of parts) {
+    const mean = p.reduce((a, x) => a + x, 0) / p.length;
+    const sd = Math.sqrt(p.reduce((a, x) => a + (x - mean) ** 2, 0) / p.length);
+    for (let i = 0; i < p.length; i++) out[i] += sd > 0 ? (p[i] - mean) / sd : 0;
+  }
+  return out;
 }
 
 /** Index of the medoid of `chunks` over their first `k` steps: the least sum of L2 distances to the others. */
@@ -129,18 +141,23 @@ export class PolicyActor implements Actor {
     const explore = this.#training && (b.explore ?? 0) > 0 && this.#uniform() < (b.explore ?? 0);
     if (b.select === "consensus") pick = medoidChunk(cands, this.#k);
     else if (!explore) {
-      // Critic ranking: the chunk critic scores whole chunks, the step critic their first action.
+      // Critic ranking: the chunk critic scores whole chunks, the step critic their first action; `critics` sums
+      // both scores, each standardised over the N samples (their scales differ), so two value estimates vote.
       const res = this.residual.current;
-      const chunk = b.select === "chunk_critic";
+      const useChunk = b.select === "chunk_critic" || b.select === "critics";
+      const useStep = b.select === "critic" || b.select === "critics";
       const obs = h[h.length - 1];
-      const scores = !res ? null
-        : chunk ? (res.hasChunkCritic ? await res.scoreChunks(obs, cands, b.pessimism ?? 0) : null)
-        : res.hasCritic ? await res.scoreBaseActions(obs, cands.map((c) => c[0]), b.pessimism ?? 0) : null;
-      if (scores) pick = scores.indexOf(Math.max(...scores));
-      else if (!this.#warnedNoCritic) {
+      const ready = !!res && (!useChunk || res.hasChunkCritic) && (!useStep || res.hasCritic);
+      if (res && ready) {
+        const parts: number[][] = [];
+        if (useStep) parts.push(await res.scoreBaseActions(obs, cands.map((c) => c[0]), b.pessimism ?? 0));
+        if (useChunk) parts.push(await res.scoreChunks(obs, cands, b.pessimism ?? 0));
+        const scores = parts.length === 1 ? parts[0] : sumStandardised(parts);
+        pick = scores.indexOf(Math.max(...scores));
+      } else if (!this.#warnedNoCritic) {
         this.#warnedNoCritic = true;
-        const file = chunk ? "chunk_critic.onnx (learner chunk_critic: true writes one)" : "critic.onnx";
-        this.#logger?.warn(`actor.best_of: select ${b.select}, but ${res ? `residual ${res.version} has no ${file}` : "no residual package runs yet"} — executing the first of the ${b.n} samples until one with a ${chunk ? "chunk critic" : "critic"} arrives`);
+        const file = useChunk && useStep ? "critic.onnx and chunk_critic.onnx (learner chunk_critic: true writes both)" : useChunk ? "chunk_critic.onnx (learner chunk_critic: true writes one)" : "critic.onnx";
+        this.#logger?.warn(`actor.best_of: select ${b.select}, but ${res ? `residual ${res.version} lacks ${file}` : "no residual package runs yet"} — executing the first of the ${b.n} samples until one with ${useChunk && useStep ? "both critics" : useChunk ? "a chunk critic" : "a critic"} arrives`);
       }
     }
     this.bestOfStats.chunks++;

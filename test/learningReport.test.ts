@@ -43,3 +43,17 @@ test("a report written before the same-seed measure (no supervised fields) rende
   assert.doesNotMatch(md, /Interventions on the same/);
   assert.match(md, /\| BC \+ residual RL \(ours\) \| 95\.0% \(95\/100\)/);
 });
+
+test("the best-of-N table gains a column ranked by both critics only when a package was scored that way", () => {
+  const withBoth = bench(true);
+  const t = withBoth.tasks[0];
+  t.bc.bestOfConsensus = { samples: 16, ...rate(80, 100) };
+  t.methods.residual.bestOf = { n: 16, critic: rate(96, 100), consensus: rate(93, 100), rerankedFraction: 0.5, critics: rate(97, 100) };
+  const md = markdown(withBoth);
+  assert.match(md, /\| policy \| one sample \| best-of-N consensus \| best-of-N critic \| best-of-N critics \|/);
+  assert.match(md, /\| BC \+ residual RL \(ours\) \| 95\.0% .* \| 93\.0% .* \| 96\.0% .* \| 97\.0% \(97\/100\)/);
+  delete t.methods.residual.bestOf.critics;
+  const md2 = markdown(withBoth);
+  assert.match(md2, /\| policy \| one sample \| best-of-N consensus \| best-of-N critic \|\n/);
+  assert.doesNotMatch(md2, /critics/);
+});

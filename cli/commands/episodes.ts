@@ -78,7 +78,7 @@ export function registerEpisodeCommands(program: Command): void {
     .option("--no-camera", "skip the ray-cast camera (faster)")
     .option("--launch <file>", "launch file to start from", DEFAULT_LAUNCH)
     .option("--best-of <n>", "sample n base chunks per re-plan and run one (actor.best_of)", int("--best-of", 1), 1)
-    .option("--best-of-select <how>", "critic (the residual package's critic ranks their first action) | chunk_critic (its chunk critic ranks their executed steps) | consensus (the medoid chunk)", "critic")
+    .option("--best-of-select <how>", "critic (the residual package's critic ranks their first action) | chunk_critic (its chunk critic ranks their executed steps) | critics (both critics vote: standardised scores summed) | consensus (the medoid chunk)", "critic")
     .option("--cfg-beta <beta>", "RECAP package: classifier-free guidance weight instead of the package's (actor.cfg_beta)", parseFloat)
     .option("--noise-scale <s>", "sampling temperature of the base policy: its initial noise × s, in [0, 2] (actor.noise_scale)", parseFloat)
     .option("--json", "print the summary as JSON")
@@ -86,7 +86,7 @@ export function registerEpisodeCommands(program: Command): void {
     .action(async (o) => {
       const cfg = baseConfig(o.launch);
       cfg.task = o.task;
-      if (!["critic", "chunk_critic", "consensus"].includes(o.bestOfSelect)) throw new Error(`--best-of-select: critic, chunk_critic or consensus; got ${o.bestOfSelect}`);
+      if (!["critic", "chunk_critic", "critics", "consensus"].includes(o.bestOfSelect)) throw new Error(`--best-of-select: critic, chunk_critic, critics or consensus; got ${o.bestOfSelect}`);
       if (o.cfgBeta !== undefined && !(Number.isFinite(o.cfgBeta) && o.cfgBeta >= 0 && o.cfgBeta <= 10)) throw new Error(`--cfg-beta: a guidance weight in [0, 10]; got ${o.cfgBeta}`);
       const badScale = o.noiseScale !== undefined ? noiseScaleProblem(o.noiseScale) : null;
       if (badScale) throw new Error(`--noise-scale: ${badScale}`);
