@@ -20,7 +20,8 @@ random sample, so this evaluates the improving best-of-N policy (policy iteratio
   mirrored base action, the same reward, flags, seq and step. Unlike the step critic's mirrored episodes (which re-run
   the base on the mirrored observations), a window keeps the reflection of the chunk the robot ran: in a
   mirror-symmetric scene that chunk, run from the mirrored state, makes the mirrored trajectory, so the window's
-  return is exact. The rows can be mirrored one by one as they stream in, since a window needs no look-ahead.
+  return holds (up to the residual, whose output is not constrained to be symmetric). The rows can be mirrored one
+  by one as they stream in, since a window needs no look-ahead.
 """
 
 from __future__ import annotations
