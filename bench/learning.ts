@@ -116,9 +116,13 @@ const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
  * so ours also learns from every episode reflected (mirror_obs, learner/rlft_learner/mirror.py): alone that leaves the
  * one-sample success where it was (~94.5% on 500 fresh seeds), but it trains a critic that ranks the base's samples well
  * enough for critic best-of-8 to reach 95.4–97% (docs/residual.md, session 12). `--res-set mirror_obs=` turns it off.
+ * peg_insert explores with exploration_std 0.02 instead of the learner's 0.05: 0.05 is ~7 mm at the tool per joint
+ * against a 2 mm clearance, so the noise itself jams the peg and calls the operator; with 0.02 three runs kept BC's level
+ * on 500 held-out seeds (96.2 / 94.0 / 96.4% against BC's 96.0%; 0.05 gave 91.4% in the session-14 bench) and the
+ * operator's share of steps on those seeds went from BC's 13.9% to 9.1 / 14.8 / 10.7% (docs/residual.md, session 15).
  */
 const PUSH_MIRROR = { mirror_obs: "q.shoulder_pan,ee.y,cube.y,target.y", mirror_action: "shoulder_pan" };
-const TASK_RESIDUAL: Record<Task, Record<string, unknown>> = { push_cube: { actor_residual_penalty: 0.1, ...PUSH_MIRROR }, peg_insert: { actor_residual_penalty: 1 } };
+const TASK_RESIDUAL: Record<Task, Record<string, unknown>> = { push_cube: { actor_residual_penalty: 0.1, ...PUSH_MIRROR }, peg_insert: { actor_residual_penalty: 1, exploration_std: 0.02 } };
 const LABEL: Record<string, string> = { residual: steerMode ? `BC + residual RL + ${chunkMode ? "chunk-critic" : "critic"} best-of-${STEER.n} (ours)` : "BC + residual RL (ours)", sac: "RLPD-SAC from scratch + demos" };
 /** Ours with --session-best-of / --chunk-best-of: best-of-N base chunks ranked by the package's (chunk) critic. */
 const STEER_BEST_OF = steerMode ? { best_of: STEER.n, best_of_select: STEER.select } : {};
