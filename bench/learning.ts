@@ -27,6 +27,8 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, copyFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { parse as parseYaml } from "yaml";
 import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
 import { Stack, gitRevision } from "../launch/Stack.ts";
 import { PolicyActor } from "../nodes/PolicyNode.ts";
@@ -109,20 +111,25 @@ const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
   sac: { ...COMMON, algorithm: "rlpd_sac", critic_hidden: 256, critic_layers: 2, actor_hidden: 256, actor_layers: 2, ...SAC_SET },
 };
 /**
- * Ours per task, under --res-set: a trust region around the base (actor_residual_penalty, docs/residual.md). peg_insert's
- * BC base already succeeds ~97% and plain TD3's bang-bang residual drops it to 0% within 100 episodes, so it keeps
- * w = 1; push_cube's base misses a fifth of its episodes: w = 1 holds it at BC's level (83%), plain TD3 dips to ~45%
- * and ends at 88–93%, w = 0.1 learned without the dip (97% in its first run). push_cube's scene is mirror-symmetric in y,
- * so ours also learns from every episode reflected (mirror_obs, learner/rlft_learner/mirror.py): alone that leaves the
- * one-sample success where it was (~94.5% on 500 fresh seeds), but it trains a critic that ranks the base's samples well
- * enough for critic best-of-8 to reach 95.4–97% (docs/residual.md, session 12). `--res-set mirror_obs=` turns it off.
- * peg_insert explores with exploration_std 0.02 instead of the learner's 0.05: 0.05 is ~7 mm at the tool per joint
- * against a 2 mm clearance, so the noise itself jams the peg and calls the operator; with 0.02 three runs kept BC's level
- * on 500 held-out seeds (96.2 / 94.0 / 96.4% against BC's 96.0%; 0.05 gave 91.4% in the session-14 bench) and the
- * operator's share of steps on those seeds went from BC's 13.9% to 9.1 / 14.8 / 10.7% (docs/residual.md, session 15).
+ * Ours per task, under --res-set: the learner presets a user starts a session with (learner/presets/<task>.yaml, read
+ * here so the bench measures exactly what ships). Both put a trust region around the base (actor_residual_penalty,
+ * docs/residual.md): peg_insert's BC base already succeeds ~96% and plain TD3's bang-bang residual drops it to 0% within
+ * 100 episodes, so it keeps w = 1, and it explores with exploration_std 0.02 (0.05 is ~7 mm at the tool per joint
+ * against a 2 mm clearance: three runs at 0.02 kept BC's level on 500 held-out seeds, 96.2 / 94.0 / 96.4% against
+ * 96.0%, where 0.05 gave 91.4% in the session-14 bench). push_cube's base misses a fifth of its episodes: w = 1 holds it
+ * at BC's level (83%), plain TD3 dips to ~45% and ends at 88–93%, w = 0.1 learned without the dip. push_cube's scene is
+ * mirror-symmetric in y, so ours also learns from every episode reflected (mirror_obs, learner/rlft_learner/mirror.py):
+ * alone that leaves the one-sample success where it was, but it trains a critic that ranks the base's samples well
+ * enough for critic best-of-16 to reach 95% in ten runs of twelve (docs/residual.md, sessions 12–15).
+ * `--res-set mirror_obs=` turns it off.
  */
-const PUSH_MIRROR = { mirror_obs: "q.shoulder_pan,ee.y,cube.y,target.y", mirror_action: "shoulder_pan" };
-const TASK_RESIDUAL: Record<Task, Record<string, unknown>> = { push_cube: { actor_residual_penalty: 0.1, ...PUSH_MIRROR }, peg_insert: { actor_residual_penalty: 1, exploration_std: 0.02 } };
+function preset(task: Task): Record<string, unknown> {
+  const file = fileURLToPath(new URL(`../learner/presets/${task}.yaml`, import.meta.url));
+  const doc: unknown = parseYaml(readFileSync(file, "utf8"));
+  if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new Error(`${file}: expected a mapping of learner config keys`);
+  return doc as Record<string, unknown>;
+}
+const TASK_RESIDUAL: Record<Task, Record<string, unknown>> = { push_cube: preset("push_cube"), peg_insert: preset("peg_insert") };
 const LABEL: Record<string, string> = { residual: steerMode ? `BC + residual RL + ${chunkMode ? "chunk-critic" : "critic"} best-of-${STEER.n} (ours)` : "BC + residual RL (ours)", sac: "RLPD-SAC from scratch + demos" };
 /** Ours with --session-best-of / --chunk-best-of: best-of-N base chunks ranked by the package's (chunk) critic. */
 const STEER_BEST_OF = steerMode ? { best_of: STEER.n, best_of_select: STEER.select } : {};

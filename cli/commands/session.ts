@@ -1,6 +1,8 @@
 /** `rlft session`: online fine-tuning with a learner, a supervising operator and live policy swaps. */
 import { Option, type Command } from "commander";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
 import { loadLaunch } from "../../launch/LaunchConfig.ts";
 import { runSession, type SessionStatus } from "../session.ts";
 import { Telemetry } from "../../telemetry/Telemetry.ts";
@@ -17,6 +19,41 @@ export function statusLine(s: SessionStatus): string {
     `acked ${s.transitionsAcked}/${s.transitionsSent}`,
     `policy ${s.policyVersion}`,
   ].join(" | ");
+}
+
+/**
+ * The learner config a session starts its learner with: the YAML mapping in `file` (e.g. learner/presets/<task>.yaml,
+ * the settings bench:learning measured), then each `key=value` of --learner-set on top. Throws naming the file or the
+ * flag on a missing file, a non-mapping or a malformed pair; the learner itself checks the keys and values.
+ */
+export function learnerOverrides(file: string | undefined, sets: readonly string[] = []): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (e) {
+      throw new Error(`--learner-config ${file}: cannot read it (${(e as Error).message}); the presets are in learner/presets/`);
+    }
+    let doc: unknown;
+    try {
+      doc = parseYaml(text);
+    } catch (e) {
+      throw new Error(`--learner-config ${file}: not valid YAML (${(e as Error).message.split("\n")[0]})`);
+    }
+    if (doc !== null && doc !== undefined && (typeof doc !== "object" || Array.isArray(doc))) {
+      throw new Error(`--learner-config ${file}: expected a mapping of learner config keys (python3 -m rlft_learner serve --help lists them), found ${Array.isArray(doc) ? "a list" : typeof doc}`);
+    }
+    Object.assign(out, doc ?? {});
+  }
+  for (const kv of sets) {
+    const i = kv.indexOf("=");
+    const k = kv.slice(0, i);
+    const v = kv.slice(i + 1);
+    if (i < 1) throw new Error(`--learner-set: expected key=value, got '${kv}'`);
+    out[k] = Number.isFinite(Number(v)) && v !== "" ? Number(v) : v === "true" ? true : v === "false" ? false : v;
+  }
+  return out;
 }
 
 /** Registers session on `program`. */
@@ -39,12 +76,19 @@ export function registerSessionCommand(program: Command): void {
     .option("--offline", "no learner: record episodes (with interventions and operator labels) only; any actor")
     .option("--ui-port <port>", "operator UI port (0 = a free one; default ui.port of the launch file)", Number)
     .option("--no-pace", "do not hold the sim back for the learner (sim clock only)")
-    .option("--learner-set <key=value...>", "learner config overrides, e.g. utd=2 critic_heads=4")
+    .option("--task <task>", "reach | push_cube | peg_insert | multi_push (overrides the launch file's task)")
+    .option("--learner-config <file>", "learner config YAML, e.g. learner/presets/peg_insert.yaml (the settings bench:learning measured per task)")
+    .option("--learner-set <key=value...>", "learner config overrides on top of --learner-config, e.g. utd=2 critic_heads=4")
     .option("--telemetry <url>", "write metrics to this InfluxDB v2 write API (InfluxDB 2, victoria-metrics), e.g. http://127.0.0.1:8428 (docs/telemetry.md)")
     .option("--telemetry-token <token>", "InfluxDB token (default $INFLUX_TOKEN)")
-    .addHelpText("after", "\nExamples:\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --episodes 100\n  rlft session launch/sim_push.yaml --learner --operator ui        # prints the UI URL; a person supervises\n  rlft session launch/sim_push.yaml --offline --operator gamepad --episodes 20\n  rlft session launch/so100.yaml --offline --operator leader --leader-port /dev/ttyACM1 --leader-bus feetech\n  rlft session launch/sim_push.yaml --learner tcp://gpu-box:5555 --policy-endpoint tcp://gpu-box:5556\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --telemetry http://127.0.0.1:8428\n\nCtrl-C ends cleanly: the episode is closed, the spool flushed, the learner checkpointed.\n")
+    .addHelpText("after", "\nExamples:\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --episodes 100\n  rlft session launch/sim_push.yaml --task peg_insert --learner --policy runs/peg/package --learner-config learner/presets/peg_insert.yaml\n  rlft session launch/sim_push.yaml --learner --operator ui        # prints the UI URL; a person supervises\n  rlft session launch/sim_push.yaml --offline --operator gamepad --episodes 20\n  rlft session launch/so100.yaml --offline --operator leader --leader-port /dev/ttyACM1 --leader-bus feetech\n  rlft session launch/sim_push.yaml --learner tcp://gpu-box:5555 --policy-endpoint tcp://gpu-box:5556\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --telemetry http://127.0.0.1:8428\n\nCtrl-C ends cleanly: the episode is closed, the spool flushed, the learner checkpointed.\n")
     .action(async (file: string, o) => {
       const cfg = loadLaunch(file);
+      if (o.task !== undefined) {
+        const tasks = ["reach", "push_cube", "peg_insert", "multi_push"];
+        if (!tasks.includes(o.task)) throw new Error(`--task: one of ${tasks.join(", ")}; got ${o.task}`);
+        cfg.task = o.task as typeof cfg.task;
+      }
       if (o.policy) cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy };
       cfg.operator.enabled = o.operator !== false;
       if (typeof o.operator === "string") cfg.operator.kind = o.operator as typeof cfg.operator.kind;
@@ -56,12 +100,7 @@ export function registerSessionCommand(program: Command): void {
         cfg.ui.enabled = true;
       }
       if (o.uiPort !== undefined) cfg.ui.port = o.uiPort;
-      const overrides: Record<string, unknown> = {};
-      for (const kv of (o.learnerSet as string[] | undefined) ?? []) {
-        const [k, v] = kv.split("=");
-        if (!k || v === undefined) throw new Error(`--learner-set: expected key=value, got '${kv}'`);
-        overrides[k] = Number.isFinite(Number(v)) ? Number(v) : v === "true" ? true : v === "false" ? false : v;
-      }
+      const overrides = learnerOverrides(o.learnerConfig, (o.learnerSet as string[] | undefined) ?? []);
       let stopResolve: () => void = () => undefined;
       const stop = new Promise<void>((r) => (stopResolve = r));
       process.once("SIGINT", () => {

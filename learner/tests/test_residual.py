@@ -425,3 +425,14 @@ def test_obs_features_are_relative_positions_inside_the_exported_networks(tmp_pa
         make_agent(cfg, 7, 2)
     with pytest.raises(ValueError, match="obs_features is a residual_td3 option"):
         load_config(overrides={"obs_features": "cube-target", "algorithm": "rlpd_sac"})
+
+
+def test_the_shipped_learner_presets_are_valid_configs():
+    """learner/presets/<task>.yaml (rlft session --learner-config, bench:learning's settings) load with every key known."""
+    import glob
+    from rlft_learner.serve import load_config
+    files = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "presets", "*.yaml")))
+    assert [os.path.basename(f) for f in files] == ["peg_insert.yaml", "push_cube.yaml"]
+    peg, push = (load_config(f) for f in files)
+    assert peg.actor_residual_penalty == 1 and peg.exploration_std == 0.02 and not peg.mirror_obs
+    assert push.actor_residual_penalty == 0.1 and push.mirror_obs.split(",") == ["q.shoulder_pan", "ee.y", "cube.y", "target.y"]
