@@ -35,6 +35,7 @@ import { PolicyActor } from "../nodes/PolicyNode.ts";
 import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 import { runEpisodes } from "../cli/runEpisodes.ts";
 import { trainBc } from "../cli/trainBc.ts";
+import { parseOverrides } from "../cli/commands/recap.ts";
 import { findPython, learnerEnv } from "../cli/python.ts";
 import { runSession } from "../cli/session.ts";
 import { percentile } from "../cli/stats.ts";
@@ -89,21 +90,12 @@ const LAUNCH = "launch/sim_push.yaml";
 const WORK = resolve(arg("--work", "bench/work"));
 const TARGET: Record<Task, number> = { push_cube: 0.95, peg_insert: 0.9 };
 
-function kv(list: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const s of list) {
-    const [k, v] = s.split("=");
-    if (!k || v === undefined) throw new Error(`expected key=value, got '${s}'`);
-    out[k] = Number.isFinite(Number(v)) && v !== "" ? Number(v) : v === "true" ? true : v === "false" ? false : v;
-  }
-  return out;
-}
 // Both learners: same demos, same seed, same UTD (learner default 2), gamma 0.99 and n-step 3 (residual_td3 defaults);
 // every package kept so the curve can evaluate what was live at episode k.
 const COMMON: Record<string, unknown> = { keep_packages: 100_000, seed: 1, ...(quick ? { learning_starts: 200, critic_warmup_updates: 200, publish_every: 200 } : {}) };
 /** The user's learner overrides, parsed once: they win over everything below. */
-const RES_SET = kv(args("--res-set"));
-const SAC_SET = kv(args("--sac-set"));
+const RES_SET = parseOverrides(args("--res-set"), "--res-set");
+const SAC_SET = parseOverrides(args("--sac-set"), "--sac-set");
 /** Learner config per method; ours also gets TASK_RESIDUAL[task] and then RES_SET (runMethod). */
 const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
   residual: { ...COMMON, ...(chunkMode ? { chunk_critic: true } : {}) },

@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { loadLaunch } from "../../launch/LaunchConfig.ts";
 import { runSession, type SessionStatus } from "../session.ts";
+import { parseOverrides } from "./recap.ts";
 import { Telemetry } from "../../telemetry/Telemetry.ts";
 import { progress } from "../progress.ts";
 import { wilson } from "../stats.ts";
@@ -46,14 +47,7 @@ export function learnerOverrides(file: string | undefined, sets: readonly string
     }
     Object.assign(out, doc ?? {});
   }
-  for (const kv of sets) {
-    const i = kv.indexOf("=");
-    const k = kv.slice(0, i);
-    const v = kv.slice(i + 1);
-    if (i < 1) throw new Error(`--learner-set: expected key=value, got '${kv}'`);
-    out[k] = Number.isFinite(Number(v)) && v !== "" ? Number(v) : v === "true" ? true : v === "false" ? false : v;
-  }
-  return out;
+  return { ...out, ...parseOverrides(sets, "--learner-set") };
 }
 
 /** Registers session on `program`. */
