@@ -28,7 +28,6 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, copyFi
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { parse as parseYaml } from "yaml";
 import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
 import { Stack, gitRevision } from "../launch/Stack.ts";
 import { PolicyActor } from "../nodes/PolicyNode.ts";
@@ -36,6 +35,7 @@ import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 import { runEpisodes } from "../cli/runEpisodes.ts";
 import { trainBc } from "../cli/trainBc.ts";
 import { parseOverrides } from "../cli/commands/recap.ts";
+import { learnerOverrides } from "../cli/commands/session.ts";
 import { findPython, learnerEnv } from "../cli/python.ts";
 import { runSession } from "../cli/session.ts";
 import { percentile } from "../cli/stats.ts";
@@ -112,14 +112,11 @@ const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
  * at BC's level (83%), plain TD3 dips to ~45% and ends at 88–93%, w = 0.1 learned without the dip. push_cube's scene is
  * mirror-symmetric in y, so ours also learns from every episode reflected (mirror_obs, learner/rlft_learner/mirror.py):
  * alone that leaves the one-sample success where it was, but it trains a critic that ranks the base's samples well
- * enough for critic best-of-16 to reach 95% in ten runs of twelve (docs/residual.md, sessions 12–15).
+ * enough for critic best-of-16 to reach 95% in eleven runs of thirteen (docs/residual.md, sessions 12–15).
  * `--res-set mirror_obs=` turns it off.
  */
 function preset(task: Task): Record<string, unknown> {
-  const file = fileURLToPath(new URL(`../learner/presets/${task}.yaml`, import.meta.url));
-  const doc: unknown = parseYaml(readFileSync(file, "utf8"));
-  if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new Error(`${file}: expected a mapping of learner config keys`);
-  return doc as Record<string, unknown>;
+  return learnerOverrides(fileURLToPath(new URL(`../learner/presets/${task}.yaml`, import.meta.url)));
 }
 const TASK_RESIDUAL: Record<Task, Record<string, unknown>> = { push_cube: preset("push_cube"), peg_insert: preset("peg_insert") };
 const LABEL: Record<string, string> = { residual: steerMode ? `BC + residual RL + ${chunkMode ? "chunk-critic" : "critic"} best-of-${STEER.n} (ours)` : "BC + residual RL (ours)", sac: "RLPD-SAC from scratch + demos" };
