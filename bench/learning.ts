@@ -36,7 +36,7 @@ import { runEpisodes } from "../cli/runEpisodes.ts";
 import { trainBc } from "../cli/trainBc.ts";
 import { parseOverrides } from "../cli/commands/recap.ts";
 import { learnerOverrides } from "../cli/commands/session.ts";
-import { findPython, learnerEnv } from "../cli/python.ts";
+import { findPython, learnerEnv } from "../app/python.ts";
 import { runSession } from "../cli/session.ts";
 import { percentile } from "../cli/stats.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";

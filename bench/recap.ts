@@ -31,7 +31,7 @@ import { spawnSync } from "node:child_process";
 import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
 import { runEpisodes } from "../cli/runEpisodes.ts";
 import { trainBc } from "../cli/trainBc.ts";
-import { findPython, learnerEnv } from "../cli/python.ts";
+import { findPython, learnerEnv } from "../app/python.ts";
 import { outcomeStats, trainRecap, type OutcomeStats } from "../cli/recap.ts";
 import { episodeFiles, readEpisodeArrays } from "../cli/dataset.ts";
 import { parseOverrides } from "../cli/commands/recap.ts";

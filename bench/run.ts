@@ -15,7 +15,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { DiffusionPolicy } from "../policies/DiffusionPolicy.ts";
-import { findPython, learnerEnv } from "../cli/python.ts";
+import { findPython, learnerEnv } from "../app/python.ts";
 import { percentile } from "../cli/stats.ts";
 import { loadLaunch } from "../launch/LaunchConfig.ts";
 import { runEpisodes } from "../cli/runEpisodes.ts";

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { Router } from "zeromq";
 import { DatasetClient, DatasetClientError, type EpisodeUpload } from "./DatasetClient.ts";
 import { decodeMessage, encodeMessage, tensorToRows, type Message } from "./wire.ts";
+import { findPython } from "../app/python.ts";
 
 const LEARNER_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "learner");
 const OBS = ["q.a", "q.b", "cube.x"];
@@ -152,7 +153,7 @@ test("episode inputs are checked before sending", async () => {
 });
 
 // The real learner's ROUTER (learner/rlft_learner/server.py), when the learner and its Python are here.
-const python = process.env.RLFT_PYTHON ?? "/usr/bin/python3";
+const python = findPython();
 const haveLearner = existsSync(join(LEARNER_DIR, "rlft_learner", "server.py")) && existsSync(python);
 
 test("against the real Python ExperienceServer", { skip: haveLearner ? false : "learner/rlft_learner/server.py or python3 not found" }, async () => {

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McapEpisodeWriter } from "../recording/McapEpisodeWriter.ts";
 import { labelEpisodes, parsePositiveRange, writeLabelSet } from "./label.ts";
-import { findPython, learnerEnv } from "./python.ts";
+import { findPython, learnerEnv } from "../app/python.ts";
 import { SuccessClassifier, SuccessClassifierNode } from "../nodes/SuccessClassifierNode.ts";
 import { createRuntime } from "../runtime/index.ts";
 import { TOPICS } from "../nodes/topics.ts";

@@ -6,24 +6,13 @@ import type { Command } from "commander";
 import { mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadLaunch } from "../../launch/LaunchConfig.ts";
-import { findPython, tryPipInstall, PythonNotFoundError, APT_LINE } from "../python.ts";
+import { ensurePython } from "../../app/python.ts";
 import { runEpisodes, formatRate, type EpisodeSummary } from "../runEpisodes.ts";
 import { trainBc } from "../trainBc.ts";
 import { DEFAULT_LAUNCH } from "./episodes.ts";
 import { runSession, type SessionResult } from "../session.ts";
 import { statusLine } from "./session.ts";
 import { progress } from "../progress.ts";
-
-function ensurePython(): string {
-  try {
-    return findPython();
-  } catch (e) {
-    if (!(e instanceof PythonNotFoundError)) throw e;
-    console.error("The learner's Python modules are missing; trying pip install --user ...");
-    if (tryPipInstall()) return findPython();
-    throw new PythonNotFoundError(`${e.message}\npip could not install them (offline or no pip). On Debian/Ubuntu run:\n  ${APT_LINE}\nthen run npm run demo again.`);
-  }
-}
 
 /** Registers demo on `program`. */
 export function registerDemoCommand(program: Command): void {

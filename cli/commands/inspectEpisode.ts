@@ -5,7 +5,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { readEpisodeArrays } from "../dataset.ts";
 import { episodeValues, sparkline, type EpisodeValues } from "../episodeValues.ts";
-import { findPython, learnerEnv } from "../python.ts";
+import { findPython, learnerEnv } from "../../app/python.ts";
 
 function print(v: EpisodeValues, file: string, every: number): void {
   const f = (x: number) => (x >= 0 ? " " : "") + x.toFixed(3);

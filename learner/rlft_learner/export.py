@@ -56,22 +56,26 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def _export(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], output: str) -> None:
-    axes = {name: {0: "batch"} for name in inputs + [output]}
-    # Classic tracing exporter (dynamo=False on torch 2.x, where the default may change).
-    kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
-    torch.onnx.export(module, args, path, input_names=inputs, output_names=[output], dynamic_axes=axes,
-                      opset_version=OPSET, do_constant_folding=True, **kwargs)
-    onnx.checker.check_model(onnx.load(path), full_check=True)
+def onnx_export(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], outputs: list[str],
+                dynamic_batch: bool = True) -> None:
+    """Export `module` with the classic tracing exporter and check the file.
 
-
-def _export_multi(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], outputs: list[str]) -> None:
-    """As _export, for graphs with several outputs (the VLA's prefix and action expert); batch axes dynamic."""
-    axes = {name: {0: "batch"} for name in inputs + outputs}
+    dynamo=False on torch 2.x: the dynamo exporter needs onnxscript and is the default from 2.9 on; the tracing
+    exporter is what torch 1.13 (Debian) has too, so both give the same graphs."""
+    axes = {name: {0: "batch"} for name in inputs + outputs} if dynamic_batch else None
     kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     torch.onnx.export(module, args, path, input_names=inputs, output_names=outputs, dynamic_axes=axes,
                       opset_version=OPSET, do_constant_folding=True, **kwargs)
     onnx.checker.check_model(onnx.load(path), full_check=True)
+
+
+def _export(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], output: str) -> None:
+    onnx_export(module, args, path, inputs, [output])
+
+
+def _export_multi(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], outputs: list[str]) -> None:
+    """As _export, for graphs with several outputs (the VLA's prefix and action expert); batch axes dynamic."""
+    onnx_export(module, args, path, inputs, outputs)
 
 
 def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timesteps: list[int], norm: Normalizer,
@@ -150,12 +154,6 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
     return path
 
 
-def _export_multi(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], outputs: list[str]) -> None:
-    axes = {name: {0: "batch"} for name in inputs + outputs}
-    kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
-    torch.onnx.export(module, args, path, input_names=inputs, output_names=outputs, dynamic_axes=axes,
-                      opset_version=OPSET, do_constant_folding=True, **kwargs)
-    onnx.checker.check_model(onnx.load(path), full_check=True)
 
 
 class _CriticBatchFirst(torch.nn.Module):

@@ -26,6 +26,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .cli import add_dataclass_args, help_meta as _h, run_command
+from .export import onnx_export
 
 log = logging.getLogger("rlft_learner.train_classifier")
 
@@ -132,8 +133,7 @@ def train(cfg: Config) -> dict:
     os.makedirs(cfg.out, exist_ok=True)
     onnx_path = os.path.join(cfg.out, "classifier.onnx")
     h, w = frames.shape[1], frames.shape[2]
-    torch.onnx.export(net, torch.zeros(1, h, w, 3, dtype=torch.uint8), onnx_path, input_names=["image"], output_names=["prob"],
-                      dynamic_axes={"image": {0: "batch"}, "prob": {0: "batch"}}, opset_version=13)
+    onnx_export(net, (torch.zeros(1, h, w, 3, dtype=torch.uint8),), onnx_path, ["image"], ["prob"])
     with open(onnx_path, "rb") as f:
         sha = hashlib.sha256(f.read()).hexdigest()
     meta = {

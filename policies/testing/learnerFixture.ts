@@ -2,11 +2,11 @@
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { findPython, LEARNER_DIR } from "../../app/python.ts";
 
 /** The repository's learner/ directory (the cwd make-fixture runs in). */
-export const LEARNER_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "learner");
+export { LEARNER_DIR };
 
 /** A package directory in a fresh temp dir; `cleanup()` removes it. */
 export interface LearnerFixture {
@@ -14,11 +14,11 @@ export interface LearnerFixture {
   cleanup(): Promise<void>;
 }
 
-/** Runs make-fixture into a temp dir (`indicator`: a RECAP package with value head, `cfgBeta` baked in) ($RLFT_PYTHON or /usr/bin/python3); rejects with the learner's stderr on failure. */
+/** Runs make-fixture into a temp dir (`indicator`: a RECAP package with value head, `cfgBeta` baked in) (the learner's interpreter: $RLFT_PYTHON or .venv); rejects with the learner's stderr on failure. */
 export async function makeLearnerFixture(options: { obsDim?: number; actionDim?: number; indicator?: boolean; cfgBeta?: number } = {}): Promise<LearnerFixture> {
   const root = await mkdtemp(join(tmpdir(), "rlft-policy-"));
   const dir = join(root, "pkg");
-  const python = process.env.RLFT_PYTHON ?? "/usr/bin/python3";
+  const python = findPython();
   const args = ["-m", "rlft_learner", "make-fixture", "--out", dir];
   if (options.obsDim !== undefined) args.push("--obs-dim", String(options.obsDim));
   if (options.actionDim !== undefined) args.push("--action-dim", String(options.actionDim));

@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { LEARNER_DIR, makeLearnerFixture } from "./learnerFixture.ts";
+import { findPython } from "../../app/python.ts";
 
 /** A base package dir, a residual package dir trained "on" it, and cleanup. */
 export interface ResidualFixture {
@@ -35,7 +36,7 @@ print(out)
 /** Runs make-fixture, then the residual exporter; rejects with the learner's stderr when it cannot. */
 export async function makeResidualFixture(): Promise<ResidualFixture> {
   const base = await makeLearnerFixture();
-  const python = process.env.RLFT_PYTHON ?? "/usr/bin/python3";
+  const python = findPython();
   const parent = `${dirname(base.dir)}/residuals`;
   try {
     const out = await new Promise<string>((resolve, reject) => {

@@ -4,11 +4,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LEARNER_DIR } from "./learnerFixture.ts";
+import { findPython } from "../../app/python.ts";
 
-/** Trains 2 steps on synthetic data into a temp dir ($RLFT_PYTHON or /usr/bin/python3); `dir` is the package. */
+/** Trains 2 steps on synthetic data into a temp dir (the learner's interpreter: $RLFT_PYTHON or .venv); `dir` is the package. */
 export async function makeVlaFixture(): Promise<{ dir: string; cleanup(): Promise<void> }> {
   const root = await mkdtemp(join(tmpdir(), "rlft-vla-"));
-  const python = process.env.RLFT_PYTHON ?? "/usr/bin/python3";
+  const python = findPython();
   const args = ["-m", "rlft_learner", "train-vla", "--synthetic", "--steps", "2", "--width", "32", "--log-every", "1", "--out", root];
   await new Promise<void>((resolve, reject) => {
     const child = spawn(python, args, { cwd: LEARNER_DIR, stdio: ["ignore", "ignore", "pipe"] });

@@ -13,6 +13,7 @@ import { Stack } from "../../launch/Stack.ts";
 import type { PolicyActor } from "../../nodes/PolicyNode.ts";
 import { generateSigningKey, loadPackageTrust, signPackage, SIGNATURE_FILE } from "../../policies/PackageSignature.ts";
 import { LEARNER_DIR } from "../../policies/testing/learnerFixture.ts";
+import { findPython } from "../../app/python.ts";
 import { freePort } from "../servers.ts";
 import { auditDriver, launchConfig } from "./rig.ts";
 import type { FaultContext, FaultRow } from "./FaultScenario.ts";
@@ -33,7 +34,7 @@ torch.nn.init.normal_(actor.head.weight, std=0.5)
 print(export_residual_package(actor, base, sys.argv[2], updates=7, exploration_std=0.0)[0])
 `;
   return new Promise((resolve, reject) => {
-    const c = spawn(process.env.RLFT_PYTHON ?? "/usr/bin/python3", ["-c", script, baseDir, parent], { cwd: LEARNER_DIR, stdio: ["ignore", "pipe", "pipe"] });
+    const c = spawn(findPython(), ["-c", script, baseDir, parent], { cwd: LEARNER_DIR, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     c.stdout.on("data", (d: Buffer) => (out += d.toString()));

@@ -5,8 +5,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { LEARNER_DIR } from "../../policies/testing/learnerFixture.ts";
+import { findPython } from "../../app/python.ts";
 
-const PYTHON = process.env.RLFT_PYTHON ?? "/usr/bin/python3";
+const PYTHON = findPython();
 
 /** A `serve` process; `events` are its JSON stdout lines. */
 export class LearnerProc {

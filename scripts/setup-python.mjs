@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+// Makes the project's Python environment: `.venv/` at the repo root with the learner (`learner/pyproject.toml`,
+// editable, with its test extras) and the pinned versions in `learner/constraints.txt` (a CPU build of PyTorch).
+// `npm run demo`, `npm test` and `.ci/run` all come through here, so a newcomer's path is the path CI tests.
+// Nothing goes into user or system site-packages.
+//
+//   node scripts/setup-python.mjs                         # create or update .venv (no-op when up to date)
+//   node scripts/setup-python.mjs --system-site-packages  # apt-only machines: reuse Debian's python3-torch etc.
+//   RLFT_PYTHON=/path/to/python node scripts/...          # use that interpreter as is: nothing is installed
+//
+// Up to date means: .venv/rlft-stamp holds the hash of pyproject.toml + constraints.txt it was made from.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const venv = join(root, ".venv");
+const py = join(venv, "bin", "python");
+const stampFile = join(venv, "rlft-stamp");
+const inputs = ["learner/pyproject.toml", "learner/constraints.txt"].map((f) => join(root, f));
+const systemSite = process.argv.includes("--system-site-packages");
+const quiet = process.argv.includes("--quiet");
+
+if (process.env.RLFT_PYTHON) {
+  if (!quiet) console.error(`RLFT_PYTHON=${process.env.RLFT_PYTHON}: using it as is (nothing installed)`);
+  process.exit(0);
+}
+
+const stamp = createHash("sha256");
+for (const f of inputs) stamp.update(readFileSync(f));
+stamp.update(systemSite ? "system-site" : "isolated");
+const want = stamp.digest("hex");
+if (existsSync(py) && existsSync(stampFile) && readFileSync(stampFile, "utf8").trim() === want) {
+  if (!quiet) console.error(`.venv is up to date (${py})`);
+  process.exit(0);
+}
+
+function run(cmd, args, what) {
+  console.error(`$ ${[cmd, ...args].join(" ")}`);
+  const r = spawnSync(cmd, args, { stdio: "inherit", cwd: root, env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1" } });
+  if (r.error || r.status !== 0) {
+    console.error(`\nsetting up the learner's Python environment failed at: ${what}` +
+      (r.error ? ` (${r.error.message})` : ` (exit ${r.status})`) +
+      `\n  fix the cause above and run \`node scripts/setup-python.mjs\` again; or point RLFT_PYTHON at a python that` +
+      `\n  can \`import rlft_learner\` (e.g. after \`pip install -e learner\`).`);
+    process.exit(1);
+  }
+}
+
+if (!existsSync(py)) {
+  const base = process.env.RLFT_BASE_PYTHON ?? "python3";
+  console.error(`making the learner's virtualenv in .venv (from ${base}; once, about a minute) ...`);
+  run(base, ["-m", "venv", ...(systemSite ? ["--system-site-packages"] : []), venv],
+    `${base} -m venv (Debian/Ubuntu: sudo apt-get install python3-venv)`);
+}
+run(py, ["-m", "pip", "install", "--quiet", "--constraint", "learner/constraints.txt", "--editable", "learner[test]"],
+  "pip install of learner/ into .venv");
+writeFileSync(stampFile, want + "\n");
+console.error(`learner installed in .venv (${py})`);
