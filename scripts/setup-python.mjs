@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Makes the project's Python environment: `.venv/` at the repo root with the learner (`learner/pyproject.toml`,
-// editable, with its test extras) and the pinned versions in `learner/constraints.txt` (a CPU build of PyTorch).
+// editable, with its test and peers extras) and the pinned versions in `learner/constraints.txt` (a CPU build of PyTorch).
 // `npm run demo`, `npm test` and `.ci/run` all come through here, so a newcomer's path is the path CI tests.
 // Nothing goes into user or system site-packages.
 //
@@ -55,7 +55,7 @@ if (!existsSync(py)) {
   run(base, ["-m", "venv", ...(systemSite ? ["--system-site-packages"] : []), venv],
     `${base} -m venv (Debian/Ubuntu: sudo apt-get install python3-venv)`);
 }
-run(py, ["-m", "pip", "install", "--quiet", "--constraint", "learner/constraints.txt", "--editable", "learner[test]"],
+run(py, ["-m", "pip", "install", "--quiet", "--constraint", "learner/constraints.txt", "--editable", "learner[test,peers]"],
   "pip install of learner/ into .venv");
 writeFileSync(stampFile, want + "\n");
 console.error(`learner installed in .venv (${py})`);
