@@ -60,11 +60,9 @@ export async function measureThroughput(basePackage: string, count = 20_000, bat
     const experience = `tcp://127.0.0.1:${p1}`;
     const cfgFile = join(dir, "learner.yaml");
     writeFileSync(cfgFile, stringify({ experience_bind: experience, policy_bind: `tcp://127.0.0.1:${p2}`, base_package: basePackage, run_dir: join(dir, "learner"), json_progress: true, learning_starts: 1_000_000_000, online_capacity: count + 1000 }));
-    let ready!: () => void;
-    const started = new Promise<void>((r) => (ready = r));
-    const learner = startLearner(["serve", "--config", cfgFile], (e) => e.event === "progress" && ready());
+    const learner = startLearner(["serve", "--config", cfgFile]);
     try {
-      await Promise.race([started, learner.done]);
+      await learner.ready;
       const bridge = await ExperienceBridge.open({
         endpoint: experience, spoolDir: join(dir, "spool"), robotId: "bench-0", configHash: "bench", obsNames: base.json.observation.names,
         actionNames: base.json.action.names, task: "bench", basePolicyVersion: base.json.version, batchSize, logger: { warn: () => undefined, info: () => undefined },

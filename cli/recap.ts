@@ -85,6 +85,7 @@ export async function trainRecap(o: { data: readonly string[]; pretrained: strin
   });
   try {
     const learnerFailed = learner.done.then(() => new Promise<never>(() => undefined));
+    await learner.ready;
     await Promise.race([streamEpisodes(o.data, endpoint, { includeFailures: true, withInterventions: true, skipUnfinished: true, robotId: "recap" }), learnerFailed]);
     const done = await learner.done;
     (bar as ReturnType<typeof progress> | null)?.stop();

@@ -144,6 +144,8 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     experience = o.learner;
     policyEndpoint = o.policyEndpoint ?? cfg.learner.policy;
   }
+  // A learner we started is waited for until it says it is bound (or dies, with its own error): no fixed timeout.
+  if (learner) await learner.ready;
 
   // 2. The uplink with its disk spool, and the policy follower; CURVE and package signatures when configured.
   const sec = cfg.learner.security;

@@ -84,6 +84,7 @@ export async function trainBc(opts: { data: string; out: string; steps?: number;
     let n = 0;
     // If the learner dies while we upload, report its own error rather than a handshake timeout.
     const learnerFailed = learner.done.then(() => new Promise<never>(() => undefined));
+    await learner.ready;
     const { sent } = await Promise.race([streamEpisodes(opts.data, endpoint, { includeFailures: opts.includeFailures, onEpisode: () => upload?.update(++n) }), learnerFailed]);
     upload?.stop();
     const done = await learner.done;

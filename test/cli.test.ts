@@ -64,3 +64,20 @@ test("collect → train-bc → eval runs end to end (tiny budget)", () => {
   assert.equal(s.episodes, 2);
   assert.ok(s.ci95[0] <= s.rate && s.rate <= s.ci95[1]);
 });
+
+// A newcomer's cold machine: `import torch` alone took 13.5 s there, and a fixed 10 s wait for the learner rlft had
+// started itself failed the demo. A learner that is slow to start is waited for; one that dies says why.
+test("train-bc waits for a learner that is slow to start, and shows the output of one that dies", () => {
+  const demos = join(tmp, "demos");
+  const py = spawnSync(process.execPath, ["--import", "tsx", "-e", 'import {findPython} from "./app/python.ts"; console.log(findPython())'], { encoding: "utf8" }).stdout.trim();
+  const slow = join(tmp, "slow-python.sh");
+  writeFileSync(slow, `#!/bin/sh\nsleep 12\nexec "${py}" "$@"\n`, { mode: 0o755 });
+  const t = spawnSync(process.execPath, ["bin/rlft.js", "train-bc", "--data", demos, "--out", join(tmp, "run-slow"), "--steps", "5"], { encoding: "utf8", timeout: 600_000, env: { ...process.env, RLFT_PYTHON: slow } });
+  assert.equal(t.status, 0, t.stderr);
+  assert.match(t.stderr, /waiting for the learner \(train-bc\) to start/);
+  const dead = join(tmp, "dead-python.sh");
+  writeFileSync(dead, `#!/bin/sh\necho "ImportError: no module named torch (simulated)" >&2\nexit 3\n`, { mode: 0o755 });
+  const d = spawnSync(process.execPath, ["bin/rlft.js", "train-bc", "--data", demos, "--out", join(tmp, "run-dead"), "--steps", "5"], { encoding: "utf8", timeout: 120_000, env: { ...process.env, RLFT_PYTHON: dead } });
+  assert.equal(d.status, 1);
+  assert.match(d.stderr, /exited with code 3[\s\S]*ImportError: no module named torch \(simulated\)/);
+});

@@ -272,6 +272,7 @@ def run(cfg: Config) -> dict:
         data = load_npz(cfg.dataset)
     else:
         with ExperienceServer(cfg.bind, timeout_s=cfg.timeout) as server:
+            say({"event": "ready", "endpoint": server.endpoint})  # bound: whoever started us may connect now
             log.info("waiting for episodes on %s (timeout %g s)", server.endpoint, cfg.timeout)
             data = server.collect()
     eps = [e for e in data.episodes if len(e.obs) > 0]

@@ -443,6 +443,8 @@ class ServeCommand:
         signal.signal(signal.SIGTERM, on_signal)
         if learner.resumed_from is not None and cfg.json_progress:
             print(json.dumps({"event": "resumed", "updates": learner.resumed_from}), flush=True)
+        if cfg.json_progress:  # sockets bound, checkpoint loaded: whoever started us may connect now
+            print(json.dumps({"event": "ready"}), flush=True)
         learner.run(stop)
         return 0
 

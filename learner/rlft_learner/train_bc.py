@@ -136,6 +136,7 @@ def run(cfg: Config) -> dict:
         data = load_npz(cfg.dataset)
     else:
         with ExperienceServer(cfg.bind, timeout_s=cfg.timeout) as server:
+            say({"event": "ready", "endpoint": server.endpoint})  # bound: whoever started us may connect now
             log.info("waiting for demos on %s (timeout %g s)", server.endpoint, cfg.timeout)
             data = server.collect()
             if server.stats.malformed:
