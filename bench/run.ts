@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: speeds measured side by side in one run, printed as ratios and written to
- * bench/results/<timestamp>.json.
+ * bench/results/<timestamp>.json and bench/results/run-latest.json (the one git tracks).
  *  1. One whole action chunk (all DDIM steps): onnxruntime-node with the loop in one graph, vs the TS
  *     scheduler calling the one-step denoiser, vs PyTorch eager (the learner's own sampler) — 1 thread each.
  *  2. Simulation speed (simulated seconds per wall second) of the full stack, with and without the camera.
@@ -183,7 +183,7 @@ try {
   mkdirSync("bench/results", { recursive: true });
   const out = join("bench/results", `${result.date.replace(/[:.]/g, "-")}.json`);
   writeFileSync(out, JSON.stringify(result, null, 2));
-  writeFileSync("bench/results/latest.json", JSON.stringify(result, null, 2));
+  writeFileSync("bench/results/run-latest.json", JSON.stringify(result, null, 2));
   console.log(`\nwritten to ${out}`);
 } finally {
   pkg.cleanup();
