@@ -1,5 +1,5 @@
 /** Types and the markdown table of `npm run bench:learning` (bench/learning.ts). */
-import { wilson } from "../cli/stats.ts";
+import { wilson } from "../data/stats.ts";
 import type { ThroughputResult } from "./learningThroughput.ts";
 
 /** Successes out of n held-out episodes, with a Wilson 95% interval. */

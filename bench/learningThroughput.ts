@@ -10,10 +10,10 @@ import { stringify } from "yaml";
 import { Dealer, Router } from "zeromq";
 import { ExperienceBridge } from "../bridge/ExperienceBridge.ts";
 import { encodeTransitions } from "../bridge/messages.ts";
-import type { Transition } from "../bridge/Transition.ts";
+import type { Transition } from "../contracts/Transition.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
-import { startLearner } from "../cli/learnerProcess.ts";
-import { freePort } from "../cli/ports.ts";
+import { startLearner } from "../app/learnerProcess.ts";
+import { freePort } from "../app/ports.ts";
 
 /** Result of {@link measureThroughput}. */
 export interface ThroughputResult {

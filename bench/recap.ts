@@ -29,12 +29,12 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSyn
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
-import { runEpisodes } from "../cli/runEpisodes.ts";
-import { trainBc } from "../cli/trainBc.ts";
+import { runEpisodes } from "../app/runEpisodes.ts";
+import { trainBc } from "../app/trainBc.ts";
 import { findPython, learnerEnv } from "../app/python.ts";
-import { outcomeStats, trainRecap, type OutcomeStats } from "../cli/recap.ts";
-import { episodeFiles, readEpisodeArrays } from "../cli/dataset.ts";
-import { parseOverrides } from "../cli/commands/recap.ts";
+import { outcomeStats, trainRecap, type OutcomeStats } from "../app/recap.ts";
+import { episodeFiles, readEpisodeArrays } from "../app/dataset.ts";
+import { parseOverrides } from "../app/learnerOverrides.ts";
 import { gitRevision } from "../launch/Stack.ts";
 import { benchArgs } from "./args.ts";
 

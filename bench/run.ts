@@ -16,9 +16,9 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { DiffusionPolicy } from "../policies/DiffusionPolicy.ts";
 import { findPython, learnerEnv } from "../app/python.ts";
-import { percentile } from "../cli/stats.ts";
+import { percentile } from "../data/stats.ts";
 import { loadLaunch } from "../launch/LaunchConfig.ts";
-import { runEpisodes } from "../cli/runEpisodes.ts";
+import { runEpisodes } from "../app/runEpisodes.ts";
 import { VlaPolicy } from "../policies/vla/VlaPolicy.ts";
 
 const argv = process.argv.slice(2);

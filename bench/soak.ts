@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runSession } from "../cli/session.ts";
+import { runSession } from "../app/session.ts";
 import { robotPolicyFixture } from "../test/robotFixture.ts";
 import { drainSpool, launchConfig, LearnerRig } from "../test/faults/rig.ts";
 

@@ -13,7 +13,7 @@ import { Dealer } from "zeromq";
 import { decodeMessage, WireError, type Message } from "./wire.ts";
 import { DiskSpool, type SpoolRecord } from "./DiskSpool.ts";
 import { encodeGetPolicy, encodeHeartbeat, encodeHello, encodeTransitions, toAck, toHeartbeatReply, toPolicy, toWelcome, type HeartbeatReply, type HelloFields, type PolicyMessage, type Welcome } from "./messages.ts";
-import type { Transition } from "./Transition.ts";
+import type { Transition } from "../contracts/Transition.ts";
 import { curveClientOptions, type CurveClientKeys } from "./CurveCertificate.ts";
 
 /** Options of {@link ExperienceBridge.open}. */

@@ -4,5 +4,5 @@ export { DatasetClient, DatasetClientError, type DatasetClientOptions, type Epis
 export { ExperienceBridge, LinkError, type ExperienceBridgeOptions, type ExperienceStats } from "./ExperienceBridge.ts";
 export { DiskSpool, type DiskSpoolOptions, type SpoolRecord } from "./DiskSpool.ts";
 export { PolicySync, type PolicySyncOptions, type PolicySource, type ReceivedPackage, type RejectedPackage } from "./PolicySync.ts";
-export type { Transition } from "./Transition.ts";
+export type { Transition } from "../contracts/Transition.ts";
 export * from "./messages.ts";

@@ -3,7 +3,7 @@
  * transitions/ack, heartbeat, get_policy/policy. Generic validation lives in wire.ts; these map headers to types.
  */
 import { decodeMessage, encodeMessage, WireError, type Message, type Tensor } from "./wire.ts";
-import type { Transition } from "./Transition.ts";
+import type { Transition } from "../contracts/Transition.ts";
 
 /** `hello` of an online robot. */
 export interface HelloFields {

@@ -8,7 +8,7 @@ import { SimServoArm, SO100_SIM_MOTORS } from "./SimServoArm.ts";
 import { runArmCalibration, type CalibrationPrompter } from "./runArmCalibration.ts";
 import { type JointCalibration, jointLimits, loadArmCalibration, parseArmCalibration, radiansToTicks, saveArmCalibration, ticksToRadians } from "./ArmCalibration.ts";
 import { parseLaunch } from "../launch/LaunchConfig.ts";
-import { runEpisodes } from "../cli/runEpisodes.ts";
+import { runEpisodes } from "../app/runEpisodes.ts";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "rlft-armcal-"));

@@ -4,7 +4,7 @@
  * at a time; statistics are accumulated with Welford's algorithm, so memory does not grow with the dataset.
  */
 import { readEpisodeTrace, succeeded } from "./EpisodeTrace.ts";
-import { wilson } from "../cli/stats.ts";
+import { wilson } from "./stats.ts";
 
 /** Running mean / variance / min / max per dimension (Welford 1962). */
 export class RunningStats {

@@ -4,9 +4,9 @@
  * stamp (docs/contracts.md). Everything the replay, inspect, stats and export tools need comes from here.
  */
 import { EpisodeReader, type EpisodeDamage } from "../recording/EpisodeReader.ts";
-import { TOPICS } from "../nodes/topics.ts";
-import type { JointStateMsg, ObservationMsg } from "../nodes/msgs.ts";
-import { timeNs } from "../nodes/msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import type { JointStateMsg, ObservationMsg } from "../contracts/msgs.ts";
+import { timeNs } from "../contracts/msgs.ts";
 
 /** One control tick. Arrays are empty where the topic had no message at this stamp. */
 export interface Tick {

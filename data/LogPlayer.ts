@@ -9,7 +9,7 @@
 import type { EmbeddedRuntime } from "../runtime/embedded/EmbeddedRuntime.ts";
 import type { Publisher } from "../runtime/Runtime.ts";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
-import { TOPICS } from "../nodes/topics.ts";
+import { TOPICS } from "../contracts/topics.ts";
 
 /** Options of {@link playLogs}. */
 export interface PlayOptions {

@@ -6,7 +6,7 @@
  * another version the errors show where the two policies disagree. Intervention ticks are reported apart: there
  * the executed action is the operator's.
  */
-import { PolicyActor } from "../nodes/PolicyNode.ts";
+import { PolicyActor } from "../policies/actors/PolicyActor.ts";
 import { readEpisodeTrace, interventionSpans, type EpisodeTrace } from "./EpisodeTrace.ts";
 import { renderLinePlot, type Panel } from "./plot/LinePlot.ts";
 

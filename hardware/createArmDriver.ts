@@ -1,9 +1,6 @@
 /** Builds the real-arm driver a launch file's `driver:` block describes (the sim driver is built by the Stack). */
 import type { ArmDriver } from "./ArmDriver.ts";
 import type { DriverConfig } from "./DriverConfig.ts";
-import type { LaunchConfig } from "../launch/LaunchConfig.ts";
-import type { RateLimits, WorkspaceBox } from "./motionLimits.ts";
-import { dhForwardKinematics, FK_PRESETS, type ForwardKinematics } from "./kinematics.ts";
 import type { NodeHandle } from "../runtime/Runtime.ts";
 import { ServoArmDriver } from "./servo/ServoArmDriver.ts";
 import { openServoBus } from "./servo/openServoBus.ts";
@@ -87,26 +84,4 @@ export async function createArmDriver(cfg: Exclude<DriverConfig, { kind: "sim" }
         staleSec: cfg.stale_sec,
       });
   }
-}
-
-/** The safety supervisor's rate and workspace limits from a launch file's `safety:` block. */
-export function motionLimits(
-  safety: LaunchConfig["safety"],
-  names: readonly string[],
-  controlHz: number,
-): { rates?: RateLimits & { dt: number }; workspace?: { fk: ForwardKinematics; box: WorkspaceBox } } {
-  const perJoint = (v: number | number[] | undefined, key: string): number[] | undefined => {
-    if (v === undefined) return undefined;
-    const arr = typeof v === "number" ? names.map(() => v) : v;
-    if (arr.length !== names.length) throw new Error(`safety.${key}: expected ${names.length} values (${names.join(", ")}), got ${arr.length}`);
-    return arr;
-  };
-  const maxVelocity = perJoint(safety.max_velocity, "max_velocity");
-  const maxAcceleration = perJoint(safety.max_acceleration, "max_acceleration");
-  if (maxAcceleration && !maxVelocity) throw new Error("safety.max_acceleration needs safety.max_velocity too");
-  const out: ReturnType<typeof motionLimits> = {};
-  if (maxVelocity) out.rates = { names, maxVelocity, maxAcceleration: maxAcceleration ?? names.map(() => Infinity), dt: 1 / controlHz };
-  const w = safety.workspace;
-  if (w) out.workspace = { fk: w.fk === "dh" ? dhForwardKinematics(w.dh!) : FK_PRESETS[w.fk], box: { min: w.min, max: w.max } };
-  return out;
 }

@@ -13,7 +13,7 @@ import { readRos2Launch } from "./ros2LaunchXml.ts";
 import { NODE_EXECUTABLES, checkParams, type ManagedNode } from "./nodeExecutables.ts";
 import { EmbeddedRuntime } from "../runtime/embedded/EmbeddedRuntime.ts";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
-import { driverConfigFromParams, type ArmDriverParams } from "../hardware/driverFromParams.ts";
+import { driverConfigFromParams, type ArmDriverParams } from "./driverFromParams.ts";
 import { openPtyPair, socatBin } from "../hardware/transport/PtyPair.ts";
 import { SerialTransport } from "../hardware/transport/SerialTransport.ts";
 import { ServoBusSim } from "../hardware/servo/ServoBusSim.ts";

@@ -3,55 +3,11 @@
  * latest /observation, ask `act`, publish /policy/joint_command stamped with the observation's time.
  * A failed `act` publishes nothing: the safety supervisor's watchdog then holds the arm.
  */
-import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
+import type { NodeHandle, Publisher, Time } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
-import { TOPICS } from "./topics.ts";
-import { jointState, sameTime, type EpisodeEventMsg, type ObservationMsg } from "./msgs.ts";
-import type { Time } from "../runtime/Runtime.ts";
-
-/** The latest frame of one camera (sensor_msgs/Image, rgb8), as an actor receives it. */
-export interface CameraImage {
-  width: number;
-  height: number;
-  encoding: string;
-  /** Row-major pixels, `step` bytes per row. */
-  data: Uint8Array;
-  step: number;
-  stamp: Time;
-}
-
-/** What an actor sees on a tick: the observation vector, and the latest frame of each camera it asked for. */
-export interface ActorInput {
-  names: string[];
-  values: number[];
-  /** The tick's time (the observation's stamp). */
-  stamp?: Time;
-  /** camera name → latest frame; a camera that has sent nothing yet is absent. */
-  images?: Record<string, CameraImage>;
-}
-
-/** What an actor implements. */
-export interface Actor {
-  readonly jointNames: readonly string[];
-  /** Cameras the actor reads (VLA policies): ActorNode subscribes to /camera/<name>/image for each. */
-  readonly cameras?: readonly string[];
-  /** Episode start (seeded, so runs are reproducible). */
-  reset(seed: number): void;
-  /** The language instruction of the coming episode (from /task/instruction, published before the reset event). */
-  setInstruction?(text: string): void;
-  /** The joint targets for this observation. */
-  act(obs: ActorInput): number[] | Promise<number[]>;
-  /** For learned policies: what the last `act` was made of, in normalised action space (published on /policy/action). */
-  lastAction?(): ActionInfo | null;
-}
-
-/** Base, residual and combined action of one tick, normalised to [-1, 1]. */
-export interface ActionInfo {
-  version: string;
-  base: number[];
-  residual: number[];
-  action: number[];
-}
+import { TOPICS } from "../contracts/topics.ts";
+import { jointState, sameTime, type EpisodeEventMsg, type ObservationMsg } from "../contracts/msgs.ts";
+import type { Actor, CameraImage } from "../policies/actors/Actor.ts";
 
 /** Options of an actor node. */
 export interface ActorNodeOptions {

@@ -7,8 +7,8 @@ import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
 import type { SimWorld } from "../hardware/sim/SimArmDriver.ts";
-import { TOPICS } from "./topics.ts";
-import { jointState, header, type EpisodeEventMsg, type JointStateMsg } from "./msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { jointState, header, type EpisodeEventMsg, type JointStateMsg } from "../contracts/msgs.ts";
 
 /** Options of the arm driver node. */
 export interface ArmDriverNodeOptions {

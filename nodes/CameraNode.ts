@@ -2,26 +2,11 @@
  * camera: publishes colour (rgb8) and depth (32FC1, metres) images at a fixed rate on the node's clock.
  * The source is any CameraSource; in simulation that is the MuJoCo ray-cast camera.
  */
-import type { NodeHandle, Publisher, Time } from "../runtime/Runtime.ts";
+import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
-import { TOPICS } from "./topics.ts";
-import { header } from "./msgs.ts";
-
-/** One captured frame. */
-export interface CameraFrame {
-  width: number;
-  height: number;
-  rgb: Uint8Array;
-  depth?: Float32Array;
-  /** Capture time on the robot clock when the source knows it (real cameras); else the node stamps it now. */
-  stamp?: Time;
-}
-
-/** Anything that yields frames: the sim ray caster, a V4L2 reader, a ROS topic. */
-export interface CameraSource {
-  /** The newest frame; null while a real camera has not delivered one yet. */
-  capture(): CameraFrame | null;
-}
+import { TOPICS } from "../contracts/topics.ts";
+import { header } from "../contracts/msgs.ts";
+import type { CameraSource } from "../contracts/camera.ts";
 
 /** Options of the camera node. */
 export interface CameraNodeOptions {

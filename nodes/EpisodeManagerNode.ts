@@ -7,8 +7,8 @@
  */
 import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
-import { TOPICS } from "./topics.ts";
-import { header, type EpisodeEventKind } from "./msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { header, type EpisodeEventKind } from "../contracts/msgs.ts";
 
 /** How an episode ended. */
 export interface EpisodeResult {

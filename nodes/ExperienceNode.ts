@@ -7,9 +7,9 @@
  */
 import type { NodeHandle } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
-import type { Transition } from "../bridge/Transition.ts";
-import { TOPICS } from "./topics.ts";
-import { sameTime, type EpisodeEventMsg, type JointStateMsg, type ObservationMsg } from "./msgs.ts";
+import type { Transition } from "../contracts/Transition.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { sameTime, type EpisodeEventMsg, type JointStateMsg, type ObservationMsg } from "../contracts/msgs.ts";
 import type { Time } from "../runtime/Runtime.ts";
 
 /** Where finished transitions go. */

@@ -1,11 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { EmbeddedRuntime } from "../runtime/embedded/EmbeddedRuntime.ts";
-import type { Intervention } from "../runtime/msgs/types.generated.ts";
+import type { Intervention } from "../contracts/msgs.generated.ts";
 import { ARBITER_TOPICS, CommandArbiter, InterventionArbiterNode } from "./InterventionArbiterNode.ts";
 import { OPERATOR_INTERVENTION } from "./OperatorNode.ts";
-import { TOPICS } from "./topics.ts";
-import { header, jointState, sameTime, type JointStateMsg } from "./msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { header, jointState, sameTime, type JointStateMsg } from "../contracts/msgs.ts";
 
 const NAMES = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "gripper"];
 

@@ -7,10 +7,10 @@
  */
 import type { NodeHandle, Publisher, Time } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
-import type { Intervention } from "../runtime/msgs/types.generated.ts";
+import type { Intervention } from "../contracts/msgs.generated.ts";
 import { ARM_SPEC } from "../sim/armSpec.ts";
-import { TOPICS } from "./topics.ts";
-import { header, jointState, sameTime, type EpisodeEventMsg, type JointStateMsg } from "./msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { header, jointState, sameTime, type EpisodeEventMsg, type JointStateMsg } from "../contracts/msgs.ts";
 import { OPERATOR_INTERVENTION } from "./OperatorNode.ts";
 
 /** The arbiter's topics (the lead moves them into topics.ts). */

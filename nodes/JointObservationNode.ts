@@ -6,8 +6,8 @@
  */
 import type { Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
-import { TOPICS } from "./topics.ts";
-import type { JointStateMsg } from "./msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import type { JointStateMsg } from "../contracts/msgs.ts";
 
 /** Observation names for a robot's joints. */
 export function jointObservationNames(jointNames: readonly string[]): string[] {

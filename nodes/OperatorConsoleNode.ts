@@ -8,11 +8,11 @@
  */
 import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
-import type { Intervention } from "../runtime/msgs/types.generated.ts";
+import type { Intervention } from "../contracts/msgs.generated.ts";
 import type { EpisodeManagerNode } from "./EpisodeManagerNode.ts";
-import { OPERATOR_COMMANDS, type OperatorCommand } from "../hardware/teleop/TeleopDevice.ts";
-import { TOPICS } from "./topics.ts";
-import { header, type EpisodeEventMsg, type JointStateMsg } from "./msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { header, type EpisodeEventMsg, type JointStateMsg } from "../contracts/msgs.ts";
+import { OPERATOR_COMMANDS, type CommandRequest, type CommandResult, type ConsoleEpisode, type OperatorCommand, type OperatorStatus } from "../contracts/operator.ts";
 
 /** What the session does on start/reset (the console cannot begin episodes by itself: the session owns seeds). */
 export interface EpisodeControl {
@@ -21,57 +21,6 @@ export interface EpisodeControl {
   /** Resets the world for the next episode (sim: reset; real robot: drive home), or a reason. */
   reset(): string | null;
 }
-
-/** One finished episode in the console's history (charts). */
-export interface ConsoleEpisode {
-  episode: number;
-  outcome: string;
-  steps: number;
-  interventionSteps: number;
-  durationSec: number;
-}
-
-/** The status the UI and MQTT show. */
-export interface OperatorStatus {
-  robot: string;
-  task: string;
-  online: boolean;
-  state: "idle" | "running" | "paused";
-  estop: boolean;
-  episode: number;
-  seed: number;
-  step: number;
-  maxSteps: number;
-  elapsedSec: number;
-  controlHz: number;
-  policyVersion: string;
-  /** Who acts now: "policy", or the operator's device. */
-  inControl: string;
-  joints: { names: string[]; position: number[] };
-  lastOutcome: string;
-  lastDetail: string;
-  history: ConsoleEpisode[];
-  /** Over the last `window` episodes. */
-  rollingSuccess: number;
-  rollingIntervention: number;
-  window: number;
-  learner: Record<string, string | number>;
-  teleop: { device: string; error: string | null };
-  rejected: { malformed: number; otherRobot: number; refused: number };
-  message: string;
-}
-
-/** A command as it arrives from a UI, MQTT or a device. */
-export interface CommandRequest {
-  cmd: string;
-  /** The robot it is meant for; absent = this one (keyboard, devices). */
-  robot?: string;
-  /** Where it came from: "web_ui", "mqtt", "keyboard", "gamepad", ... (recorded as the reward source). */
-  from: string;
-}
-
-/** Result of a command. */
-export type CommandResult = { ok: true } | { ok: false; ignored?: boolean; error: string };
 
 /** Options of the console. */
 export interface OperatorConsoleOptions {

@@ -1,13 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { EmbeddedRuntime } from "../runtime/embedded/EmbeddedRuntime.ts";
-import type { Intervention } from "../runtime/msgs/types.generated.ts";
+import type { Intervention } from "../contracts/msgs.generated.ts";
 import { ArmSim } from "../sim/ArmSim.ts";
-import { ActorNode, type Actor } from "./ActorNode.ts";
+import { ActorNode } from "./ActorNode.ts";
+import type { Actor } from "../policies/actors/Actor.ts";
 import { ARBITER_TOPICS, InterventionArbiterNode } from "./InterventionArbiterNode.ts";
 import { OPERATOR_INTERVENTION, OperatorNode } from "./OperatorNode.ts";
-import { TOPICS } from "./topics.ts";
-import { header, sameTime, type JointStateMsg, type ObservationMsg } from "./msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { header, sameTime, type JointStateMsg, type ObservationMsg } from "../contracts/msgs.ts";
 
 /** A policy that froze: it keeps sending the first pose it saw. */
 class FrozenActor implements Actor {

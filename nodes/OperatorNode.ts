@@ -6,10 +6,10 @@
  */
 import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
-import type { Intervention } from "../runtime/msgs/types.generated.ts";
+import type { Intervention } from "../contracts/msgs.generated.ts";
 import { ScriptedOperator, type ScriptedOperatorOptions } from "../sim/ScriptedOperator.ts";
-import { TOPICS } from "./topics.ts";
-import { header, sameTime, type EpisodeEventMsg, type ObservationMsg } from "./msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { header, sameTime, type EpisodeEventMsg, type ObservationMsg } from "../contracts/msgs.ts";
 
 /** The operator's topic (the lead moves it into topics.ts). */
 export const OPERATOR_INTERVENTION = { topic: "/operator/intervention", type: "rlft_interfaces/msg/Intervention" } as const;

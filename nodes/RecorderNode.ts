@@ -10,8 +10,8 @@ import { join } from "node:path";
 import type { NodeHandle } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
 import { McapEpisodeWriter } from "../recording/McapEpisodeWriter.ts";
-import { RECORDED, TOPICS } from "./topics.ts";
-import { timeNs, type EpisodeEventMsg } from "./msgs.ts";
+import { RECORDED, TOPICS } from "../contracts/topics.ts";
+import { timeNs, type EpisodeEventMsg } from "../contracts/msgs.ts";
 
 /** Options of the recorder. */
 export interface RecorderOptions {

@@ -11,8 +11,8 @@ import { NodeBase } from "./NodeBase.ts";
 import { safeJointCommand, type JointLimits, type SafetyChange } from "../hardware/safety.ts";
 import { limitRates, limitWorkspace, type CommandHistory, type RateLimits, type WorkspaceBox } from "../hardware/motionLimits.ts";
 import type { ForwardKinematics } from "../hardware/kinematics.ts";
-import { TOPICS } from "./topics.ts";
-import { header, jointState, fromTime, sameTime, type JointStateMsg, type EpisodeEventMsg, type ObservationMsg } from "./msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { header, jointState, fromTime, sameTime, type JointStateMsg, type EpisodeEventMsg, type ObservationMsg } from "../contracts/msgs.ts";
 import type { Time } from "../runtime/Runtime.ts";
 
 /** Options of the safety supervisor. */

@@ -12,8 +12,8 @@ import * as ort from "onnxruntime-node";
 import { z } from "zod";
 import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
-import { TOPICS } from "./topics.ts";
-import { header, type EpisodeEventMsg } from "./msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { header, type EpisodeEventMsg } from "../contracts/msgs.ts";
 
 /** classifier.json, written by the learner next to the ONNX file. */
 export const ClassifierJson = z

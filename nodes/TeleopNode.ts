@@ -8,12 +8,13 @@
  */
 import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
-import type { Intervention } from "../runtime/msgs/types.generated.ts";
-import type { OperatorCommand, TeleopDevice } from "../hardware/teleop/TeleopDevice.ts";
+import type { Intervention } from "../contracts/msgs.generated.ts";
+import type { TeleopDevice } from "../hardware/teleop/TeleopDevice.ts";
+import type { OperatorCommand } from "../contracts/operator.ts";
 import { TakeoverGesture } from "../hardware/teleop/TakeoverGesture.ts";
 import type { TeleopMapper } from "../hardware/teleop/TeleopMapper.ts";
-import { TOPICS } from "./topics.ts";
-import { header, sameTime, fromTime, type EpisodeEventMsg, type JointStateMsg, type ObservationMsg } from "./msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { header, sameTime, fromTime, type EpisodeEventMsg, type JointStateMsg, type ObservationMsg } from "../contracts/msgs.ts";
 
 /** Options of the teleop node. */
 export interface TeleopNodeOptions {

@@ -16,7 +16,7 @@ export const OLDEST_READABLE_FORMAT = 1;
 
 /**
  * What changed in each version (shown by `rlft inspect` for old logs).
- * 1: MCAP ros2 profile, `rlft.episode` / `rlft.episode_result` metadata, the topics of nodes/topics.ts.
+ * 1: MCAP ros2 profile, `rlft.episode` / `rlft.episode_result` metadata, the topics of contracts/topics.ts.
  * 2: adds `rlft.log_format`; `rlft.episode` also records randomize_physics, physics_dt, sampler and policy_seed.
  */
 export const LOG_FORMAT_HISTORY: Readonly<Record<number, string>> = {

@@ -3,11 +3,9 @@
  * Nodes import only this file; `runtime/embedded` and `runtime/ros2` implement it.
  */
 
-/** A ROS 2 time stamp (builtin_interfaces/Time). */
-export interface Time {
-  sec: number;
-  nanosec: number;
-}
+import type { Time } from "../contracts/msgs.generated.ts";
+/** A ROS 2 time stamp (builtin_interfaces/Time), from the generated message types. */
+export type { Time };
 
 /** QoS profile subset shared by both runtimes. */
 export interface Qos {

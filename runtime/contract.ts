@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Runtime } from "./Runtime.ts";
 import { Lifecycle } from "./Lifecycle.ts";
-import type { JointState } from "./msgs/types.generated.ts";
+import type { JointState } from "../contracts/msgs.generated.ts";
 
 /** A runtime plus a way to move its sim clock. */
 export interface RuntimeHarness {

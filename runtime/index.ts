@@ -11,7 +11,7 @@ export { ZmqBridge, type ZmqBridgeOptions } from "./embedded/ZmqBridge.ts";
 export { TopicTypeMismatchError } from "./embedded/TopicBus.ts";
 export { Lifecycle, LifecycleTransitionError, type LifecycleCallbacks } from "./Lifecycle.ts";
 export { MessageRegistry, UnknownMessageTypeError } from "./msgs/MessageRegistry.ts";
-export type * as msg from "./msgs/types.generated.ts";
+export type * as msg from "../contracts/msgs.generated.ts";
 export { ROS2_MISSING_MESSAGE, Ros2UnavailableError, type Ros2RuntimeOptions } from "./ros2/Ros2Runtime.ts";
 
 /** Options common to both runtimes (the embedded ones are ignored by ros2 and vice versa). */

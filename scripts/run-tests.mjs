@@ -4,7 +4,7 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 
-const roots = ["app", "runtime", "nodes", "policies", "sim", "recording", "bridge", "cli", "launch", "hardware", "calibration", "web", "telemetry", "data", "test"];
+const roots = ["app", "contracts", "runtime", "nodes", "policies", "sim", "recording", "bridge", "cli", "launch", "hardware", "calibration", "web", "telemetry", "data", "test"];
 const files = [];
 function walk(dir) {
   let entries;

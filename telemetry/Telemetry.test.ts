@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { createServer, type Socket } from "node:net";
 import { Telemetry, type FieldValue } from "./Telemetry.ts";
-import { ControlLoopMonitor } from "./ControlLoopMonitor.ts";
+import { ControlLoopMonitor } from "../nodes/ControlLoopMonitor.ts";
 import { createRuntime } from "../runtime/index.ts";
 import { freePort, requireServer, startVictoriaMetrics } from "../test/servers.ts";
 

@@ -2,9 +2,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseLaunch } from "../launch/LaunchConfig.ts";
-import { runEpisodes } from "../cli/runEpisodes.ts";
+import { runEpisodes } from "../app/runEpisodes.ts";
 import { robotPolicyFixture } from "./robotFixture.ts";
-import type { Transition } from "../bridge/Transition.ts";
+import type { Transition } from "../contracts/Transition.ts";
 
 test("every executed tick becomes one transition; the last one of an episode is truncated at timeout", async (t) => {
   const fx = await robotPolicyFixture("push_cube");

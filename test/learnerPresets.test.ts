@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { learnerOverrides } from "../cli/commands/session.ts";
+import { learnerOverrides } from "../app/learnerOverrides.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "rlft-presets-"));
 

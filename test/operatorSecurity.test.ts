@@ -17,7 +17,7 @@ import mqtt, { type MqttClient } from "mqtt";
 import WebSocket from "ws";
 import { parseLaunch } from "../launch/LaunchConfig.ts";
 import { Stack } from "../launch/Stack.ts";
-import { TOPICS } from "../nodes/topics.ts";
+import { TOPICS } from "../contracts/topics.ts";
 import { requireServer, startMosquitto, type RunningServer } from "./servers.ts";
 
 const ROBOT = "sim-0";

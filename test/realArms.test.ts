@@ -112,7 +112,7 @@ test("rlft launch on a port that does not exist says so and how to fix it", asyn
 });
 
 test("a real-arm stack with a V4L2-kind camera (ffmpeg testsrc) records frames and the camera/robot clock offset", { skip }, async () => {
-  const { runEpisodes } = await import("../cli/runEpisodes.ts");
+  const { runEpisodes } = await import("../app/runEpisodes.ts");
   assert.ok(fixture, "needs the package of the first test");
   const cfg = loadLaunch("launch/so100.yaml");
   const pty = await openPtyPair();
@@ -172,7 +172,7 @@ test("Ctrl-C during rlft launch on a servo arm aborts the episode, switches torq
 
 test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's targets reach servoj through the input registers", async () => {
   const { cpSync } = await import("node:fs");
-  const { runEpisodes } = await import("../cli/runEpisodes.ts");
+  const { runEpisodes } = await import("../app/runEpisodes.ts");
   const { RtdeControllerSim } = await import("../hardware/ur/RtdeControllerSim.ts");
   assert.ok(fixture, "needs the package of the first test");
   const cfg = loadLaunch("launch/ur5e.yaml");

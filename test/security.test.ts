@@ -16,7 +16,7 @@ import { generateCurveCertificate, loadCurveClientKeys } from "../bridge/CurveCe
 import { loadPackageTrust } from "../policies/PackageSignature.ts";
 import { makeTransitionOf, recordingLogger, waitFor } from "../bridge/testing/helpers.ts";
 import { makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
-import { generateKeys } from "../cli/commands/keys.ts";
+import { generateKeys } from "../app/keys.ts";
 import { LearnerProc, tinyLearnerArgs } from "./support/LearnerProc.ts";
 import { freePort } from "./servers.ts";
 

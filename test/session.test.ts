@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseLaunch } from "../launch/LaunchConfig.ts";
-import { runSession } from "../cli/session.ts";
+import { runSession } from "../app/session.ts";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
 import { robotPolicyFixture } from "./robotFixture.ts";
 

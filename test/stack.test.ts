@@ -11,13 +11,13 @@ import { McapIndexedReader } from "@mcap/core";
 import { MessageReader } from "@foxglove/rosmsg2-serialization";
 import { parse } from "@foxglove/rosmsg";
 import { parseLaunch } from "../launch/LaunchConfig.ts";
-import { runEpisodes } from "../cli/runEpisodes.ts";
+import { runEpisodes } from "../app/runEpisodes.ts";
 import { EmbeddedRuntime } from "../runtime/embedded/EmbeddedRuntime.ts";
 import { SafetySupervisorNode } from "../nodes/SafetySupervisorNode.ts";
-import { TOPICS } from "../nodes/topics.ts";
-import { jointState, toTime } from "../nodes/msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { jointState, toTime } from "../contracts/msgs.ts";
 import { makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
-import { PolicyActor } from "../nodes/PolicyNode.ts";
+import { PolicyActor } from "../policies/actors/PolicyActor.ts";
 import { ArmSim } from "../sim/ArmSim.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "rlft-stack-"));

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { z } from "zod";
-import type { CommandRequest, CommandResult, OperatorStatus } from "../nodes/OperatorConsoleNode.ts";
+import type { CommandRequest, CommandResult, OperatorStatus } from "../contracts/operator.ts";
 
 const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), "static");
 const FILES: Record<string, string> = { "/": "index.html", "/index.html": "index.html", "/app.js": "app.js", "/style.css": "style.css", "/charts.js": "charts.js" };

@@ -8,7 +8,7 @@
 import { Router, Publisher } from "zeromq";
 import { decodeMessage, encodeMessage } from "../wire.ts";
 import { encodePolicy, toTransitions } from "../messages.ts";
-import type { Transition } from "../Transition.ts";
+import type { Transition } from "../../contracts/Transition.ts";
 
 /** A package the stub serves and publishes. */
 export interface StubPolicy {

@@ -1,5 +1,5 @@
 /** Test helpers for the bridge: transitions with recognisable values, polling for a condition. */
-import type { Transition } from "../Transition.ts";
+import type { Transition } from "../../contracts/Transition.ts";
 
 /** A transition whose values encode (episode, step), for obs_dim 3 and action_dim 2. */
 export function makeTransition(episode: number, step: number): Transition {

@@ -1,7 +1,7 @@
 /** `rlft calibrate intrinsics | hand-eye | arm | render-board`. */
 import type { Command } from "commander";
-import { boardOption, handEyeCommand, intrinsicsCommand, renderBoardCommand } from "../calibrate.ts";
-import { armCommand } from "../calibrateArm.ts";
+import { boardOption, handEyeCommand, intrinsicsCommand, renderBoardCommand } from "../../app/calibrate.ts";
+import { armCommand } from "../../app/calibrateArm.ts";
 
 const INTRINSICS_GUIDE = `
 How to take the pictures (10–20 of them):

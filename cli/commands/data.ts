@@ -1,7 +1,7 @@
 /** `rlft replay`, `rlft train-bc`, `rlft inspect`: episode logs as data. */
 import type { Command } from "commander";
 import { resolve } from "node:path";
-import { trainBc } from "../trainBc.ts";
+import { trainBc } from "../../app/trainBc.ts";
 import { registerReplayCommand } from "./replay.ts";
 import { registerInspectCommand } from "./inspect.ts";
 

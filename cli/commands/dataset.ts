@@ -1,8 +1,8 @@
 /** `rlft dataset stats|export|import`: a folder of episode logs as a dataset. */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { episodeFiles } from "../dataset.ts";
-import { progress } from "../progress.ts";
+import { episodeFiles } from "../../app/dataset.ts";
+import { progress } from "../../app/progress.ts";
 import { datasetStats, formatDatasetStats } from "../../data/DatasetStats.ts";
 import { exportLeRobot } from "../../data/lerobot/LeRobotExport.ts";
 import { importLeRobot } from "../../data/lerobot/LeRobotImport.ts";

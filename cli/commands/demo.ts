@@ -7,12 +7,12 @@ import { mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadLaunch } from "../../launch/LaunchConfig.ts";
 import { ensurePython } from "../../app/python.ts";
-import { runEpisodes, formatRate, type EpisodeSummary } from "../runEpisodes.ts";
-import { trainBc } from "../trainBc.ts";
+import { runEpisodes, formatRate, type EpisodeSummary } from "../../app/runEpisodes.ts";
+import { trainBc } from "../../app/trainBc.ts";
 import { DEFAULT_LAUNCH } from "./episodes.ts";
-import { runSession, type SessionResult } from "../session.ts";
+import { runSession, type SessionResult } from "../../app/session.ts";
 import { statusLine } from "./session.ts";
-import { progress } from "../progress.ts";
+import { progress } from "../../app/progress.ts";
 
 /** Registers demo on `program`. */
 export function registerDemoCommand(program: Command): void {

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { loadLaunch, type LaunchConfig } from "../../launch/LaunchConfig.ts";
-import { runEpisodes, formatRate, type EpisodeSummary } from "../runEpisodes.ts";
+import { runEpisodes, formatRate, type EpisodeSummary } from "../../app/runEpisodes.ts";
 import { policyKind } from "../../policies/vla/VlaPackage.ts";
 import { noiseScaleProblem } from "../../policies/gaussian.ts";
 

@@ -3,8 +3,8 @@ import type { Command } from "commander";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { readEpisodeArrays } from "../dataset.ts";
-import { episodeValues, sparkline, type EpisodeValues } from "../episodeValues.ts";
+import { readEpisodeArrays } from "../../app/dataset.ts";
+import { episodeValues, sparkline, type EpisodeValues } from "../../app/episodeValues.ts";
 import { findPython, learnerEnv } from "../../app/python.ts";
 
 function print(v: EpisodeValues, file: string, every: number): void {

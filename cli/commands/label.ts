@@ -1,7 +1,7 @@
 /** `rlft label`: label camera frames of recorded episodes for the success classifier. */
 import type { Command } from "commander";
-import { episodeFiles } from "../dataset.ts";
-import { labelEpisodes, parsePositiveRange, writeLabelSet } from "../label.ts";
+import { episodeFiles } from "../../app/dataset.ts";
+import { labelEpisodes, parsePositiveRange, writeLabelSet } from "../../app/label.ts";
 
 /** Registers label on `program`. */
 export function registerLabelCommand(program: Command): void {

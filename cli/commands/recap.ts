@@ -2,7 +2,8 @@
 import type { Command } from "commander";
 import { resolve } from "node:path";
 import { loadLaunch } from "../../launch/LaunchConfig.ts";
-import { reportMarkdown, runRecap } from "../recap.ts";
+import { reportMarkdown, runRecap } from "../../app/recap.ts";
+import { parseOverrides } from "../../app/learnerOverrides.ts";
 
 function int(name: string, min: number) {
   return (v: string) => {
@@ -10,18 +11,6 @@ function int(name: string, min: number) {
     if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected an integer ≥ ${min}, got '${v}'`);
     return n;
   };
-}
-
-/** Parses `key=value` learner overrides (numbers and booleans typed). */
-export function parseOverrides(pairs: readonly string[] | undefined, flag: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const kv of pairs ?? []) {
-    const i = kv.indexOf("=");
-    if (i <= 0) throw new Error(`${flag}: expected key=value, got '${kv}'`);
-    const [k, v] = [kv.slice(0, i), kv.slice(i + 1)];
-    out[k] = v === "true" ? true : v === "false" ? false : Number.isFinite(Number(v)) && v !== "" ? Number(v) : v;
-  }
-  return out;
 }
 
 /** Registers recap on `program`. */

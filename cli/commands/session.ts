@@ -1,14 +1,12 @@
 /** `rlft session`: online fine-tuning with a learner, a supervising operator and live policy swaps. */
 import { Option, type Command } from "commander";
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { loadLaunch } from "../../launch/LaunchConfig.ts";
-import { runSession, type SessionStatus } from "../session.ts";
-import { parseOverrides } from "./recap.ts";
+import { runSession, type SessionStatus } from "../../app/session.ts";
+import { learnerOverrides } from "../../app/learnerOverrides.ts";
 import { Telemetry } from "../../telemetry/Telemetry.ts";
-import { progress } from "../progress.ts";
-import { wilson } from "../stats.ts";
+import { progress } from "../../app/progress.ts";
+import { wilson } from "../../data/stats.ts";
 import { openLeaderArm } from "../../hardware/servo/openLeaderArm.ts";
 
 /** One status line: what an operator watches during a session. */
@@ -20,34 +18,6 @@ export function statusLine(s: SessionStatus): string {
     `acked ${s.transitionsAcked}/${s.transitionsSent}`,
     `policy ${s.policyVersion}`,
   ].join(" | ");
-}
-
-/**
- * The learner config a session starts its learner with: the YAML mapping in `file` (e.g. learner/presets/<task>.yaml,
- * the settings bench:learning measured), then each `key=value` of --learner-set on top. Throws naming the file or the
- * flag on a missing file, a non-mapping or a malformed pair; the learner itself checks the keys and values.
- */
-export function learnerOverrides(file: string | undefined, sets: readonly string[] = []): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (file) {
-    let text: string;
-    try {
-      text = readFileSync(file, "utf8");
-    } catch (e) {
-      throw new Error(`--learner-config ${file}: cannot read it (${(e as Error).message}); the presets are in learner/presets/`);
-    }
-    let doc: unknown;
-    try {
-      doc = parseYaml(text);
-    } catch (e) {
-      throw new Error(`--learner-config ${file}: not valid YAML (${(e as Error).message.split("\n")[0]})`);
-    }
-    if (doc !== null && doc !== undefined && (typeof doc !== "object" || Array.isArray(doc))) {
-      throw new Error(`--learner-config ${file}: expected a mapping of learner config keys (python3 -m rlft_learner serve --help lists them), found ${Array.isArray(doc) ? "a list" : typeof doc}`);
-    }
-    Object.assign(out, doc ?? {});
-  }
-  return { ...out, ...parseOverrides(sets, "--learner-set") };
 }
 
 /** Registers session on `program`. */

@@ -1,10 +1,10 @@
 /** `rlft train-vla`: recorded multi-task episodes → rlft-vla-dataset → `python3 -m rlft_learner train-vla` → VLA package. */
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { writeVlaDataset } from "../vlaDataset.ts";
-import { episodeFiles } from "../dataset.ts";
-import { startLearner } from "../learnerProcess.ts";
-import { progress } from "../progress.ts";
+import { writeVlaDataset } from "../../app/vlaDataset.ts";
+import { episodeFiles } from "../../app/dataset.ts";
+import { startLearner } from "../../app/learnerProcess.ts";
+import { progress } from "../../app/progress.ts";
 
 /** Registers train-vla on `program`. */
 export function registerTrainVlaCommand(program: Command): void {

@@ -10,7 +10,7 @@ import { readFileSync, existsSync, readdirSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { McapEpisodeWriter } from "../../recording/McapEpisodeWriter.ts";
-import { TOPICS } from "../../nodes/topics.ts";
+import { TOPICS } from "../../contracts/topics.ts";
 import { readVideoFrames } from "./ffmpeg.ts";
 import { formatPath, type LeRobotInfo } from "./layout.ts";
 

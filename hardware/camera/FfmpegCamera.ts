@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import type { CameraFrame, CameraSource } from "../../nodes/CameraNode.ts";
+import type { CameraFrame, CameraSource } from "../../contracts/camera.ts";
 import type { Time } from "../../runtime/Runtime.ts";
 
 /** Options of an ffmpeg camera. */

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { EmbeddedRuntime } from "../../runtime/embedded/EmbeddedRuntime.ts";
 import { CameraNode } from "../../nodes/CameraNode.ts";
-import { TOPICS } from "../../nodes/topics.ts";
+import { TOPICS } from "../../contracts/topics.ts";
 import { TopicCamera } from "./TopicCamera.ts";
 
 test("bgr8 / mono8 images from a driver's topic are republished as rgb8 with the driver's stamp", async () => {

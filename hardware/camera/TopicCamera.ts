@@ -3,7 +3,7 @@
  * sensor_msgs/Image in rgb8, bgr8 or mono8 from the runtime, keeps the newest frame with its own stamp and
  * counts frames and gaps, so the camera node republishes it at the stack's rate on /camera/front/image.
  */
-import type { CameraFrame, CameraSource } from "../../nodes/CameraNode.ts";
+import type { CameraFrame, CameraSource } from "../../contracts/camera.ts";
 import type { NodeHandle, Subscription, Time } from "../../runtime/Runtime.ts";
 
 interface ImageMsg {

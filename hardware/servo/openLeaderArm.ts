@@ -4,7 +4,7 @@
  * calibration file (`rlft calibrate arm --robot so100_leader ...`), or else from the follower's `driver.joints`
  * (same arm model, same ids: SO-100 / Koch leader-follower pairs).
  */
-import type { LaunchConfig } from "../../launch/LaunchConfig.ts";
+import type { DriverConfig } from "../DriverConfig.ts";
 import { loadArmCalibration } from "../../calibration/ArmCalibration.ts";
 import { openServoBus } from "./openServoBus.ts";
 import { ServoJointSource } from "./ServoJointSource.ts";
@@ -21,7 +21,7 @@ export interface LeaderArmOptions {
 }
 
 /** Opens the leader arm's bus (torque off) for the follower `cfg` drives. */
-export async function openLeaderArm(cfg: LaunchConfig, o: LeaderArmOptions): Promise<ServoJointSource> {
+export async function openLeaderArm(cfg: { driver: DriverConfig }, o: LeaderArmOptions): Promise<ServoJointSource> {
   const d = cfg.driver;
   if (d.kind !== "feetech" && d.kind !== "dynamixel") {
     throw new Error(`--operator leader mirrors a servo leader arm onto a servo follower (driver.kind feetech or dynamixel); this launch file drives ${d.kind}: use --operator gamepad or spacemouse`);

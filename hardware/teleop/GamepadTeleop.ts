@@ -7,7 +7,8 @@ import { createReadStream } from "node:fs";
 import type { Readable } from "node:stream";
 import { JoystickParser } from "./JoystickParser.ts";
 import { mapAxes, shapeTwist } from "./shaping.ts";
-import { deviceErrorMessage, idleSample, TeleopDeviceError, type OperatorCommand, type TeleopDevice, type TeleopSample } from "./TeleopDevice.ts";
+import { deviceErrorMessage, idleSample, TeleopDeviceError, type TeleopDevice, type TeleopSample } from "./TeleopDevice.ts";
+import type { OperatorCommand } from "../../contracts/operator.ts";
 import type { TeleopConfig } from "./TeleopConfig.ts";
 
 /** Options of {@link GamepadTeleop}. */

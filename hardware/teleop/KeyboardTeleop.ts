@@ -7,7 +7,8 @@
  * Ctrl-C in raw mode arrives as a byte, not a signal, so it is turned back into SIGINT.
  */
 import { KeyboardParser } from "./KeyboardParser.ts";
-import { idleSample, type OperatorCommand, type TeleopDevice, type TeleopSample } from "./TeleopDevice.ts";
+import { idleSample, type TeleopDevice, type TeleopSample } from "./TeleopDevice.ts";
+import type { OperatorCommand } from "../../contracts/operator.ts";
 import type { TeleopConfig } from "./TeleopConfig.ts";
 
 /** Motion keys → (robot axis 0–5, direction). Arrows move in the table plane, PgUp/PgDn up/down, `,`/`.` pitch. */

@@ -5,10 +5,7 @@
  * is TeleopMapper's job, deciding who is in control is TakeoverGesture's, so drivers stay small.
  */
 
-/** Episode commands an operator can give from any device, the web UI or MQTT. */
-export const OPERATOR_COMMANDS = ["start", "pause", "resume", "success", "failure", "abort", "reset", "estop", "release_estop"] as const;
-/** One operator command. */
-export type OperatorCommand = (typeof OPERATOR_COMMANDS)[number];
+import type { OperatorCommand } from "../../contracts/operator.ts";
 
 /** What the operator did during one control period. */
 export interface TeleopSample {

@@ -10,7 +10,7 @@ import { VlaPackage } from "./VlaPackage.ts";
 import { preprocessFrame } from "./preprocess.ts";
 import { gaussian } from "../gaussian.ts";
 import { PolicyPackageError } from "../PolicyPackageError.ts";
-import { VlaActor } from "../../nodes/VlaNode.ts";
+import { VlaActor } from "../actors/VlaActor.ts";
 
 interface Vectors {
   instructions: string[];

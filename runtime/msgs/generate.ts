@@ -1,5 +1,5 @@
 /**
- * Writes runtime/msgs/types.generated.ts: TypeScript interfaces generated from the `.msg` files
+ * Writes contracts/msgs.generated.ts: TypeScript interfaces generated from the `.msg` files
  * (ours and the standard ones nodes use), so TS types and `.msg` definitions cannot drift.
  * Run: `node --import tsx runtime/msgs/generate.ts`. msgs.test.ts fails when the file is stale.
  */
@@ -19,7 +19,7 @@ export const STANDARD_TYPES = [
 ];
 
 /** Where the generated file lives. */
-export const GENERATED_PATH = fileURLToPath(new URL("./types.generated.ts", import.meta.url));
+export const GENERATED_PATH = fileURLToPath(new URL("../../contracts/msgs.generated.ts", import.meta.url));
 
 const NUMBER = new Set(["float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "byte", "char"]);
 

@@ -59,6 +59,6 @@ test("unknown type → clear error", () => {
   assert.throws(() => reg.encode("sensor_msgs/JointStates", {}), /Unknown message type "sensor_msgs\/JointStates".*rlft_interfaces\/Observation/);
 });
 
-test("types.generated.ts is up to date with the .msg files", () => {
+test("contracts/msgs.generated.ts is up to date with the .msg files", () => {
   assert.equal(readFileSync(GENERATED_PATH, "utf8"), generateTypes(), "run `node --import tsx runtime/msgs/generate.ts`");
 });

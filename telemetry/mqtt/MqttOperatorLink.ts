@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import mqtt, { type MqttClient } from "mqtt";
 import { z } from "zod";
 import type { MqttConfig } from "./MqttConfig.ts";
-import type { CommandRequest, CommandResult, OperatorStatus } from "../../nodes/OperatorConsoleNode.ts";
+import type { CommandRequest, CommandResult, OperatorStatus } from "../../contracts/operator.ts";
 
 /** What the link needs from the operator console. */
 export interface MqttBackend {

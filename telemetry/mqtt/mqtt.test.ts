@@ -13,7 +13,7 @@ import mqtt from "mqtt";
 import { createRuntime, type Runtime } from "../../runtime/index.ts";
 import { EpisodeManagerNode } from "../../nodes/EpisodeManagerNode.ts";
 import { OperatorConsoleNode } from "../../nodes/OperatorConsoleNode.ts";
-import { TOPICS } from "../../nodes/topics.ts";
+import { TOPICS } from "../../contracts/topics.ts";
 import { MqttOperatorLink, parseMqttCommand } from "./MqttOperatorLink.ts";
 import { EmbeddedBroker } from "./EmbeddedBroker.ts";
 import { MqttSchema } from "./MqttConfig.ts";

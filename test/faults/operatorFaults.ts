@@ -11,7 +11,7 @@ import mqtt, { type MqttClient } from "mqtt";
 import WebSocket from "ws";
 import { Stack } from "../../launch/Stack.ts";
 import type { LaunchConfig } from "../../launch/LaunchConfig.ts";
-import { TOPICS } from "../../nodes/topics.ts";
+import { TOPICS } from "../../contracts/topics.ts";
 import type { KeyInput } from "../../hardware/teleop/KeyboardTeleop.ts";
 import { startMosquitto, type RunningServer } from "../servers.ts";
 import { auditDriver, launchConfig } from "./rig.ts";

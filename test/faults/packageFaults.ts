@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { PolicySync } from "../../bridge/PolicySync.ts";
 import type { PolicyMessage } from "../../bridge/messages.ts";
 import { Stack } from "../../launch/Stack.ts";
-import type { PolicyActor } from "../../nodes/PolicyNode.ts";
+import type { PolicyActor } from "../../policies/actors/PolicyActor.ts";
 import { generateSigningKey, loadPackageTrust, signPackage, SIGNATURE_FILE } from "../../policies/PackageSignature.ts";
 import { LEARNER_DIR } from "../../policies/testing/learnerFixture.ts";
 import { findPython } from "../../app/python.ts";

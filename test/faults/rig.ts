@@ -7,7 +7,7 @@ import { parseLaunch, type LaunchConfig } from "../../launch/LaunchConfig.ts";
 import type { Stack } from "../../launch/Stack.ts";
 import { LearnerProc, tinyLearnerArgs } from "../support/LearnerProc.ts";
 import { freePort } from "../servers.ts";
-import { configHash } from "../../cli/session.ts";
+import { configHash } from "../../app/session.ts";
 
 /** A learner that can be killed, frozen and restarted on the same ports and run_dir. */
 export class LearnerRig {

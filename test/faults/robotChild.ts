@@ -2,7 +2,7 @@
  * A robot process for the crash scenario: a session with long episodes against an external learner, printing
  * `episode done` after each; the parent SIGKILLs it mid-episode.
  */
-import { runSession } from "../../cli/session.ts";
+import { runSession } from "../../app/session.ts";
 import { launchConfig } from "./rig.ts";
 
 const o = JSON.parse(process.argv[2]) as { baseDir: string; out: string; experience: string; policy: string };

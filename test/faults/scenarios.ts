@@ -9,7 +9,7 @@ import { join } from "node:path";
 import v8 from "node:v8";
 import vm from "node:vm";
 import { Dealer, Publisher } from "zeromq";
-import { runSession } from "../../cli/session.ts";
+import { runSession } from "../../app/session.ts";
 import { Stack } from "../../launch/Stack.ts";
 import { EpisodeReader } from "../../recording/EpisodeReader.ts";
 import { PolicySync } from "../../bridge/PolicySync.ts";

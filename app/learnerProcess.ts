@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
-import { findPython, learnerEnv } from "../app/python.ts";
+import { findPython, learnerEnv } from "./python.ts";
 
 /** A JSON event from the learner. */
 export type LearnerEvent = { event: string; [k: string]: unknown };

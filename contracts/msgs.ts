@@ -1,5 +1,5 @@
 /** Small builders for the ROS 2 messages the nodes publish (plain objects shaped like the .msg files). */
-import type { Time } from "../runtime/Runtime.ts";
+import { EpisodeEventConstants, type EpisodeEvent, type JointState, type Observation, type Time } from "./msgs.generated.ts";
 
 /** std_msgs/Header. */
 export function header(stamp: Time, frameId = ""): { stamp: Time; frame_id: string } {
@@ -32,31 +32,20 @@ export function sameTime(a: Time, b: Time): boolean {
   return a.sec === b.sec && a.nanosec === b.nanosec;
 }
 
-/** rlft_interfaces/EpisodeEvent kinds. */
-export type EpisodeEventKind = "reset" | "start" | "success" | "failure" | "timeout" | "abort" | "pause" | "resume";
+/** rlft_interfaces/EpisodeEvent kinds (the .msg file's constants). */
+export type EpisodeEventKind = (typeof EpisodeEventConstants)[keyof typeof EpisodeEventConstants];
 
-/** The EpisodeEvent message shape. */
-export interface EpisodeEventMsg {
-  header: { stamp: Time; frame_id: string };
-  episode: number;
-  event: EpisodeEventKind;
-  seed: bigint | number;
-  task: string;
-  detail: string;
-}
+/**
+ * A message as a subscriber receives it: numeric arrays may arrive as typed arrays (CDR decoding), 64-bit integers
+ * as number or bigint. Derived from the generated types, so the fields never drift from the .msg files.
+ */
+export type Received<T> = { [K in keyof T]: T[K] extends number[] ? ArrayLike<number> : T[K] extends bigint ? bigint | number : T[K] };
+
+/** The EpisodeEvent message shape, with its kind typed. */
+export type EpisodeEventMsg = Omit<Received<EpisodeEvent>, "event"> & { event: EpisodeEventKind };
 
 /** The Observation message shape. */
-export interface ObservationMsg {
-  header: { stamp: Time; frame_id: string };
-  names: string[];
-  values: ArrayLike<number>;
-}
+export type ObservationMsg = Received<Observation>;
 
 /** The JointState message shape. */
-export interface JointStateMsg {
-  header: { stamp: Time; frame_id: string };
-  name: string[];
-  position: ArrayLike<number>;
-  velocity: ArrayLike<number>;
-  effort: ArrayLike<number>;
-}
+export type JointStateMsg = Received<JointState>;

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { outcomeStats, reportMarkdown } from "./recap.ts";
-import { parseOverrides } from "./commands/recap.ts";
+import { parseOverrides } from "./learnerOverrides.ts";
 import type { EpisodeSummary } from "./runEpisodes.ts";
 
 const summary = (successes: number, episodes: number, simSeconds: number, outcomes: Record<string, number>): EpisodeSummary => ({

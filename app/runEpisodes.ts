@@ -3,7 +3,7 @@ import { Stack, type StackOptions } from "../launch/Stack.ts";
 import type { LaunchConfig } from "../launch/LaunchConfig.ts";
 import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 import { progress } from "./progress.ts";
-import { wilson } from "./stats.ts";
+import { wilson } from "../data/stats.ts";
 
 /** Summary of a batch of episodes. */
 export interface EpisodeSummary {

@@ -5,14 +5,16 @@
  * is refused there, never at run time); inference runs in worker threads; new residual packages are loaded
  * off the control path and swapped in at a chunk boundary.
  */
-import { DiffusionPolicy } from "../policies/DiffusionPolicy.ts";
-import { assertCompatible } from "../policies/PolicyPackage.ts";
-import { ActionChunker } from "../policies/ActionChunker.ts";
-import { ResidualPolicy } from "../policies/ResidualPolicy.ts";
-import { PolicySlot, type OfferResult } from "../policies/PolicySlot.ts";
-import type { Actor, ActionInfo } from "./ActorNode.ts";
-import type { IndicatorSetting } from "../policies/AdvantageConditioning.ts";
-import { mulberry32 } from "../policies/gaussian.ts";
+import { DiffusionPolicy } from "../DiffusionPolicy.ts";
+import { assertCompatible } from "../PolicyPackage.ts";
+import { ActionChunker } from "../ActionChunker.ts";
+import { ResidualPolicy } from "../ResidualPolicy.ts";
+import { PolicySlot, type OfferResult } from "../PolicySlot.ts";
+import type { Actor, ActionInfo } from "./Actor.ts";
+import { medoidChunk, sumStandardised, type BestOfN } from "./bestOf.ts";
+import { normaliseAction, zeroAction } from "../../contracts/normalise.ts";
+import type { IndicatorSetting } from "../AdvantageConditioning.ts";
+import { mulberry32 } from "../gaussian.ts";
 
 /** Options of the policy actor. */
 export interface PolicyActorOptions {
@@ -41,54 +43,6 @@ export interface PolicyActorOptions {
   /** Best-of-N base chunks (launch `actor.best_of`); absent or n 1 = one sample per chunk. */
   bestOf?: BestOfN;
   logger?: { warn(msg: string): void; info(msg: string): void };
-}
-
-/**
- * Best-of-N sampling of base chunks at every re-plan (ALGORITHMS.md §1 "go beyond"): N chunks are sampled from the
- * base policy and one is executed. `critic`: the one whose first executed action (base + residual) the running
- * residual package's critic scores highest (mean − pessimism · std over heads; EXPO / PA-RL rank base samples by
- * Q); needs a residual package with critic.onnx, otherwise the first sample runs (warned once). `consensus`: the
- * medoid — the chunk closest (L2 over the executed steps) to all the others, a critic-free control. `chunk_critic`: the
- * one whose K executed base actions the package's chunk-level critic scores highest (learner chunk_critic.py; PA-RL,
- * Q-chunking). `critics`: both, each critic's N scores standardised (z-scores over the samples) and summed. In
- * training mode a share `explore` of re-plans runs the first (unranked) sample instead.
- */
-export interface BestOfN {
-  n: number;
-  select: "critic" | "chunk_critic" | "critics" | "consensus";
-  pessimism?: number;
-  /** Training mode only: probability of running the first sample unranked (default 0). */
-  explore?: number;
-}
-
-/** Element-wise sum of score vectors, each first standardised over its entries (a constant vector adds 0). */
-export function sumStandardised(parts: readonly (readonly number[])[]): number[] {
-  const out = new Array<number>(parts[0].length).fill(0);
-  for (const p of parts) {
-    const mean = p.reduce((a, x) => a + x, 0) / p.length;
-    const sd = Math.sqrt(p.reduce((a, x) => a + (x - mean) ** 2, 0) / p.length);
-    for (let i = 0; i < p.length; i++) out[i] += sd > 0 ? (p[i] - mean) / sd : 0;
-  }
-  return out;
-}
-
-/** Index of the medoid of `chunks` over their first `k` steps: the least sum of L2 distances to the others. */
-export function medoidChunk(chunks: readonly (readonly (readonly number[])[])[], k: number): number {
-  let best = 0;
-  let bestScore = Infinity;
-  for (let i = 0; i < chunks.length; i++) {
-    let score = 0;
-    for (let j = 0; j < chunks.length; j++) {
-      let d2 = 0;
-      for (let t = 0; t < Math.min(k, chunks[i].length); t++) for (let d = 0; d < chunks[i][t].length; d++) d2 += (chunks[i][t][d] - chunks[j][t][d]) ** 2;
-      score += Math.sqrt(d2);
-    }
-    if (score < bestScore) {
-      bestScore = score;
-      best = i;
-    }
-  }
-  return best;
 }
 
 /** Adapts DiffusionPolicy (+ ResidualPolicy) + ActionChunker to the Actor interface. */
@@ -233,17 +187,4 @@ export class PolicyActor implements Actor {
     await this.residual.close();
     await this.policy.close();
   }
-}
-
-/** The raw action whose normalised value is 0: the middle of the package's action range. */
-export function zeroAction(spec: { min: readonly number[]; max: readonly number[] }): number[] {
-  return spec.min.map((lo, i) => (lo + spec.max[i]) / 2);
-}
-
-/** Raw joint targets → [-1, 1] with the package's action min/max (the inverse of the sampler's unnormalisation). */
-export function normaliseAction(spec: { min: readonly number[]; max: readonly number[] }, raw: readonly number[]): number[] {
-  return raw.map((a, i) => {
-    const span = spec.max[i] - spec.min[i];
-    return span > 0 ? (2 * (a - spec.min[i])) / span - 1 : 0;
-  });
 }

@@ -2,9 +2,9 @@
  * expert: the scripted expert as an actor (demonstration collection). It sees only /observation,
  * like a policy would, so the same node could drive a real arm with object poses from perception.
  */
-import { ScriptedExpert } from "../sim/ScriptedExpert.ts";
-import type { Actor } from "./ActorNode.ts";
-import type { TaskName } from "../sim/tasks.ts";
+import { ScriptedExpert } from "../../sim/ScriptedExpert.ts";
+import type { Actor } from "./Actor.ts";
+import type { TaskName } from "../../sim/tasks.ts";
 
 /** Options of the expert actor. */
 export interface ExpertActorOptions {

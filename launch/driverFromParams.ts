@@ -4,11 +4,11 @@
  * parameters describe the arm; both end in the same DriverSchema (hardware/DriverConfig.ts) and createArmDriver,
  * so defaults and checks are those of `rlft launch`.
  */
-import type { ArmDriver } from "./ArmDriver.ts";
-import { DriverSchema, type DriverConfig } from "./DriverConfig.ts";
-import { createArmDriver } from "./createArmDriver.ts";
+import type { ArmDriver } from "../hardware/ArmDriver.ts";
+import { DriverSchema, type DriverConfig } from "../hardware/DriverConfig.ts";
+import { createArmDriver } from "../hardware/createArmDriver.ts";
 import type { Runtime } from "../runtime/Runtime.ts";
-import { loadLaunch } from "../launch/LaunchConfig.ts";
+import { loadLaunch } from "./LaunchConfig.ts";
 
 /** The arm_driver parameters a real driver reads (see launch/nodeExecutables.ts for the schema). */
 export interface ArmDriverParams {

@@ -4,12 +4,12 @@
  * A missing or stale camera frame at a chunk boundary makes it hold — it commands the measured joint positions and
  * does not run the model on an old or absent image — and it re-plans as soon as frames arrive.
  */
-import { VlaPolicy } from "../policies/vla/VlaPolicy.ts";
-import { assertVlaCompatible } from "../policies/vla/VlaPackage.ts";
-import type { RgbFrame } from "../policies/vla/preprocess.ts";
-import type { Actor, ActionInfo, ActorInput } from "./ActorNode.ts";
-import { fromTime } from "./msgs.ts";
-import { normaliseAction } from "./PolicyNode.ts";
+import { VlaPolicy } from "../vla/VlaPolicy.ts";
+import { assertVlaCompatible } from "../vla/VlaPackage.ts";
+import type { RgbFrame } from "../vla/preprocess.ts";
+import type { Actor, ActionInfo, ActorInput } from "./Actor.ts";
+import { fromTime } from "../../contracts/msgs.ts";
+import { normaliseAction } from "../../contracts/normalise.ts";
 
 /** Options of {@link VlaActor.create}. */
 export interface VlaActorOptions {

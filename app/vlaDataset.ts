@@ -7,8 +7,8 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
-import { TOPICS } from "../nodes/topics.ts";
-import type { JointStateMsg, ObservationMsg } from "../nodes/msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import type { JointStateMsg, ObservationMsg } from "../contracts/msgs.ts";
 import { episodeFiles } from "./dataset.ts";
 import { taskVocabulary } from "../sim/multiPush.ts";
 

@@ -1,7 +1,7 @@
 /** The driver block of launch files: per-kind settings, defaults, and errors that name file, line and key. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseLaunch, loadLaunch } from "../launch/LaunchConfig.ts";
+import { parseLaunch, loadLaunch } from "./LaunchConfig.ts";
 
 test("launch/so100.yaml parses to a Feetech driver with six joints", () => {
   const cfg = loadLaunch("launch/so100.yaml");
@@ -33,7 +33,7 @@ test("driver errors name file, line and key, with the keys of that driver kind",
 });
 
 test("every shipped real-arm launch file parses, and its limits fit its joints", async () => {
-  const { motionLimits } = await import("./createArmDriver.ts");
+  const { motionLimits } = await import("./safetyLimits.ts");
   for (const f of ["launch/so100.yaml", "launch/koch.yaml", "launch/ur5e.yaml", "launch/ros2_control.yaml"]) {
     const cfg = loadLaunch(f);
     assert.notEqual(cfg.driver.kind, "sim", f);

@@ -5,8 +5,8 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
-import { TOPICS } from "../nodes/topics.ts";
-import type { ObservationMsg, JointStateMsg } from "../nodes/msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import type { ObservationMsg, JointStateMsg } from "../contracts/msgs.ts";
 
 /** One episode as arrays. */
 export interface EpisodeArrays {

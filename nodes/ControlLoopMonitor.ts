@@ -6,11 +6,11 @@
  * blocks the loop it measures.
  */
 import type { NodeHandle } from "../runtime/Runtime.ts";
-import { NodeBase } from "../nodes/NodeBase.ts";
-import { TOPICS } from "../nodes/topics.ts";
-import { sameTime, type EpisodeEventMsg, type JointStateMsg, type ObservationMsg } from "../nodes/msgs.ts";
+import { NodeBase } from "./NodeBase.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { sameTime, type EpisodeEventMsg, type JointStateMsg, type ObservationMsg } from "../contracts/msgs.ts";
 import type { Time } from "../runtime/Runtime.ts";
-import type { MetricSink } from "./Telemetry.ts";
+import type { MetricSink } from "../telemetry/Telemetry.ts";
 
 /** Totals since start, for tests, benches and the fault table. */
 export interface LoopTotals {

@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
-import { TOPICS } from "../nodes/topics.ts";
+import { TOPICS } from "../contracts/topics.ts";
 
 /** Options of {@link labelEpisodes}. */
 export interface LabelOptions {

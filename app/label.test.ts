@@ -11,11 +11,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McapEpisodeWriter } from "../recording/McapEpisodeWriter.ts";
 import { labelEpisodes, parsePositiveRange, writeLabelSet } from "./label.ts";
-import { findPython, learnerEnv } from "../app/python.ts";
+import { findPython, learnerEnv } from "./python.ts";
 import { SuccessClassifier, SuccessClassifierNode } from "../nodes/SuccessClassifierNode.ts";
 import { createRuntime } from "../runtime/index.ts";
-import { TOPICS } from "../nodes/topics.ts";
-import { toTime } from "../nodes/msgs.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { toTime } from "../contracts/msgs.ts";
 
 const W = 24;
 

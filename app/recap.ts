@@ -14,7 +14,7 @@ import { streamEpisodes, trainBc } from "./trainBc.ts";
 import { startLearner, type LearnerEvent } from "./learnerProcess.ts";
 import { freePort } from "./ports.ts";
 import { progress } from "./progress.ts";
-import { wilson } from "./stats.ts";
+import { wilson } from "../data/stats.ts";
 import { episodeFiles, readEpisodeArrays } from "./dataset.ts";
 
 /** Episode-level numbers a RECAP report compares (π*0.6's: success, throughput, failures). */

@@ -1,7 +1,7 @@
 // Best-of-N base chunks: the consensus (medoid) choice, the critic-free control of critic-ranked best-of-N.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { medoidChunk, sumStandardised } from "./PolicyNode.ts";
+import { medoidChunk, sumStandardised } from "./bestOf.ts";
 
 test("medoidChunk picks the chunk closest to all the others over the executed steps only", () => {
   const chunk = (a: number, tail = 0) => [[a, 0], [a, 0], [tail, tail]];
@@ -23,11 +23,11 @@ test("sumStandardised: each critic's scores count on one scale, so two critics v
 });
 
 test("best-of-N ranked by the chunk critic: evaluation runs the chunk it scores highest; training explores with the first sample", async () => {
-  const { makeResidualFixture } = await import("../policies/testing/residualFixture.ts");
-  const { PolicyActor } = await import("./PolicyNode.ts");
+  const { makeResidualFixture } = await import("../testing/residualFixture.ts");
+  const { PolicyActor } = await import("./PolicyActor.ts");
   const fx = await makeResidualFixture();
   try {
-    const { PolicyPackage } = await import("../policies/PolicyPackage.ts");
+    const { PolicyPackage } = await import("../PolicyPackage.ts");
     const j = (await PolicyPackage.load(fx.baseDir)).json;
     const obs = { names: [...j.observation.names], values: j.observation.mean.map((m, i) => m + 0.5 * j.observation.std[i] * Math.sin(i)) };
     const run = async (training: boolean, explore: number, select: "chunk_critic" | "critics" = "chunk_critic") => {

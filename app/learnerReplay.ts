@@ -7,10 +7,10 @@
  */
 import { EmbeddedRuntime } from "../runtime/embedded/EmbeddedRuntime.ts";
 import { ExperienceNode, type TransitionSink } from "../nodes/ExperienceNode.ts";
-import { normaliseAction } from "../nodes/PolicyNode.ts";
-import { TOPICS } from "../nodes/topics.ts";
+import { normaliseAction } from "../contracts/normalise.ts";
+import { TOPICS } from "../contracts/topics.ts";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
-import { playLogs } from "./LogPlayer.ts";
+import { playLogs } from "../data/LogPlayer.ts";
 
 /** How an episode is labelled for the learner. */
 export type EpisodeLabel = "demo" | "online";

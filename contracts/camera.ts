@@ -1,0 +1,18 @@
+/** The camera contract: what a camera driver (sim renderer, V4L2/ffmpeg, a ROS topic) hands the camera node. */
+import type { Time } from "./msgs.generated.ts";
+
+/** One captured frame. */
+export interface CameraFrame {
+  width: number;
+  height: number;
+  rgb: Uint8Array;
+  depth?: Float32Array;
+  /** Capture time on the robot clock when the source knows it (real cameras); else the node stamps it now. */
+  stamp?: Time;
+}
+
+/** Anything that yields frames: the sim ray caster, a V4L2 reader, a ROS topic. */
+export interface CameraSource {
+  /** The newest frame; null while a real camera has not delivered one yet. */
+  capture(): CameraFrame | null;
+}
