@@ -1,6 +1,6 @@
 /**
  * `npm run bench:learning`: sample efficiency of online fine-tuning, measured side by side in one run on the same task,
- * the same demos and the same online episode budget (ALGORITHMS.md §5):
+ * the same demos and the same online episode budget (docs/algorithms.md §5):
  *   - BC base alone (diffusion policy trained on the scripted demos);
  *   - BC + residual RL (ours: ResFiT-style TD3 residual, `runSession` with the scripted operator);
  *   - RLPD-style SAC from scratch with the same demos (the HIL-SERL baseline, learner `algorithm: rlpd_sac`), run by the
@@ -17,7 +17,7 @@
  * --temperature T samples the BC base at temperature T (actor.noise_scale) everywhere: sessions, curve, final
  * evaluation and the BC-alone row.
  * --best-of N (> 1) also evaluates BC and the final residual package with best-of-N base chunks (critic-ranked and
- * consensus) on the final held-out seeds (ALGORITHMS.md §1 "go beyond"); 1 skips it.
+ * consensus) on the final held-out seeds (docs/algorithms.md §1 "beyond the recipe"); 1 skips it.
  * --chunk-best-of N (> 1): ours also trains the chunk-level critic (learner chunk_critic: true) and the robot runs
  * best-of-N base chunks ranked by it, in the session (with best_of_explore) and in every evaluation of its packages.
  * --session-best-of N (> 1) does the same with the ranking --session-best-of-select (critic: the residual package's
