@@ -69,7 +69,7 @@ export async function trainBc(opts: { data: string; out: string; steps?: number;
   const endpoint = `tcp://127.0.0.1:${port}`;
   const args = ["train-bc", "--bind", endpoint, "--out", opts.out, "--json-progress"];
   if (opts.steps) args.push("--steps", String(opts.steps));
-  // The same demos, as .npz, seed the online learner's offline buffer (RLPD 50/50 batches, ALGORITHMS.md §1).
+  // The same demos, as .npz, seed the online learner's offline buffer (RLPD 50/50 batches, docs/algorithms.md §1).
   if (opts.saveDataset) args.push("--save-dataset", opts.saveDataset);
   let bar: ReturnType<typeof progress> | null = null;
   const learner = startLearner(args, (e) => {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:learning`: sample efficiency of online fine-tuning, measured side by side in one run on the same task,
- * the same demos and the same online episode budget (ALGORITHMS.md §5):
+ * the same demos and the same online episode budget (docs/algorithms.md §5):
  *   - BC base alone (diffusion policy trained on the scripted demos);
  *   - BC + residual RL (ours: ResFiT-style TD3 residual, `runSession` with the scripted operator);
  *   - RLPD-style SAC from scratch with the same demos (the HIL-SERL baseline, learner `algorithm: rlpd_sac`), run by the
@@ -17,12 +17,12 @@
  * --temperature T samples the BC base at temperature T (actor.noise_scale) everywhere: sessions, curve, final
  * evaluation and the BC-alone row.
  * --best-of N (> 1) also evaluates BC and the final residual package with best-of-N base chunks (critic-ranked and
- * consensus) on the final held-out seeds (ALGORITHMS.md §1 "go beyond"); 1 skips it.
+ * consensus) on the final held-out seeds (docs/algorithms.md §1 "beyond the recipe"); 1 skips it.
  * --chunk-best-of N (> 1): ours also trains the chunk-level critic (learner chunk_critic: true) and the robot runs
  * best-of-N base chunks ranked by it, in the session (with best_of_explore) and in every evaluation of its packages.
  * --session-best-of N (> 1) does the same with the ranking --session-best-of-select (critic: the residual package's
  * step critic, the default; chunk_critic: as --chunk-best-of), so ours is trained and evaluated steering the base
- * by its own critic (value-guided policy steering, V-GPS; docs/residual.md session 13).
+ * by its own critic (value-guided policy steering, V-GPS; docs/residual.md "What we learned").
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, copyFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -107,11 +107,11 @@ const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
  * docs/residual.md): peg_insert's BC base already succeeds ~96% and plain TD3's bang-bang residual drops it to 0% within
  * 100 episodes, so it keeps w = 1, and it explores with exploration_std 0.02 (0.05 is ~7 mm at the tool per joint
  * against a 2 mm clearance: three runs at 0.02 kept BC's level on 500 held-out seeds, 96.2 / 94.0 / 96.4% against
- * 96.0%, where 0.05 gave 91.4% in the session-14 bench). push_cube's base misses a fifth of its episodes: w = 1 holds it
+ * 96.0%, where 0.05 gave 91.4% in the bench at 87caa21). push_cube's base misses a fifth of its episodes: w = 1 holds it
  * at BC's level (83%), plain TD3 dips to ~45% and ends at 88–93%, w = 0.1 learned without the dip. push_cube's scene is
  * mirror-symmetric in y, so ours also learns from every episode reflected (mirror_obs, learner/rlft_learner/mirror.py):
  * alone that leaves the one-sample success where it was, but it trains a critic that ranks the base's samples well
- * enough for critic best-of-16 to reach 95% in eleven runs of thirteen (docs/residual.md, sessions 12–15).
+ * enough for critic best-of-16 to reach 95% in eleven runs of thirteen (docs/residual.md "What we learned").
  * `--res-set mirror_obs=` turns it off.
  */
 function preset(task: Task): Record<string, unknown> {

@@ -69,7 +69,7 @@ export interface MethodResult {
     /** Online success rate of the session's own (exploring, operator-supervised) episodes. */
     onlineSuccess: Rate;
   };
-  /** First curve point whose success rate reaches the task target (ALGORITHMS.md §5), or null. */
+  /** First curve point whose success rate reaches the task target (docs/algorithms.md §5), or null. */
   episodesToTarget: number | null;
 }
 
@@ -158,7 +158,7 @@ export function markdown(b: LearningBench): string {
     const bo = Object.values(t.methods).filter((m) => m.bestOf);
     if (bo.length && t.bc.bestOfConsensus) {
       const n = t.bc.bestOfConsensus.samples;
-      out.push(`Best-of-${n} base chunks at every re-plan (ALGORITHMS.md §1 "go beyond"), final packages, same held-out seeds: ` +
+      out.push(`Best-of-${n} base chunks at every re-plan (docs/algorithms.md §1 "beyond the recipe"), final packages, same held-out seeds: ` +
         "critic = the residual package's critic ranks the N samples' first executed action; consensus = the medoid chunk (no critic), the control.", "");
       const both = bo.some((m) => m.bestOf!.critics);
       if (both) out.push("critics = the step critic and the package's chunk critic (scores of the K executed base actions) vote: each one's N scores standardised and summed.", "");

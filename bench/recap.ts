@@ -1,5 +1,5 @@
 /**
- * `npm run bench:recap`: RECAP advantage conditioning vs plain BC on the same mixed-quality data (ALGORITHMS.md §3,
+ * `npm run bench:recap`: RECAP advantage conditioning vs plain BC on the same mixed-quality data (docs/algorithms.md §3,
  * π*0.6 arXiv 2511.14759). Per task, in one run:
  *   1. demos: scripted-expert demonstrations of mixed quality (slow, hesitant, some failed);
  *   2. BC on demos only: the diffusion policy trained on the successful demos — also the pre-trained checkpoint;

@@ -148,7 +148,7 @@ export const LaunchSchema = z
       })
       .strict()
       .default({ max_speed: 0.3, tolerance: 0.05, settle_sec: 2 }),
-    /** A supervising operator who takes over when the episode goes wrong (interventions, ALGORITHMS.md §2). */
+    /** A supervising operator who takes over when the episode goes wrong (interventions, docs/algorithms.md §2). */
     operator: z
       .object({
         enabled: z.boolean().default(false),

@@ -148,7 +148,7 @@ export class ResidualPolicy {
   }
 
   /**
-   * Critic-ranked best-of-N (ALGORITHMS.md §1 "go beyond"; EXPO / PA-RL rank base samples by Q): for one raw
+   * Critic-ranked best-of-N (docs/algorithms.md §1 "beyond the recipe"; EXPO / PA-RL rank base samples by Q): for one raw
    * observation and N candidate raw base actions (the first action of N sampled base chunks), the ensemble's
    * score of what the robot would execute, clip(base + residual, −1, 1), without exploration noise:
    * mean over heads − `pessimism` · std over heads. One batched actor call and one batched critic call.

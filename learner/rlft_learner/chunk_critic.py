@@ -1,6 +1,6 @@
 """Chunk-level critic for best-of-N base chunks: Q(s, a_t..a_{t+K-1}) over the K base actions a chunk executes.
 
-ALGORITHMS.md §1 "go beyond" asks for critic-ranked best-of-N base chunks. Ranking N sampled chunks by the step
+Critic-ranked best-of-N base chunks (docs/algorithms.md §1 "beyond the recipe"). Ranking N sampled chunks by the step
 critic's score of their *first* action did not help (docs/residual.md): the first actions of different chunks barely
 differ, while what the chunks go on to do does. This critic scores the whole executed part of a chunk, as PA-RL
 (Mark et al. 2024, arXiv 2412.06685) and Q-chunking (Li, Zhou & Levine 2025, arXiv 2507.07969) do; the robot samples

@@ -5,7 +5,7 @@ conditioned on the flattened normalised observation history and the diffusion ti
 deterministic DDIM loop (Song et al. 2021, arXiv 2010.02502, eta = 0) over a fixed list of timesteps, written so that
 `torch.onnx.export` tracing unrolls it into one graph.
 
-RECAP (pi*0.6, arXiv 2511.14759; ALGORITHMS.md section 3): a network built with `indicator=1` also takes an advantage
+RECAP (pi*0.6, arXiv 2511.14759; docs/algorithms.md §3): a network built with `indicator=1` also takes an advantage
 indicator per sample (0 negative, 1 positive, 2 unconditioned = "dropped"), as a learned embedding added to the
 timestep embedding. The embedding starts at zero, so a network loaded from a BC checkpoint starts as that policy.
 The sampler can combine a conditioned and an unconditioned pass with classifier-free guidance (Ho & Salimans 2022,

@@ -33,7 +33,7 @@ class PackageMeta:
     steps: int = 10  # DDIM steps
     train_timesteps: int = 100
     version_prefix: str = "bc"
-    # RECAP (ALGORITHMS.md section 3): policy.json's `advantage` block minus what export fills in (input, values,
+    # RECAP (docs/algorithms.md §3): policy.json's `advantage` block minus what export fills in (input, values,
     # cfg_beta, value). None for a plain policy. Needs a network with an indicator input.
     advantage: dict | None = None
     cfg_beta: float = 1.0

@@ -1,5 +1,5 @@
 """RECAP: advantage-conditioned policy improvement (pi*0.6, Physical Intelligence 2025, arXiv 2511.14759;
-pi.website/blog/pistar06; ALGORITHMS.md section 3). One iteration of the learner side:
+pi.website/blog/pistar06; docs/algorithms.md §3). One iteration of the learner side:
 
   1. value: a distributional V on ALL data so far (recap_value.py);
   2. advantages: A_t = sum_{k<N} r_{t+k} + V(o_{t+N}) - V(o_t) (N-step; N = 0 means Monte-Carlo: G_t - V(o_t));

@@ -1,4 +1,4 @@
-"""RECAP value function (pi*0.6, Physical Intelligence 2025, arXiv 2511.14759; ALGORITHMS.md section 3).
+"""RECAP value function (pi*0.6, Physical Intelligence 2025, arXiv 2511.14759; docs/algorithms.md §3).
 
 A distributional value function over return bins, trained with cross-entropy on discretised Monte-Carlo returns of
 ALL data so far (demos, autonomous episodes, interventions): it estimates the value of the data-mixture policy,

@@ -1,7 +1,7 @@
 """Replay buffers for residual off-policy RL: bounded rings of 1-step transitions, n-step targets at sample time.
 
 Transitions of several robots interleave in one ring, so each row links to the row holding the same robot's next
-step (`next`); an n-step sample follows those links (ResFiT uses n = 3..5 for sparse reward, ALGORITHMS.md §1).
+step (`next`); an n-step sample follows those links (ResFiT uses n = 3..5 for sparse reward, docs/algorithms.md §1).
 A link is trusted only while the target row still holds `seq + 1` of the same robot, so ring overwrites and
 intervention segments (whose neighbours live only in the online buffer) just shorten the return, with a bootstrap.
 """

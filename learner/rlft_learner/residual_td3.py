@@ -1,7 +1,7 @@
 """Residual off-policy RL on top of a frozen BC policy: ResFiT (Ankile et al. 2025, arXiv 2509.19301) with
 TD3 (Fujimoto et al. 2018, arXiv 1802.09477), a REDQ critic ensemble (Chen et al. 2021, arXiv 2101.05982),
 RLPD 50/50 batches (Ball et al. 2023, arXiv 2302.02948) and HIL-SERL intervention routing (Luo et al. 2024,
-arXiv 2410.21845). See /work/shared/ALGORITHMS.md §1-2. The online loop that feeds it is `serve.py`.
+arXiv 2410.21845). See docs/algorithms.md §1-2. The online loop that feeds it is `serve.py`.
 
 The robot runs the base policy and adds `residual = tanh(MLP([obs_norm, a_base])) * scale`; it sends every step as a
 transition (docs/protocol.md). Here the critic learns Q(s, executed action) from n-step sparse-reward returns and the
@@ -83,7 +83,7 @@ class Config:
     weight_decay: float = field(default=0.01, metadata=_h("AdamW weight decay (torch default)"))
     grad_clip: float = field(default=1.0, metadata=_h("max gradient norm, actor and critic"))
     batch_size: int = field(default=256, metadata=_h("transitions per update"))
-    intervention_action: str = field(default="executed", metadata=_h("intervention steps store the operator's action as executed, or clipped to base +- residual_scale (clipped: ALGORITHMS.md §2)"))
+    intervention_action: str = field(default="executed", metadata=_h("intervention steps store the operator's action as executed, or clipped to base +- residual_scale (clipped: docs/algorithms.md §2)"))
     chunk_critic: bool = field(default=False, metadata=_h("also train a chunk-level critic Q(s, the K base actions a chunk executes) on the online re-plan windows and export it as chunk_critic.onnx, for best-of-N base chunks ranked by it (launch actor.best_of_select: chunk_critic; chunk_critic.py)"))
     chunk_critic_every: int = field(default=4, metadata=_h("critic updates per chunk-critic update (a window is K steps, so 4 gives ~K/2 updates per window at UTD 2)"))
     offline_fraction: float = field(default=0.5, metadata=_h("share of each batch from the offline buffer (RLPD 50/50) when it has data"))
@@ -170,11 +170,11 @@ class BasePackage:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Intervention routing (HIL-SERL, ALGORITHMS.md §2).
+# Intervention routing (HIL-SERL, docs/algorithms.md §2).
 
 def clip_interventions(rows: dict[str, np.ndarray], scale: float) -> dict[str, np.ndarray]:
     """For intervention steps, store base + clip(a_human - a_base, -scale, scale): the residual target is the human
-    correction clipped to what the residual can express (ALGORITHMS.md §2). Unclipped, the critic credits large
+    correction clipped to what the residual can express (docs/algorithms.md §2). Unclipped, the critic credits large
     operator actions far outside the residual's box and the actor chases their average direction out of context."""
     mask = rows["intervention"] > 0.5
     if not mask.any():

@@ -3,7 +3,7 @@
 Sources: Haarnoja et al. 2018 (SAC with automatic entropy tuning, arXiv 1812.05905), CleanRL's `sac_continuous_action.py`
 (network shapes, log-std squashing, alpha loss), RLPD (Ball et al. 2023, arXiv 2302.02948: LayerNorm critics, 50/50
 demo/online batches, high UTD) and HIL-SERL (Luo et al. 2024, arXiv 2410.21845: 2 critics, 256x256, lr 3e-4, gamma 0.97,
-target entropy -|A|/2, interventions to both buffers). See /work/shared/ALGORITHMS.md §2. Selected in `serve` with
+target entropy -|A|/2, interventions to both buffers). See docs/algorithms.md §2. Selected in `serve` with
 `algorithm: rlpd_sac`; the online loop, protocol, buffers and intervention routing are the residual learner's.
 
 How it runs on the robot with the residual machinery: the actor is exported as a `kind: "residual"` package with

@@ -1,4 +1,4 @@
-"""RECAP (ALGORITHMS.md section 3): returns, advantages and indicators against hand-computed small episodes,
+"""RECAP (docs/algorithms.md §3): returns, advantages and indicators against hand-computed small episodes,
 intervention-forced positives, indicator dropout, classifier-free guidance, value calibration, and one tiny iteration."""
 
 import json

@@ -202,7 +202,7 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
 
 
 def test_clipped_intervention_actions_stay_inside_the_residual_box():
-    """ALGORITHMS.md §2: the residual target of an intervention step is a_human - a_base, clipped to the residual bound."""
+    """docs/algorithms.md §2: the residual target of an intervention step is a_human - a_base, clipped to the residual bound."""
     from rlft_learner.residual_td3 import clip_interventions
     rows = {
         "intervention": np.array([0.0, 1.0, 1.0], np.float32),

@@ -1,7 +1,7 @@
 /** Best-of-N selection among sampled base chunks: the options and the pure math PolicyActor ranks them with. */
 
 /**
- * Best-of-N sampling of base chunks at every re-plan (ALGORITHMS.md §1 "go beyond"): N chunks are sampled from the
+ * Best-of-N sampling of base chunks at every re-plan (docs/algorithms.md §1 "beyond the recipe"): N chunks are sampled from the
  * base policy and one is executed. `critic`: the one whose first executed action (base + residual) the running
  * residual package's critic scores highest (mean − pessimism · std over heads; EXPO / PA-RL rank base samples by
  * Q); needs a residual package with critic.onnx, otherwise the first sample runs (warned once). `consensus`: the
