@@ -56,7 +56,7 @@ const hz = z.number().positive().max(1000).default(10);
 const names = z.array(z.string()).default([...ARM_SPEC.jointNames]);
 
 /**
- * Arm drivers by `driver` parameter: the sim, and the real arms through hardware/driverFromParams.ts
+ * Arm drivers by `driver` parameter: the sim, and the real arms through launch/driverFromParams.ts
  * (the same DriverSchema and createArmDriver as `rlft launch`).
  */
 export const ARM_DRIVERS: Record<string, (p: Record<string, unknown>, runtime: Runtime) => Promise<ArmDriver>> = {
