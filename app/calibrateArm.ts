@@ -48,7 +48,7 @@ export const JOINT_SOURCES: Record<string, (o: JointSourceOptions) => Promise<Jo
 export async function openJointSource(kind: string, o: JointSourceOptions): Promise<JointPositionSource> {
   const make = JOINT_SOURCES[kind];
   if (!make) {
-    throw new Error(`--source ${kind}: no such motor bus in this build (available: ${Object.keys(JOINT_SOURCES).join(", ")}). The Feetech and Dynamixel buses register in cli/calibrateArm.ts JOINT_SOURCES`);
+    throw new Error(`--source ${kind}: no such motor bus in this build (available: ${Object.keys(JOINT_SOURCES).join(", ")}). The Feetech and Dynamixel buses register in app/calibrateArm.ts JOINT_SOURCES`);
   }
   return make(o);
 }
