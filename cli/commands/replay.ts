@@ -1,5 +1,5 @@
 /** `rlft replay`: list episodes, replay them in sim, open-loop against a policy, through the node graph, or to a learner. */
-import { mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { episodeFiles, readEpisodeArrays } from "../dataset.ts";
