@@ -54,7 +54,7 @@ class Config:
     out: str = field(default="runs/recap", metadata=_h("run directory; the package goes to OUT/package, statistics to OUT/recap.json"))
     plain: bool = field(default=False, metadata=_h("no indicator: plain BC fine-tuning on the same data (the baseline)"))
     n_step: int = field(default=10, metadata=_h("advantage lookahead N in steps (pi*0.6: 50 at 50 Hz = 1 s; 10 is 1 s at 10 Hz); 0 = Monte-Carlo"))
-    positive_fraction: float = field(default=0.3, metadata=_h("fraction of the policy's own steps marked positive, per task (pi*0.6: 30-40%)"))
+    positive_fraction: float = field(default=0.3, metadata=_h("fraction of the policy's own steps marked positive, per task (pi*0.6: 0.3-0.4)"))
     intervention_positive: str = field(default="success", metadata=_h("which operator steps are forced positive: success (default: those of episodes that end in success; a correction that still failed is labelled by its advantage like any step), always (pi*0.6) or none"))
     positive_sources: str = field(default="", metadata=_h("comma-separated episode sources (recording metadata `source`, e.g. scripted_expert,teleop) whose successful episodes are demonstrations: all their steps forced positive like operator corrections, and kept out of the percentile. Empty = demos are labelled by their advantage (pi*0.6)"))
     indicator_dropout: float = field(default=0.3, metadata=_h("probability a training sample's indicator is replaced by 'unconditioned'"))
