@@ -9,7 +9,7 @@ The TypeScript side (data/linePlot.ts) sends a JSON spec; this module draws it a
                  "hlines": [{"y": 0.05, "label": "tolerance 0.05"}]}]}
 
 Panels share the x axis; each has its own y range and a legend outside the axes on the right. `null` in a series
-(a NaN in TypeScript's JSON) leaves a gap. It imports matplotlib only, never torch, so it starts in about a second:
+(a NaN in TypeScript's JSON) leaves a gap. It imports matplotlib only, never torch (whose import alone takes seconds):
 
     python3 -m rlft_learner.plots --spec spec.json --out plot.png     # or --spec - to read the spec from stdin
 """
