@@ -10,6 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
 import { TOPICS } from "../contracts/topics.ts";
+import { npy } from "../data/npy.ts";
 
 /** Options of {@link labelEpisodes}. */
 export interface LabelOptions {
@@ -83,19 +84,6 @@ export async function labelEpisodes(files: string[], o: LabelOptions): Promise<L
     });
   }
   return set;
-}
-
-/** A NumPy .npy (format 1.0) file: magic, header dict padded to 64 bytes, then the C-order data. */
-export function npy(dtype: "|u1", shape: number[], data: Uint8Array): Buffer {
-  let hdr = `{'descr': '${dtype}', 'fortran_order': False, 'shape': (${shape.join(", ")}${shape.length === 1 ? "," : ""}), }`;
-  const pad = 64 - ((10 + hdr.length + 1) % 64);
-  hdr += " ".repeat(pad % 64) + "\n";
-  const head = Buffer.alloc(10);
-  head.write("\x93NUMPY", 0, "latin1");
-  head[6] = 1;
-  head[7] = 0;
-  head.writeUInt16LE(hdr.length, 8);
-  return Buffer.concat([head, Buffer.from(hdr, "latin1"), data]);
 }
 
 /** Writes frames.npy, labels.npy and index.json into `dir`. */

@@ -11,6 +11,7 @@ import { TOPICS } from "../contracts/topics.ts";
 import type { JointStateMsg, ObservationMsg } from "../contracts/msgs.ts";
 import { episodeFiles } from "./dataset.ts";
 import { taskVocabulary } from "../sim/multiPush.ts";
+import { npyHeader } from "../data/npy.ts";
 
 interface ImageMsg {
   header: { stamp: { sec: number; nanosec: number } };
@@ -19,15 +20,6 @@ interface ImageMsg {
   encoding: string;
   step: number;
   data: Uint8Array;
-}
-
-/** A .npy (format 1.0) header for a C-order array of `descr` ("<f4", "|u1") and `shape`. */
-export function npyHeader(descr: string, shape: readonly number[]): Buffer {
-  const dict = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(", ")}${shape.length === 1 ? "," : ""}), }`;
-  const total = Math.ceil((10 + dict.length + 1) / 64) * 64;
-  const header = dict + " ".repeat(total - 10 - dict.length - 1) + "\n";
-  const pre = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, header.length & 0xff, header.length >> 8]);
-  return Buffer.concat([pre, Buffer.from(header, "latin1")]);
 }
 
 /** Streams rows into a .npy file whose row count is only known at the end (the header is rewritten then). */

@@ -389,7 +389,7 @@ writeFileSync(`${base}.md`, md + "\n");
 console.log("\n" + md + "\n");
 const plot = spawnSync(findPython(), ["bench/plot_learning.py", `${base}.json`, `${base}.png`], { env: learnerEnv(), encoding: "utf8" });
 if (plot.status === 0) console.log(`plot: ${base}.png`);
-else if (plot.status === 3) console.log(`no plot: matplotlib is missing. On Debian/Ubuntu: sudo apt-get install -y python3-matplotlib (then: python3 bench/plot_learning.py ${base}.json ${base}.png)`);
+else if (plot.status === 3) console.log(`no plot: matplotlib is missing from the learner's Python. Run node scripts/setup-python.mjs, then: .venv/bin/python bench/plot_learning.py ${base}.json ${base}.png`);
 else console.log(`plot failed:\n${plot.stderr}`);
 for (const ext of ["json", "md", "png"]) if (existsSync(`${base}.${ext}`)) copyFileSync(`${base}.${ext}`, `bench/results/learning-latest.${ext}`);
 console.log(`written: ${base}.{json,md${existsSync(`${base}.png`) ? ",png" : ""}} (+ bench/results/learning-latest.*)`);

@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib is missing: sudo apt-get install -y python3-matplotlib", file=sys.stderr)
+        print("matplotlib is missing: run node scripts/setup-python.mjs (the learner's .venv has it)", file=sys.stderr)
         return 3
     bench = json.load(open(argv[1]))
     tasks = bench["tasks"]

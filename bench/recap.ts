@@ -324,7 +324,7 @@ const md = markdown(rows, meta);
 writeFileSync(`${base}.md`, md);
 const plot = spawnSync(findPython(), ["bench/plot_recap.py", `${base}.json`, `${base}.png`], { env: learnerEnv(), encoding: "utf8" });
 if (plot.status === 0) copyFileSync(`${base}.png`, join(RESULTS, "recap-latest.png"));
-else console.error(plot.status === 3 ? "plot skipped: matplotlib is not installed (apt-get install python3-matplotlib)" : `plot failed: ${plot.stderr}`);
+else console.error(plot.status === 3 ? "plot skipped: matplotlib is not installed in the learner's Python (node scripts/setup-python.mjs)" : `plot failed: ${plot.stderr}`);
 copyFileSync(`${base}.json`, join(RESULTS, "recap-latest.json"));
 copyFileSync(`${base}.md`, join(RESULTS, "recap-latest.md"));
 console.log("\n" + md);

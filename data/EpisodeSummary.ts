@@ -1,6 +1,6 @@
 /** `rlft inspect <episode>`: what happened in one episode, for people (text) and at a glance (PNG). */
 import { interventionSpans, succeeded, type EpisodeTrace } from "./EpisodeTrace.ts";
-import { renderLinePlot, type Panel } from "./plot/LinePlot.ts";
+import type { LinePlotSpec, Panel } from "./linePlot.ts";
 import { LOG_FORMAT_HISTORY } from "../recording/logFormat.ts";
 
 /** The numbers `rlft inspect` prints. */
@@ -72,8 +72,8 @@ export function formatSummary(s: EpisodeSummary, tr: EpisodeTrace): string {
   return lines.join("\n");
 }
 
-/** PNG: measured joint positions and executed commands per joint, intervention spans shaded. */
-export function plotEpisode(tr: EpisodeTrace): Buffer {
+/** Plot of measured joint positions and executed commands per joint, intervention spans shaded (write it with writeLinePlot). */
+export function plotEpisode(tr: EpisodeTrace): LinePlotSpec {
   const ticks = tr.ticks.filter((k) => k.q.length);
   const t = ticks.map((k) => k.t);
   const dt = t.length > 1 ? t[1] - t[0] : 0.1;
@@ -88,5 +88,5 @@ export function plotEpisode(tr: EpisodeTrace): Buffer {
     ],
   }));
   const label = `${tr.file.split("/").at(-1)}: ${tr.info.task ?? ""} seed ${tr.info.seed ?? "-"}, ${tr.outcome}`;
-  return renderLinePlot(panels, { title: label, xLabel: "episode time (s)", spanLabel: "intervention", panelHeight: 120 });
+  return { panels, title: label, xLabel: "episode time (s)", spanLabel: "intervention", panelHeight: 120 };
 }

@@ -8,7 +8,7 @@
  */
 import { PolicyActor } from "../policies/actors/PolicyActor.ts";
 import { readEpisodeTrace, interventionSpans, type EpisodeTrace } from "./EpisodeTrace.ts";
-import { renderLinePlot, type Panel } from "./plot/LinePlot.ts";
+import type { LinePlotSpec, Panel } from "./linePlot.ts";
 
 /** Options of {@link openLoopEval}. */
 export interface OpenLoopOptions {
@@ -142,8 +142,8 @@ export function formatOpenLoop(r: OpenLoopResult): string {
   ].join("\n");
 }
 
-/** PNG: executed vs replayed action per joint with intervention spans shaded, then the per-step error. */
-export function plotOpenLoop(r: OpenLoopResult): Buffer {
+/** Plot of executed vs replayed action per joint with intervention spans shaded, then the per-step error. */
+export function plotOpenLoop(r: OpenLoopResult): LinePlotSpec {
   const t = r.steps.map((s) => s.t);
   const dt = t.length > 1 ? t[1] - t[0] : 0.1;
   const spans = r.interventionSpans.map(([a, b]) => ({ from: t[a] - dt / 2, to: t[b] + dt / 2 }));
@@ -155,6 +155,6 @@ export function plotOpenLoop(r: OpenLoopResult): Buffer {
       { name: "policy (replay)", x: t, y: r.steps.map((s) => s.action[j]), dashed: true },
     ],
   }));
-  panels.push({ title: "max |action - executed|", spans, series: [{ name: "error", x: t, y: r.steps.map((s) => s.error), color: [214, 39, 40] }] });
-  return renderLinePlot(panels, { title: `open-loop: ${r.policyVersion}`, xLabel: "episode time (s)", spanLabel: "intervention", panelHeight: 110 });
+  panels.push({ title: "max |action - executed|", spans, series: [{ name: "error", x: t, y: r.steps.map((s) => s.error), color: "tab:red" }] });
+  return { panels, title: `open-loop: ${r.policyVersion}`, xLabel: "episode time (s)", spanLabel: "intervention", panelHeight: 110 };
 }

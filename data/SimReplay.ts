@@ -9,7 +9,7 @@ import { ArmSim } from "../sim/ArmSim.ts";
 import { TASKS, type TaskName } from "../sim/tasks.ts";
 import { ARM_SPEC } from "../sim/armSpec.ts";
 import { readEpisodeTrace, succeeded, type EpisodeTrace } from "./EpisodeTrace.ts";
-import { renderLinePlot, type Panel } from "./plot/LinePlot.ts";
+import type { LinePlotSpec, Panel } from "./linePlot.ts";
 
 /** The robot model the simulator implements. */
 export const SIM_ROBOT = "rlft_arm5";
@@ -172,8 +172,8 @@ export function formatDivergenceTable(r: SimReplayResult, rows = 10): string {
   return lines.join("\n");
 }
 
-/** PNG: recorded vs simulated trace per joint, then the largest divergence over time with `tolerance` drawn. */
-export function plotSimReplay(r: SimReplayResult, tolerance?: number): Buffer {
+/** Plot of recorded vs simulated trace per joint, then the largest divergence over time with `tolerance` drawn. */
+export function plotSimReplay(r: SimReplayResult, tolerance?: number): LinePlotSpec {
   const t = r.rows.map((x) => x.t);
   const panels: Panel[] = r.jointNames.map((name, j) => ({
     title: `${name}${j === 4 ? " (m)" : " (rad)"}`,
@@ -184,8 +184,8 @@ export function plotSimReplay(r: SimReplayResult, tolerance?: number): Buffer {
   }));
   panels.push({
     title: "max joint divergence |q_sim - q_rec|",
-    series: [{ name: "max |dq|", x: t, y: r.rows.map((x) => x.max), color: [214, 39, 40] }],
+    series: [{ name: "max |dq|", x: t, y: r.rows.map((x) => x.max), color: "tab:red" }],
     hlines: tolerance !== undefined ? [{ y: tolerance, label: `tolerance ${tolerance}` }] : undefined,
   });
-  return renderLinePlot(panels, { title: `sim replay: ${r.file.split("/").at(-1)} (${r.task})`, xLabel: "episode time (s)", panelHeight: 120 });
+  return { panels, title: `sim replay: ${r.file.split("/").at(-1)} (${r.task})`, xLabel: "episode time (s)", panelHeight: 120 };
 }

@@ -9,7 +9,6 @@ import { mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
-import { inflateSync } from "node:zlib";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { parseLaunch } from "../launch/LaunchConfig.ts";
 import { runEpisodes } from "../app/runEpisodes.ts";
@@ -29,7 +28,7 @@ import { summarizeEpisode, plotEpisode } from "./EpisodeSummary.ts";
 import { datasetStats } from "./DatasetStats.ts";
 import { exportLeRobot } from "./lerobot/LeRobotExport.ts";
 import { importLeRobot } from "./lerobot/LeRobotImport.ts";
-import { encodePng, crc32 } from "./plot/png.ts";
+import { writeLinePlot } from "./linePlot.ts";
 
 /** The stated tolerance: a sim log replayed in the same simulator must stay within 1 mrad of the recording. */
 const TOLERANCE_RAD = 1e-3;
@@ -64,8 +63,15 @@ test(`a recorded sim episode replays in sim to its recorded success, joint diver
   assert.equal(r.recordedSuccess, true);
   assert.equal(r.simSuccess, true, "the sim reaches the recorded success");
   assert.ok(r.maxDivergence < TOLERANCE_RAD, `max joint divergence ${r.maxDivergence}`);
-  const png = plotSimReplay(r, TOLERANCE_RAD);
-  assert.deepEqual([...png.subarray(1, 4)], [0x50, 0x4e, 0x47]);
+  const plot = plotSimReplay(r, TOLERANCE_RAD);
+  assert.equal(plot.panels.length, r.jointNames.length + 1, "one panel per joint, then the divergence");
+  assert.deepEqual(plot.panels.at(-1)!.hlines, [{ y: TOLERANCE_RAD, label: `tolerance ${TOLERANCE_RAD}` }]);
+  // The user's path: `rlft replay --sim --plot` writes it through the learner's matplotlib.
+  const out = join(root, "sim.png");
+  const size = await writeLinePlot(plot, out);
+  const png = readFileSync(out);
+  assert.equal(png.toString("latin1", 12, 16), "IHDR");
+  assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [size.width, size.height]);
 });
 
 test("--sim refuses a log from another robot model, naming it", async () => {
@@ -88,7 +94,9 @@ test("open-loop replay reproduces the recorded policy's actions exactly (same ve
   assert.equal(r.steps.filter((s) => s.intervention).length, recordedIv);
   assert.equal(r.interventionSteps.steps, recordedIv);
   assert.deepEqual(r.interventionSpans, interventionSpans(tr.ticks.filter((k) => k.obs.length)));
-  assert.ok(plotOpenLoop(r).length > 1000);
+  const plot = plotOpenLoop(r);
+  assert.equal(plot.panels.length, r.jointNames.length + 1);
+  assert.equal(plot.panels[0].spans!.length, r.interventionSpans.length, "intervention spans are shaded");
 });
 
 test("learner replay: transitions labelled as recorded (interventions, sources, policy version)", async () => {
@@ -130,7 +138,9 @@ test("inspect and dataset stats summarise episodes", async () => {
   assert.ok(s.interventions.spans >= 1 && s.interventions.fraction > 0);
   assert.deepEqual(s.policyVersions.length, 1);
   assert.ok(Math.abs(s.rates.find((x) => x.topic === "/joint_states")!.hz - 10) < 0.5);
-  assert.ok(plotEpisode(tr).length > 1000);
+  const plot = plotEpisode(tr);
+  assert.equal(plot.panels.length, tr.jointNames.length);
+  assert.equal(plot.panels[0].spans!.length, s.interventions.spans);
   const [st] = await datasetStats([join(online, "episode_000000.mcap"), onlineFile(), demoFile()]);
   assert.equal(st.task, "push_cube");
   assert.equal(st.episodes, 3);
@@ -176,17 +186,4 @@ test("LeRobot export is read back by hyparquet (independent reader); video by ff
   im.ticks.forEach((k, i) => assert.deepEqual(k.obs, frames[i].obs.map(Math.fround)));
   assert.equal(im.counts.get("/camera/front/image"), frames.length);
   assert.ok(existsSync(back.files[1]));
-});
-
-test("PNG encoder: valid signature, chunk CRCs and pixel data", () => {
-  const px = new Uint8Array(2 * 2 * 4).map((_, i) => i * 7);
-  const png = encodePng(2, 2, px);
-  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  assert.equal(crc32(new TextEncoder().encode("123456789")), 0xcbf43926, "CRC-32 check value");
-  const idatLen = png.readUInt32BE(33);
-  assert.equal(png.toString("latin1", 37, 41), "IDAT");
-  assert.equal(png.readUInt32BE(41 + idatLen), crc32(png.subarray(37, 41 + idatLen)));
-  const raw = inflateSync(png.subarray(41, 41 + idatLen));
-  assert.deepEqual([...raw.subarray(1, 9)], [...px.subarray(0, 8)]);
-  assert.throws(() => encodePng(3, 2, px), /expected 24 bytes/);
 });

@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -50,6 +50,26 @@ test("node parameters: unknown keys and wrong types name the executable and the 
   assert.throws(() => checkParams("sim", { tsak: "reach" }), /sim: unknown parameter\(s\) tsak \(parameters: task, control_hz/);
   assert.throws(() => checkParams("safety_supervisor", { max_step: "big" }), /safety_supervisor: max_step: /);
   assert.throws(() => checkParams("camera_v5", {}), /Unknown node executable "camera_v5" \(available: sim, arm_driver/);
+});
+
+test("launch XML is read as XML: quotes, entities, '>' in values and comments mean what they mean to ros2 launch", () => {
+  const d = mkdtempSync(join(tmpdir(), "rlft-launchxml-"));
+  const write = (name: string, xml: string) => (writeFileSync(join(d, name), xml), join(d, name));
+  const ok = write(
+    "ok.launch.xml",
+    `<?xml version="1.0"?>
+<launch>
+  <!-- <executable name="ghost" cmd="rlft node sim"/> is only a comment -->
+  <arg name='task' default='push_cube' description="one of: reach | push_cube > peg_insert &amp; more"/>
+  <arg name="on" default="false"/>
+  <executable name="sim" cmd="rlft node sim --param task=$(var task)" output="log > screen"/>
+  <executable name="expert" cmd="rlft node expert --param task=$(var task)" if="$(var on)"/>
+</launch>`,
+  );
+  assert.deepEqual(readRos2Launch(ok).map((n) => [n.name, n.params.task]), [["sim", "push_cube"]]);
+  assert.deepEqual(readRos2Launch(ok, { on: "true" }).map((n) => n.name), ["sim", "expert"]);
+  assert.throws(() => readRos2Launch(write("bad.launch.xml", `<launch><arg name="a" default="1"></launch>`)), /bad\.launch\.xml: not well-formed XML/);
+  assert.throws(() => readRos2Launch(write("other.xml", `<robot name="x"/>`)), /not a ROS 2 launch file/);
 });
 
 test("the sim launch's executables run an episode together and record it", async () => {

@@ -1,9 +1,11 @@
 /**
  * Reads our ROS 2 launch files (launch/ros2/*.launch.xml) far enough to check them and to run their nodes
  * without ROS 2: `<arg name default>` declarations, `$(var name)` substitution, and `<executable cmd name>`
- * entries whose command is `rlft node <executable> ...`. ros2 launch itself reads the same files on a robot.
+ * entries whose command is `rlft node <executable> ...`. ros2 launch itself reads the same files on a robot. The XML
+ * goes through a real parser (@xmldom/xmldom), so comments, quoting and entities mean what they mean to ros2 launch.
  */
 import { readFileSync } from "node:fs";
+import { DOMParser, onErrorStopParsing, type Element } from "@xmldom/xmldom";
 import { parse as parseYaml } from "yaml";
 import { checkParams, parseParamArgs } from "./nodeExecutables.ts";
 
@@ -16,9 +18,9 @@ export interface LaunchedNode {
   params: Record<string, unknown>;
 }
 
-function attrs(tag: string): Record<string, string> {
+function attrs(el: Element): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const m of tag.matchAll(/([\w-]+)="([^"]*)"/g)) out[m[1]] = m[2].replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  for (let i = 0; i < el.attributes.length; i++) out[el.attributes[i].name] = el.attributes[i].value;
   return out;
 }
 
@@ -33,8 +35,13 @@ export function paramValue(s: string): unknown {
 
 /** Reads a launch file, substituting `overrides` then the args' defaults. */
 export function readRos2Launch(path: string, overrides: Record<string, string> = {}): LaunchedNode[] {
-  const xml = readFileSync(path, "utf8").replace(/<!--[\s\S]*?-->/g, "");
-  if (!/<launch>[\s\S]*<\/launch>/.test(xml)) throw new Error(`${path}: not a ROS 2 launch file (no <launch> element)`);
+  let root: Element | null;
+  try {
+    root = new DOMParser({ onError: onErrorStopParsing }).parseFromString(readFileSync(path, "utf8"), "text/xml").documentElement;
+  } catch (e) {
+    throw new Error(`${path}: not well-formed XML: ${(e as Error).message}`);
+  }
+  if (root?.tagName !== "launch") throw new Error(`${path}: not a ROS 2 launch file (no <launch> element)`);
   const vars: Record<string, string> = {};
   const sub = (s: string) =>
     s.replace(/\$\(var ([\w-]+)\)/g, (_, k: string) => {
@@ -42,14 +49,14 @@ export function readRos2Launch(path: string, overrides: Record<string, string> =
       return vars[k];
     });
   // Args are declared in order; a default may use earlier args, as in ros2 launch.
-  for (const m of xml.matchAll(/<arg\s[^>]*?\/>/g)) {
-    const a = attrs(m[0]);
+  for (const el of Array.from(root.getElementsByTagName("arg"))) {
+    const a = attrs(el);
     if (!a.name) throw new Error(`${path}: <arg> without a name`);
     vars[a.name] = overrides[a.name] ?? sub(a.default ?? "");
   }
   const nodes: LaunchedNode[] = [];
-  for (const m of xml.matchAll(/<executable\s[^>]*?\/?>/g)) {
-    const a = attrs(m[0]);
+  for (const el of Array.from(root.getElementsByTagName("executable"))) {
+    const a = attrs(el);
     if (a.if !== undefined && sub(a.if) !== "true") continue;
     if (a.unless !== undefined && sub(a.unless) === "true") continue;
     const argv = sub(a.cmd ?? "").trim().split(/\s+/);

@@ -1,8 +1,8 @@
 /**
  * The operator UI end to end: the real stack (MuJoCo arm, ray-cast camera, scripted expert as the policy,
  * wall clock), the real HTTP/WebSocket server and headless Chromium (playwright-core, Debian's chromium).
- * Clicking Success ends the episode with the reward recorded in the MCAP; E-STOP freezes the arm; a
- * screenshot goes to test-results/operator-ui/.
+ * Clicking Success ends the episode with the reward recorded in the MCAP; E-STOP freezes the arm; the layout
+ * holds on a phone (390×844) and a desktop; screenshots go to test-results/operator-ui/.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -16,6 +16,7 @@ import { parseLaunch } from "../launch/LaunchConfig.ts";
 import { Stack } from "../launch/Stack.ts";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
 import { CHROMIUM_BIN, requireServer } from "../test/servers.ts";
+import { operatorLayoutProblems } from "../test/uiLayout.ts";
 import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 
 /** The test's output folder (screenshots): RLFT_TEST_OUT or test-results/ in the checkout. */
@@ -66,9 +67,17 @@ test("operator UI in Chromium: start, success recorded in the MCAP, e-stop freez
   assert.equal(ended[0].outcome, "success");
   assert.match(ended[0].detail, /web_ui/);
   await page.screenshot({ path: join(TEST_OUT, "operator-ui-after-success.png"), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 }); // a phone
-  await page.screenshot({ path: join(TEST_OUT, "operator-ui-phone.png"), fullPage: false });
-  await page.setViewportSize({ width: 1100, height: 860 });
+  // Layout on a phone and a desktop, from the elements' boxes: the camera, every status row (the long "Last" one
+  // included) and every button on the first screen, nothing clipped or under the buttons, the end of the page
+  // reachable with no empty band (test/uiLayout.ts). Screenshots of both go to TEST_OUT.
+  for (const [name, viewport] of [["phone", { width: 390, height: 844 }], ["desktop", { width: 1100, height: 860 }]] as const) {
+    await page.setViewportSize(viewport);
+    assert.deepEqual(await operatorLayoutProblems(page, { minButtonHeight: 44 }), [], `${name} layout`);
+    await page.screenshot({ path: join(TEST_OUT, `operator-ui-${name}.png`) });
+    await page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)");
+    await page.screenshot({ path: join(TEST_OUT, `operator-ui-${name}-end.png`) });
+    await page.evaluate("window.scrollTo(0, 0)");
+  }
 
   // Episode 1: keyboard shortcut n starts it; the E-STOP button freezes the arm where it is.
   await page.keyboard.press("n");

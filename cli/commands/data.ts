@@ -12,7 +12,7 @@ export function registerDataCommands(program: Command): void {
     .description("Train a diffusion BC policy on recorded demonstrations (starts the Python learner, streams the episodes to it)")
     .requiredOption("--data <dir>", "directory of .mcap demonstrations")
     .requiredOption("--out <dir>", "run directory; the policy package goes to OUT/package")
-    .option("--steps <n>", "gradient steps (learner default 20000 when omitted: about 10 min on 2 CPU cores)", Number)
+    .option("--steps <n>", "gradient steps (learner default 20000 when omitted)", Number)
     .option("--include-failures", "also train on failed episodes")
     .addHelpText("after", "\nExample:\n  rlft train-bc --data data/demos --out runs/bc\n")
     .action(async (o) => {

@@ -24,7 +24,7 @@ export function registerDemoCommand(program: Command): void {
     .option("--eval-episodes <n>", "evaluation episodes (seeds from --eval-seed, disjoint from training)", Number, 50)
     .option("--eval-seed <n>", "first evaluation seed", Number, 1000)
     .option("--quality <q>", "scripted expert quality in [0,1]", Number, 0.7)
-    .option("--steps <n>", "BC gradient steps: short, so the demo fits in 20 min and leaves the fine-tuning something to fix (train-bc's default: 20000)", Number, 4000)
+    .option("--steps <n>", "BC gradient steps: fewer than train-bc's default (20000), so the demo stays short and its base policy leaves the fine-tuning something to fix", Number, 4000)
     .option("--online-episodes <n>", "online fine-tuning episodes with the scripted operator (0 skips it)", Number, 200)
     .option("--launch <file>", "launch file", DEFAULT_LAUNCH)
     .addHelpText("after", "\nExample:\n  rlft demo                    # or: npm run demo\n  rlft demo --demos 20 --online-episodes 20 --eval-episodes 20 --out runs/quick\n")

@@ -1,8 +1,8 @@
 /** `rlft inspect <episode>`: summary of one episode, and a PNG of its joint traces with interventions shaded. */
-import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { readEpisodeTrace } from "../../data/EpisodeTrace.ts";
 import { formatSummary, plotEpisode, summarizeEpisode } from "../../data/EpisodeSummary.ts";
+import { writeLinePlot } from "../../data/linePlot.ts";
 
 /** Registers `inspect` on `program`. */
 export function registerInspectCommand(program: Command): void {
@@ -19,7 +19,7 @@ export function registerInspectCommand(program: Command): void {
       console.log(o.json ? JSON.stringify(s) : formatSummary(s, tr));
       if (o.plot) {
         const out = typeof o.plot === "string" ? o.plot : file.replace(/\.mcap$/, "") + ".png";
-        writeFileSync(out, plotEpisode(tr));
+        await writeLinePlot(plotEpisode(tr), out);
         if (!o.json) console.log(`plot: ${out}`);
       }
     });

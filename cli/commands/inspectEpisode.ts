@@ -38,7 +38,7 @@ export function registerInspectEpisodeCommand(program: Command): void {
     .option("--every <n>", "print every n-th step (the plots cover all)", Number, 5)
     .option("--n-step <n>", "advantage lookahead (default: the package's)", Number)
     .option("--json <file>", "write V, return, A, indicator and operator flags per step as JSON")
-    .option("--plot <png>", "plot V(t), return and A(t) to a PNG (needs python3-matplotlib)")
+    .option("--plot <png>", "plot V(t), return and A(t) to a PNG (drawn by the learner's matplotlib)")
     .addHelpText("after", "\nExample:\n  rlft inspect-episode runs/recap/iter_1/episodes/episode_000003.mcap --value runs/recap/iter_1/learner/package --plot ep3.png\n")
     .action(async (file: string, o) => {
       const ep = await readEpisodeArrays(file);

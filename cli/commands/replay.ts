@@ -1,5 +1,5 @@
 /** `rlft replay`: list episodes, replay them in sim, open-loop against a policy, through the node graph, or to a learner. */
-import { mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { episodeFiles, readEpisodeArrays } from "../../app/dataset.ts";
@@ -7,6 +7,7 @@ import { streamEpisodes } from "../../app/trainBc.ts";
 import { progress } from "../../app/progress.ts";
 import { replayInSim, formatDivergenceTable, plotSimReplay } from "../../data/SimReplay.ts";
 import { openLoopEval, formatOpenLoop, plotOpenLoop } from "../../data/OpenLoopEval.ts";
+import { writeLinePlot } from "../../data/linePlot.ts";
 import { playLogs } from "../../data/LogPlayer.ts";
 import { labelEpisode, replayTransitions } from "../../app/learnerReplay.ts";
 import { EmbeddedRuntime } from "../../runtime/embedded/EmbeddedRuntime.ts";
@@ -38,7 +39,7 @@ async function sim(files: string[], o: { tolerance: number; plotDir?: string; pl
     if (!ok || r.recordedSuccess !== r.simSuccess) bad++;
     if (o.plot) {
       const p = plotPath(f, o.plotDir, "sim");
-      writeFileSync(p, plotSimReplay(r, o.tolerance));
+      await writeLinePlot(plotSimReplay(r, o.tolerance), p);
       console.log(`plot: ${p}`);
     }
   }
@@ -53,7 +54,7 @@ async function policy(files: string[], o: { policy: string; residual?: string; s
     console.log(formatOpenLoop(r));
     if (o.plot) {
       const p = plotPath(f, o.plotDir, "openloop");
-      writeFileSync(p, plotOpenLoop(r));
+      await writeLinePlot(plotOpenLoop(r), p);
       console.log(`plot: ${p}`);
     }
   }

@@ -41,7 +41,7 @@ export function registerSessionCommand(program: Command): void {
     .option("--ui-port <port>", "operator UI port (0 = a free one; default ui.port of the launch file)", Number)
     .option("--no-pace", "do not hold the sim back for the learner (sim clock only)")
     .option("--task <task>", "reach | push_cube | peg_insert | multi_push (overrides the launch file's task)")
-    .option("--learner-config <file>", "learner config YAML, e.g. learner/presets/peg_insert.yaml (the settings bench:learning measured per task)")
+    .option("--learner-config <file>", "learner config YAML, e.g. learner/presets/peg_insert.yaml (per-task presets; learner/presets/)")
     .option("--learner-set <key=value...>", "learner config overrides on top of --learner-config, e.g. utd=2 critic_heads=4")
     .option("--telemetry <url>", "write metrics to this InfluxDB v2 write API (InfluxDB 2, victoria-metrics), e.g. http://127.0.0.1:8428 (docs/telemetry.md)")
     .option("--telemetry-token <token>", "InfluxDB token (default $INFLUX_TOKEN)")

@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from . import __version__, bench_sampler, bench_vla, make_fixture, plot_episode, recap, train_bc, train_classifier, train_vla
+from . import __version__, bench_sampler, bench_vla, make_fixture, plot_episode, plots, recap, train_bc, train_classifier, train_vla
 from .serve import BenchUpdateCommand, ServeCommand
 
 COMMANDS = {
@@ -24,6 +24,8 @@ COMMANDS = {
               "  python3 -m rlft_learner recap --dataset all.npz --pretrained runs/bc/package --out runs/recap/iter1 --n-step 0 --cfg-beta 1.5"),
     "plot-episode": (plot_episode, "plot V(t), return and A(t) of one episode (JSON from rlft inspect-episode --json; needs matplotlib)",
                      "example:\n  python3 -m rlft_learner plot-episode --data ep.json --out ep.png"),
+    "plot": (plots, "draw stacked line plots from a JSON spec as PNG (what rlft inspect/replay --plot write)",
+             "example:\n  python3 -m rlft_learner plot --spec spec.json --out plot.png"),
     "make-fixture": (make_fixture, "train a tiny model on synthetic data and export a package (for TS tests)",
                      "example:\n  python3 -m rlft_learner make-fixture --out /tmp/fixture --obs-dim 12 --action-dim 5"),
     "bench-sampler": (bench_sampler, "time the eager PyTorch DDIM sampler at batch 1; prints JSON",

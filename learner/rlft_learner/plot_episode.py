@@ -22,7 +22,7 @@ def main(args: argparse.Namespace) -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("plot-episode: matplotlib is not installed — apt-get install python3-matplotlib (or use --json)", file=sys.stderr)
+        print("plot-episode: matplotlib is not installed in this Python — run node scripts/setup-python.mjs (or use --json)", file=sys.stderr)
         return 1
     d = json.load(open(args.data))
     t = list(range(d["steps"]))

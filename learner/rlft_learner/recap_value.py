@@ -183,14 +183,14 @@ def calibration(pred: np.ndarray, actual: np.ndarray, bins: int = 10) -> dict:
 
 def plot_calibration(path: str, calib: dict, examples: list[tuple[str, np.ndarray, np.ndarray]], title: str) -> str | None:
     """Reliability diagram (left) and V(t) vs the actual return along a few episodes (right), as a PNG.
-    Returns None when written, else why not (matplotlib is optional: CI does not install it)."""
+    Returns None when written, else why not (matplotlib is a learner dependency, but a bare RLFT_PYTHON may lack it)."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return "matplotlib is not installed (apt-get install python3-matplotlib); the numbers are in recap.json"
+        return "matplotlib is not installed in this Python (node scripts/setup-python.mjs installs it); the numbers are in recap.json"
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.2))
     ax1.plot([-1, 0], [-1, 0], color="0.6", lw=1, ls="--", label="perfect")
     rows = calib["bins"]

@@ -3,7 +3,7 @@
 The learner builds a WordLevel tokenizer from the task vocabulary (the words of the instructions it trains on):
 normalizer NFD -> Lowercase -> StripAccents, pre-tokenizer Whitespace (`\\w+|[^\\w\\s]+`), post-processor
 `[CLS] $A [SEP]`, truncation and fixed padding to `max_length`, unknown words -> `[UNK]`. The same file loads in the
-Rust/Python `tokenizers` library, in tokenizers.js, and in rlft's own loader (policies/vla/Tokenizer.ts); this module
+Rust/Python `tokenizers` library and in tokenizers.js (what the robot runs, policies/vla/Tokenizer.ts); this module
 encodes exactly like them for the pipeline it writes, so no `tokenizers` install is needed to train.
 """
 

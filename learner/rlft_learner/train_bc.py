@@ -39,9 +39,7 @@ class Config:
     save_dataset: str = field(default="", metadata=_h("also write the received episodes to this .npz (the format --dataset and serve's demo_dataset read)"))
     timeout: float = field(default=300.0, metadata=_h("seconds to wait for the next message before giving up"))
     out: str = field(default="runs/bc", metadata=_h("run directory; the package goes to OUT/package"))
-    steps: int = field(default=20000, metadata=_h("gradient steps; the default takes about 10 min on 2 CPU cores (32 steps/s). "
-                                                    "Fewer leave the policy undertrained: 4000 steps score 54%% / 81%% on push_cube / peg_insert, "
-                                                    "20000 steps 79%% / 95.5%% (docs/residual.md)"))
+    steps: int = field(default=20000, metadata=_h("gradient steps of the noise-prediction network"))
     batch_size: int = field(default=256, metadata=_h("windows per gradient step"))
     lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate (short CPU budget, so higher than the paper's 1e-4)"))
     weight_decay: float = field(default=1e-6, metadata=_h("AdamW weight decay (Diffusion Policy)"))
@@ -57,7 +55,7 @@ class Config:
     obs_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension obs std"))
     seed: int = field(default=1, metadata=_h("random seed"))
     device: str = field(default="auto", metadata=_h("auto = cuda if available, else cpu"))
-    threads: int = field(default=1, metadata=_h("torch CPU threads. 1: on 2 shared cores, 2 OpenMP threads measured no faster idle (31 vs 29 steps/s) and up to 15x slower when the cores are busy"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads (default 1: extra OpenMP threads spin-wait for cores the simulator or robot stack also uses)"))
     log_every: int = field(default=100, metadata=_h("steps between progress lines"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
 

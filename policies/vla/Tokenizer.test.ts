@@ -1,15 +1,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
+import { spawnSync } from "node:child_process";
 import { Tokenizer } from "./Tokenizer.ts";
 import { PolicyPackageError } from "../PolicyPackageError.ts";
+import { findPython, learnerEnv } from "../../app/python.ts";
 
 const dir = new URL("./testdata/", import.meta.url);
 const learnerJson = JSON.parse(readFileSync(new URL("tokenizer.json", dir), "utf8")) as Record<string, unknown>;
 const golden = JSON.parse(readFileSync(new URL("tokenizer_golden.json", dir), "utf8")) as { text: string; ids: number[]; attention_mask: number[] }[];
 
-test("the learner's tokenizer.json: TS ids equal the learner's golden ids (known, unknown, accented, over-long input)", () => {
+test("the learner's tokenizer.json: ids equal the learner's golden ids (known, unknown, accented, over-long input)", () => {
   const tok = Tokenizer.fromJson(learnerJson);
   for (const g of golden) {
     const e = tok.encode(g.text);
@@ -18,7 +19,11 @@ test("the learner's tokenizer.json: TS ids equal the learner's golden ids (known
   }
   const unk = tok.encode("shove the azure block leftwards please");
   assert.deepEqual(unk.unknown, ["shove", "azure", "leftwards", "please"]);
+  assert.deepEqual(tok.encode("push the red cube").unknown, []);
   assert.equal(tok.encode("x".repeat(10_000)).ids.length, 16, "fixed length, never longer");
+  assert.equal(tok.fixedLength, 16);
+  assert.equal(tok.padId, 0);
+  assert.equal(tok.vocab.get("[UNK]"), 1);
 });
 
 test("round trip: decode(encode(x)) gives back the normalised words of an in-vocabulary instruction", () => {
@@ -26,25 +31,11 @@ test("round trip: decode(encode(x)) gives back the normalised words of an in-voc
   assert.equal(tok.decode(tok.encode("Push the BLUE cube to the left target").ids), "push the blue cube to the left target");
 });
 
-test("the learner's tokenizer.json loads in tokenizers.js (Hugging Face) and encodes the same ids", () => {
-  const hf = new HfTokenizer(learnerJson, {});
-  const ours = Tokenizer.fromJson(learnerJson);
-  // tokenizers.js leaves truncation and padding to its caller (transformers.js), so compare the unpadded ids of inputs that fit.
-  for (const g of golden) {
-    const theirs = hf.encode(g.text).ids;
-    // tokenizers.js 0.2.0's WordLevel gives `undefined` for an out-of-vocabulary word where the Rust library gives
-    // the unk_token's id (what we do, and what the golden ids above pin), so those inputs are compared there only.
-    if (theirs.length > 16 || theirs.some((id: number | undefined) => id === undefined)) continue;
-    const e = ours.encode(g.text);
-    assert.deepEqual(e.ids.filter((_, i) => e.attentionMask[i] === 1), theirs, JSON.stringify(g.text));
-  }
-});
-
-// Small tokenizers in the other model types, cross-checked against tokenizers.js.
+// Small tokenizers in the other model types, with the truncation/padding variants the glue implements.
 const wordPiece = {
   version: "1.0",
-  truncation: null,
-  padding: null,
+  truncation: { direction: "Left", max_length: 8, strategy: "LongestFirst", stride: 0 },
+  padding: { strategy: { Fixed: 8 }, direction: "Left", pad_to_multiple_of: null, pad_id: 0, pad_type_id: 0, pad_token: "[PAD]" },
   added_tokens: [
     { id: 0, content: "[PAD]", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true },
     { id: 1, content: "[UNK]", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true },
@@ -67,7 +58,7 @@ const wordPiece = {
 const bpe = {
   version: "1.0",
   truncation: null,
-  padding: null,
+  padding: { strategy: "BatchLongest", direction: "Right", pad_to_multiple_of: 4, pad_id: 0, pad_type_id: 0, pad_token: "<unk>" },
   added_tokens: [{ id: 0, content: "<unk>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
   normalizer: { type: "Sequence", normalizers: [{ type: "NFKC" }, { type: "Lowercase" }] },
   pre_tokenizer: { type: "Whitespace" },
@@ -86,26 +77,72 @@ const bpe = {
   },
 };
 
-const probes = ["Push the red cube to the left target!", "pushes the cubes leftward, unknown", "PUSH   the  Red  CUBE", "xyz qq push", "", "blue-red,cube"];
+// SentencePiece-style: Metaspace pre-tokenizer, Unigram model (unk_id instead of unk_token), Metaspace decoder.
+const unigram = {
+  version: "1.0",
+  truncation: { direction: "Right", max_length: 6, strategy: "LongestFirst", stride: 0 },
+  padding: null,
+  added_tokens: [{ id: 0, content: "<unk>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
+  normalizer: { type: "Lowercase" },
+  pre_tokenizer: { type: "Metaspace", replacement: "▁", prepend_scheme: "always", split: true },
+  post_processor: null,
+  decoder: { type: "Metaspace", replacement: "▁", prepend_scheme: "always", split: true },
+  model: {
+    type: "Unigram",
+    unk_id: 0,
+    byte_fallback: false,
+    vocab: [["<unk>", 0], ["▁push", -2], ["▁the", -2], ["▁red", -3], ["▁cube", -3], ["▁", -5], ["p", -6], ["u", -6], ["s", -6], ["h", -6], ["e", -6], ["▁pu", -4], ["sh", -4], ["es", -4], ["cube", -4], ["r", -6], ["d", -6]],
+  },
+};
 
-test("WordPiece (BERT-style) tokenizer.json: same ids as tokenizers.js", () => {
-  const hf = new HfTokenizer(wordPiece, {});
-  const ours = Tokenizer.fromJson(wordPiece);
-  for (const p of probes) assert.deepEqual(ours.encode(p).ids, hf.encode(p).ids, JSON.stringify(p));
-  assert.equal(ours.decode(ours.encode("push the red cubes").ids), "push the red cubes");
+const probes = ["Push the red cube to the left target!", "pushes the cubes leftward, unknown", "PUSH   the  Red  CUBE", "xyz qq push", "", "blue-red,cube", "push the red cube to the left target to the left target"];
+
+/** Encodings from Hugging Face's Rust `tokenizers` (the .venv's peers extra): the library users check their files with. */
+function rustEncode(doc: unknown, texts: string[]): { ids: number[]; attention_mask: number[] }[] {
+  const code = [
+    "import json, sys",
+    "from tokenizers import Tokenizer",
+    "req = json.load(sys.stdin)",
+    "tok = Tokenizer.from_str(json.dumps(req['doc']))",
+    "print(json.dumps([{'ids': e.ids, 'attention_mask': e.attention_mask} for e in (tok.encode(t) for t in req['texts'])]))",
+  ].join("\n");
+  const r = spawnSync(findPython(), ["-c", code], { input: JSON.stringify({ doc, texts }), env: learnerEnv(), encoding: "utf8" });
+  assert.equal(r.status, 0, `python tokenizers failed (run node scripts/setup-python.mjs for the peers extra): ${r.stderr}`);
+  return JSON.parse(r.stdout) as { ids: number[]; attention_mask: number[] }[];
+}
+
+for (const [name, doc] of [["the learner's WordLevel", learnerJson], ["WordPiece (BERT-style, left truncation and padding)", wordPiece], ["BPE (pad to a multiple of 4)", bpe], ["Unigram (SentencePiece-style)", unigram]] as const) {
+  test(`${name} tokenizer.json: same ids and attention mask as Hugging Face's Rust tokenizers`, () => {
+    const texts = [...probes, ...golden.map((g) => g.text)];
+    const theirs = rustEncode(doc, texts);
+    const ours = Tokenizer.fromJson(doc);
+    texts.forEach((t, i) => {
+      const e = ours.encode(t);
+      assert.deepEqual(e.ids, theirs[i].ids, `ids of ${JSON.stringify(t)}`);
+      assert.deepEqual(e.attentionMask, theirs[i].attention_mask, `mask of ${JSON.stringify(t)}`);
+    });
+  });
+}
+
+test("unknown words of subword models are named (for the log), known ones are not", () => {
+  const wp = Tokenizer.fromJson(wordPiece);
+  assert.deepEqual(wp.encode("push the xyz cubes").unknown, ["xyz"]);
+  assert.deepEqual(wp.encode("push the red cubes").unknown, []);
+  assert.equal(wp.decode(wp.encode("push the red cubes").ids), "push the red cubes");
+  const b = Tokenizer.fromJson(bpe);
+  assert.deepEqual(b.encode("push the red cube").ids, [13, 15, 17, 20]);
+  assert.deepEqual(b.encode("zebra push").unknown, ["zebra"]);
+  const u = Tokenizer.fromJson(unigram);
+  assert.deepEqual(u.encode("xyz push").unknown, ["xyz"]);
+  assert.equal(u.decode(u.encode("push the red cube").ids), "push the red cube");
 });
 
-test("BPE tokenizer.json: same ids as tokenizers.js, unknown pieces become <unk>", () => {
-  const hf = new HfTokenizer(bpe, {});
-  const ours = Tokenizer.fromJson(bpe);
-  for (const p of probes) assert.deepEqual(ours.encode(p).ids, hf.encode(p).ids, JSON.stringify(p));
-  assert.deepEqual(ours.encode("push the red cube").ids, [13, 15, 17, 20]);
-  assert.ok(ours.encode("zebra").unknown.length > 0);
-});
-
-test("components the loader cannot run are refused at load, naming them", () => {
+test("files the loader cannot run are refused at load, naming the file and the component", () => {
   const bad = { ...learnerJson, pre_tokenizer: { type: "UnicodeScripts" } };
-  assert.throws(() => Tokenizer.fromJson(bad, "pkg/tokenizer.json"), (e: unknown) => e instanceof PolicyPackageError && e.code === "tokenizer" && /pre_tokenizer type "UnicodeScripts"/.test(e.message));
+  assert.throws(() => Tokenizer.fromJson(bad, "pkg/tokenizer.json"), (e: unknown) => e instanceof PolicyPackageError && e.code === "tokenizer" && /^pkg\/tokenizer\.json: .*UnicodeScripts/.test(e.message));
   const noUnk = { ...learnerJson, model: { type: "WordLevel", vocab: { a: 0 }, unk_token: "[UNK]" } };
   assert.throws(() => Tokenizer.fromJson(noUnk, "pkg/tokenizer.json"), /unk_token "\[UNK\]" is not in model.vocab/);
+  assert.throws(() => Tokenizer.fromJson({ ...learnerJson, model: { type: "CharLevel", vocab: { a: 0 } } }, "pkg/tokenizer.json"), /model type "CharLevel" is not one of WordLevel/);
+  assert.throws(() => Tokenizer.fromJson({ version: "1.0" }, "pkg/tokenizer.json"), /no "model" section/);
+  assert.throws(() => Tokenizer.fromJson([1, 2], "pkg/tokenizer.json"), /expected a JSON object/);
 });
