@@ -33,7 +33,8 @@ def main(args: argparse.Namespace) -> int:
     data = synthetic_dataset(episodes=8, steps=60, obs_dim=args.obs_dim, action_dim=args.action_dim, seed=args.seed)
     cfg = Config(steps=args.steps, batch_size=64, hidden=args.hidden, blocks=2, seed=args.seed, warmup_steps=20, threads=1,
                  log_every=max(1, args.steps), device="cpu")
-    net, norm, losses = train(cfg, data)
+    trained = train(cfg, data)
+    net, norm, losses = trained.net, trained.norm, trained.losses
     advantage, value_net = None, None
     if args.indicator:
         # Untrained indicator embedding and value head with random weights: the fixture tests plumbing, not learning.
