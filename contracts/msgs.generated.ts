@@ -158,6 +158,7 @@ export const SafetyEventConstants = {
   WORKSPACE: "workspace",
   WATCHDOG: "watchdog",
   ESTOP: "estop",
+  SENSOR_STALE: "sensor_stale",
 } as const;
 
 /** sensor_msgs/Image */

@@ -8,6 +8,7 @@ import { NodeBase } from "./NodeBase.ts";
 import { TOPICS } from "../contracts/topics.ts";
 import { jointState, sameTime, type EpisodeEventMsg, type ObservationMsg } from "../contracts/msgs.ts";
 import type { Actor, CameraImage } from "../policies/actors/Actor.ts";
+import { SafetyEventConstants, type SafetyEvent } from "../contracts/msgs.generated.ts";
 
 /** Options of an actor node. */
 export interface ActorNodeOptions {
@@ -20,6 +21,8 @@ export class ActorNode extends NodeBase {
   #opts: ActorNodeOptions;
   #pub?: Publisher<unknown>;
   #pubInfo?: Publisher<unknown>;
+  #pubSafety?: Publisher<SafetyEvent>;
+  #lastHold: string | null = null;
   #obs: ObservationMsg | null = null;
   #lastActed: ObservationMsg | null = null;
   #images: Record<string, CameraImage> = {};
@@ -36,6 +39,7 @@ export class ActorNode extends NodeBase {
   override async configure(): Promise<void> {
     this.#pub = this.node.createPublisher(TOPICS.proposedCommand.type, TOPICS.proposedCommand.topic);
     if (this.actor.lastAction) this.#pubInfo = this.node.createPublisher(TOPICS.policyAction.type, TOPICS.policyAction.topic);
+    if (this.actor.holdReason) this.#pubSafety = this.node.createPublisher<SafetyEvent>(TOPICS.safetyEvent.type, TOPICS.safetyEvent.topic);
     this.subscribe<ObservationMsg>(TOPICS.observation, (m) => {
       this.#obs = m;
     });
@@ -78,6 +82,12 @@ export class ActorNode extends NodeBase {
       const info = this.actor.lastAction?.();
       if (info) this.#pubInfo?.publish({ header: { stamp: obs.header.stamp, frame_id: "" }, policy_version: info.version, base_action: info.base, residual_action: info.residual, action: info.action });
       this.#pub?.publish(jointState(obs.header.stamp, this.actor.jointNames, action));
+      // A hold (missing or stale camera frame) is a safety event, once per cause: the operator and the log see why.
+      const why = this.actor.holdReason?.() ?? null;
+      if (why !== null && why !== this.#lastHold) {
+        this.#pubSafety?.publish({ header: { stamp: obs.header.stamp, frame_id: "" }, kind: SafetyEventConstants.SENSOR_STALE, detail: why, joint_names: [...this.actor.jointNames], requested: [], applied: [...action] });
+      }
+      this.#lastHold = why;
     } catch (e) {
       this.#errors++;
       const msg = (e as Error).message;

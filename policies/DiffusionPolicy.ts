@@ -11,10 +11,14 @@ import { clipUnit, ddimSchedule, ddimStep, type DdimStep } from "./ddim.ts";
 import { cfgCombine, resolveIndicator, type Indicator, type IndicatorSetting } from "./AdvantageConditioning.ts";
 import { gaussian, gaussianArray, noiseScaleProblem } from "./gaussian.ts";
 import { tile } from "./tile.ts";
+import type { RgbFrame } from "./vla/preprocess.ts";
 
-/** Thrown for inputs the policy refuses (non-finite or wrongly shaped observations); the caller holds the robot. */
+/** camera name → the tick's frame (rgb8, packed rows), for a policy that sees cameras. */
+export type CameraFrames = Readonly<Record<string, RgbFrame>>;
+
+/** Thrown for inputs the policy refuses (non-finite or wrongly shaped observations, missing or wrong frames); the caller holds the robot. */
 export class PolicyInputError extends Error {
-  readonly code: "non_finite_observation" | "bad_shape";
+  readonly code: "non_finite_observation" | "bad_shape" | "bad_image";
 
   constructor(code: PolicyInputError["code"], message: string) {
     super(message);
@@ -115,20 +119,30 @@ export class DiffusionPolicy {
     const xDims = [1, horizon, pkg.actionDim];
     const zeros = (dims: number[]) => ({ data: new Float32Array(dims.reduce((a, b) => a * b, 1)), dims });
     const ind = indicatorFeed(pkg.json, indicator, 1);
-    const client =
-      mode === "graph"
-        ? await InferenceClient.create(
-            { sampler: pkg.samplerPath },
-            { ...options, warmup: { sampler: { obs: zeros(obsDims), noise: zeros(xDims), ...ind } }, expectInputs: { sampler: ["obs", "noise", ...Object.keys(ind)] } },
-          )
-        : await InferenceClient.create(
-            { denoiser: pkg.denoiserPath },
-            {
-              ...options,
-              warmup: { denoiser: { obs: zeros(obsDims), x: zeros(xDims), t: { data: new BigInt64Array([BigInt(pkg.json.sampler.timesteps[0])]), dims: [1] }, ...ind } },
-              expectInputs: { denoiser: ["obs", "x", "t", ...Object.keys(ind)] },
-            },
-          );
+    const blank = Object.fromEntries(pkg.images.map((img) => [img.input, { data: new Uint8Array(img.height * img.width * 3), dims: [1, img.height, img.width, 3] }]));
+    const imageInputs = pkg.images.map((img) => img.input);
+    const encoderPath = pkg.encoderPath;
+    let client: InferenceClient;
+    if (mode === "graph") {
+      client = await InferenceClient.create(
+        { sampler: pkg.samplerPath },
+        { ...options, warmup: { sampler: { obs: zeros(obsDims), ...blank, noise: zeros(xDims), ...ind } }, expectInputs: { sampler: ["obs", ...imageInputs, "noise", ...Object.keys(ind)] } },
+      );
+    } else {
+      // TS sampler: with cameras, encoder.onnx runs once per chunk and the denoiser's obs is [state history, features].
+      const condDims = [1, obsDims[1] + (encoderPath ? await featureWidth(encoderPath, pkg) : 0)];
+      client = await InferenceClient.create(
+        { denoiser: pkg.denoiserPath, ...(encoderPath ? { encoder: encoderPath } : {}) },
+        {
+          ...options,
+          warmup: {
+            denoiser: { obs: zeros(condDims), x: zeros(xDims), t: { data: new BigInt64Array([BigInt(pkg.json.sampler.timesteps[0])]), dims: [1] }, ...ind },
+            ...(encoderPath ? { encoder: blank } : {}),
+          },
+          expectInputs: { denoiser: ["obs", "x", "t", ...Object.keys(ind)], ...(encoderPath ? { encoder: imageInputs } : {}) },
+        },
+      );
+    }
     return new DiffusionPolicy(pkg, client, mode, options.seed ?? 0, indicator, beta, noiseScale);
   }
 
@@ -147,13 +161,14 @@ export class DiffusionPolicy {
    * Denoises one action chunk from `obsHistory` (history × obs_dim, raw, oldest first).
    * `noise` (horizon × action_dim, flattened) defaults to seeded Gaussian noise.
    */
-  async sampleChunk(obsHistory: readonly (readonly number[])[], noise?: Float32Array): Promise<ActionChunk> {
+  async sampleChunk(obsHistory: readonly (readonly number[])[], noise?: Float32Array, images?: CameraFrames): Promise<ActionChunk> {
     const t0 = performance.now();
     const obs = this.normaliseObservation(obsHistory);
+    const feeds = this.imageFeeds(images);
     const n = this.#chunkSize;
     if (noise !== undefined && noise.length !== n) throw new PolicyInputError("bad_shape", `noise: expected ${n} values (horizon ${this.package.json.action.horizon} × action_dim ${this.package.actionDim}), found ${noise.length}`);
     const x0 = noise !== undefined ? noise : gaussianArray(this.#normal, n, this.noiseScale);
-    const x = await this.denoise(obs, x0);
+    const x = await this.denoise(obs, x0, this.indicator, feeds);
     return { actions: this.unnormaliseActions(x), inferenceMs: performance.now() - t0 };
   }
 
@@ -162,12 +177,13 @@ export class DiffusionPolicy {
    * in the same order as by `count` calls of {@link sampleChunk}, so the chunks are those calls' (up to the float
    * rounding of batched kernels), for one round trip to the worker instead of `count`.
    */
-  async sampleChunks(obsHistory: readonly (readonly number[])[], count: number): Promise<{ chunks: number[][][]; inferenceMs: number }> {
+  async sampleChunks(obsHistory: readonly (readonly number[])[], count: number, images?: CameraFrames): Promise<{ chunks: number[][][]; inferenceMs: number }> {
     if (!Number.isInteger(count) || count < 1) throw new PolicyInputError("bad_shape", `sampleChunks: count must be an integer ≥ 1 (chunks per re-plan, actor.best_of), got ${count}`);
     const t0 = performance.now();
     const obs = this.normaliseObservation(obsHistory);
+    const feeds = this.imageFeeds(images);
     const n = this.#chunkSize;
-    const x = await this.denoise(obs, gaussianArray(this.#normal, count * n, this.noiseScale));
+    const x = await this.denoise(obs, gaussianArray(this.#normal, count * n, this.noiseScale), this.indicator, feeds);
     const chunks = Array.from({ length: count }, (_, i) => this.unnormaliseActions(x.subarray(i * n, (i + 1) * n)));
     return { chunks, inferenceMs: performance.now() - t0 };
   }
@@ -182,15 +198,27 @@ export class DiffusionPolicy {
    * (B × horizon × action_dim, B ≥ 1) → B normalised action chunks for that one observation, clipped to [-1, 1]
    * (what sampler.onnx outputs), in one call per graph or per DDIM step. Inputs are not modified.
    */
-  async denoise(obs: Float32Array, noise: Float32Array, indicator: Indicator | null = this.indicator): Promise<Float32Array> {
+  async denoise(obs: Float32Array, noise: Float32Array, indicator: Indicator | null = this.indicator, images: Record<string, WireTensor> = {}): Promise<Float32Array> {
     const n = this.#chunkSize;
     const b = noise.length / n;
     if (!Number.isInteger(b) || b < 1) throw new PolicyInputError("bad_shape", `noise: expected a multiple of ${n} values (chunks × horizon ${this.package.json.action.horizon} × action_dim ${this.package.actionDim}), found ${noise.length}`);
     const chunkDims = [this.package.json.action.horizon, this.package.actionDim];
     if ((indicator === null) !== (this.indicator === null)) throw new PolicyInputError("bad_shape", `indicator: this policy ${this.indicator === null ? "takes no indicator" : "needs an indicator"}, got ${indicator}`);
+    const cams = this.package.images;
+    if (cams.length > 0 && cams.some((c) => images[c.input] === undefined)) throw new PolicyInputError("bad_image", `this policy sees cameras ${cams.map((c) => c.camera).join(", ")}: pass their frames (imageFeeds)`);
     if (this.mode === "graph") {
-      const { outputs } = await this.#client.run("sampler", { obs: { data: tile(obs, b), dims: [b, obs.length] }, noise: { data: new Float32Array(noise), dims: [b, ...chunkDims] }, ...indicatorFeed(this.package.json, indicator, b) });
+      const imgFeeds = Object.fromEntries(cams.map((c) => [c.input, tileImage(images[c.input], b)]));
+      const { outputs } = await this.#client.run("sampler", { obs: { data: tile(obs, b), dims: [b, obs.length] }, ...imgFeeds, noise: { data: new Float32Array(noise), dims: [b, ...chunkDims] }, ...indicatorFeed(this.package.json, indicator, b) });
       return outputs.action.data as Float32Array;
+    }
+    if (cams.length > 0) {
+      // One encoder call per chunk; the denoiser conditions on [state history, features] at every step.
+      const { outputs } = await this.#client.run("encoder", Object.fromEntries(cams.map((c) => [c.input, tileImage(images[c.input], 1)])));
+      const features = outputs.features.data as Float32Array;
+      const cond = new Float32Array(obs.length + features.length);
+      cond.set(obs);
+      cond.set(features, obs.length);
+      obs = cond;
     }
     const beta = this.cfgBeta;
     // Guidance: the b conditioned and the b unconditioned passes as one batch of 2b, like the learner's sampler graph.
@@ -210,6 +238,24 @@ export class DiffusionPolicy {
       ddimStep(x, guided ? cfgCombine(eps.subarray(0, b * n), eps.subarray(b * n, 2 * b * n), beta) : eps, step, x);
     }
     return clipUnit(x);
+  }
+
+  /**
+   * The camera frames as ONNX feeds (uint8 [1, H, W, 3] per `image.<camera>` input); throws {@link PolicyInputError}
+   * (`bad_image`) naming the camera when a frame is missing, of another size, or not packed rgb8. {} for a state-only policy.
+   */
+  imageFeeds(images: CameraFrames | undefined): Record<string, WireTensor> {
+    const out: Record<string, WireTensor> = {};
+    for (const img of this.package.images) {
+      const f = images?.[img.camera];
+      if (!f) throw new PolicyInputError("bad_image", `no frame from camera "${img.camera}": policy ${this.package.json.version} sees it (${img.width}×${img.height} rgb8) — check that the camera publishes /camera/${img.camera}/image`);
+      if (f.width !== img.width || f.height !== img.height) {
+        throw new PolicyInputError("bad_image", `camera "${img.camera}" sends ${f.width}×${f.height} frames but policy ${this.package.json.version} was trained on ${img.width}×${img.height} — set the camera's width/height to ${img.width}×${img.height} in the launch file (the policy does not resize)`);
+      }
+      if (f.data.length !== f.width * f.height * 3) throw new PolicyInputError("bad_image", `camera "${img.camera}": a ${f.width}×${f.height} rgb8 frame has ${f.width * f.height * 3} bytes, found ${f.data.length} — the camera must send packed rgb8`);
+      out[img.input] = { data: f.data, dims: [1, f.height, f.width, 3] };
+    }
+    return out;
   }
 
   /** (x - mean) / std per dimension, flattened oldest first; throws {@link PolicyInputError} on NaN/Inf or wrong shape. */
@@ -245,6 +291,26 @@ export class DiffusionPolicy {
   /** Stops the inference worker. */
   async close(): Promise<void> {
     await this.#client.close();
+  }
+}
+
+/** A [1, H, W, 3] uint8 frame repeated b times as [b, H, W, 3] (a fresh buffer: feeds are transferred to the worker). */
+function tileImage(t: WireTensor, b: number): WireTensor {
+  const src = t.data as Uint8Array;
+  const out = new Uint8Array(src.length * b);
+  for (let i = 0; i < b; i++) out.set(src, i * src.length);
+  return { data: out, dims: [b, ...t.dims.slice(1)] };
+}
+
+/** Width of the camera features encoder.onnx outputs: 2 × keypoints… is not in policy.json, so ask the graph once. */
+async function featureWidth(encoderPath: string, pkg: PolicyPackage): Promise<number> {
+  const probe = await InferenceClient.create({ encoder: encoderPath }, {});
+  try {
+    const feeds = Object.fromEntries(pkg.images.map((img) => [img.input, { data: new Uint8Array(img.height * img.width * 3), dims: [1, img.height, img.width, 3] }]));
+    const { outputs } = await probe.run("encoder", feeds);
+    return outputs.features.dims[1];
+  } finally {
+    await probe.close();
   }
 }
 

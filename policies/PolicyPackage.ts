@@ -15,6 +15,30 @@ export { PolicyPackageError } from "./PolicyPackageError.ts";
 const FileName = z.string().regex(/^[A-Za-z0-9_.-]+$/, "a plain file name inside the package directory").refine((s) => s !== "." && s !== "..", "a file name, not . or ..");
 const Hex64 = z.string().regex(/^[0-9a-f]{64}$/, "64 lowercase hex digits (sha256)");
 const Finite = z.number().refine(Number.isFinite, "a finite number");
+const CameraName = z.string().regex(/^[a-z][a-z0-9_]*$/, "a camera name: lowercase letters, digits, _ (it names the /camera/<name>/image topic)");
+
+/**
+ * One camera a policy sees (policy.json observation.images): the ONNX input it feeds, LeRobot's feature key, and the
+ * frames the robot must deliver — rgb8, exactly height × width (the graph does not resize), uint8 HWC.
+ */
+export const ImageInputSchema = z.strictObject({
+  camera: CameraName,
+  /** LeRobot's feature name, `observation.images.<camera>`. */
+  key: z.string().min(1),
+  /** The ONNX input name, `image.<camera>`. */
+  input: z.string().regex(/^image\.[a-z][a-z0-9_]*$/, "image.<camera>"),
+  height: z.number().int().min(8).max(4096),
+  width: z.number().int().min(8).max(4096),
+  encoding: z.literal("rgb8"),
+  dtype: z.literal("uint8"),
+  layout: z.literal("HWC"),
+  /** Frames per input; 1 = the latest frame at or before the tick. */
+  history: z.literal(1),
+  /** What the graph does to the bytes (informational; the robot feeds them as they are). */
+  preprocessing: z.string(),
+});
+/** A parsed observation.images entry. */
+export type ImageInput = z.infer<typeof ImageInputSchema>;
 
 /** zod schema of a diffusion `policy.json` (docs/contracts.md); unknown keys are rejected at every level. */
 export const DiffusionPolicyJsonSchema = z.strictObject({
@@ -39,6 +63,8 @@ export const DiffusionPolicyJsonSchema = z.strictObject({
     mean: z.array(Finite),
     /** obs_norm = (x - mean) / std, so every std must be positive. */
     std: z.array(Finite.refine((v) => v > 0, "std > 0")),
+    /** Cameras the policy sees, in the sampler's input order; absent = a state-only policy. */
+    images: z.array(ImageInputSchema).min(1).optional(),
   }),
   action: z.strictObject({
     names: z.array(z.string().min(1)).min(1),
@@ -59,7 +85,8 @@ export const DiffusionPolicyJsonSchema = z.strictObject({
     timesteps: z.array(z.number().int().nonnegative()),
   }),
   /** value: the RECAP value head (value.onnx), present when `advantage` is. */
-  files: z.strictObject({ sampler: FileName, denoiser: FileName, value: FileName.optional() }),
+  /** encoder: the camera encoders alone (images → features), present when observation.images is. */
+  files: z.strictObject({ sampler: FileName, denoiser: FileName, value: FileName.optional(), encoder: FileName.optional() }),
   sha256: z.record(FileName, Hex64),
   /** Advantage conditioning (RECAP, docs/recap.md): indicator input, what inference conditions on, CFG β. Absent = plain policy. */
   advantage: AdvantageConditioningSchema.optional(),
@@ -118,6 +145,8 @@ export type PolicyJson = z.infer<typeof PolicyJsonSchema>;
 export interface RobotInterface {
   observationNames: readonly string[];
   actionNames: readonly string[];
+  /** Cameras the robot publishes (/camera/<name>/image); absent = not checked (a caller that does not know). */
+  cameras?: readonly string[];
 }
 
 /** A validated, hash-verified policy package. */
@@ -140,6 +169,16 @@ export class PolicyPackage {
   /** Absolute path of the one-step denoiser graph. */
   get denoiserPath(): string {
     return join(this.dir, this.json.files.denoiser);
+  }
+
+  /** Absolute path of the camera encoders' graph (image packages only). */
+  get encoderPath(): string | null {
+    return this.json.files.encoder ? join(this.dir, this.json.files.encoder) : null;
+  }
+
+  /** The cameras the policy sees, in input order ([] for a state-only policy). */
+  get images(): readonly ImageInput[] {
+    return this.json.observation.images ?? [];
   }
 
   get obsDim(): number {
@@ -198,6 +237,13 @@ export function assertCompatible(pkg: PolicyPackage, robot: RobotInterface): voi
   if (!sameNames(action.names, robot.actionNames)) {
     problems.push(`policy outputs action [${action.names.join(", ")}] but the robot takes [${robot.actionNames.join(", ")}]${diffNote(action.names, robot.actionNames)}`);
   }
+  if (robot.cameras !== undefined) {
+    for (const img of pkg.images) {
+      if (!robot.cameras.includes(img.camera)) {
+        problems.push(`policy sees camera "${img.camera}" (${img.width}×${img.height} rgb8) but the robot has ${robot.cameras.length ? `only ${robot.cameras.join(", ")}` : "no cameras"} — add a "${img.camera}" camera to the launch file's cameras, or use a policy trained on the cameras this robot has`);
+      }
+    }
+  }
   if (problems.length > 0) {
     throw new PolicyPackageError("incompatible", `Policy ${pkg.json.version} (${pkg.dir}) does not fit this robot:\n  - ${problems.join("\n  - ")}`, { path: pkg.dir });
   }
@@ -250,6 +296,13 @@ function checkDims(json: DiffusionPolicyJson, jsonPath: string): void {
   if (adv?.encoding === "text") problems.push(`advantage.encoding: "text" conditions a VLA's instruction; a diffusion policy takes the indicator as an "index" input`);
   if (adv?.encoding === "index" && ["obs", "noise", "x", "t"].includes(adv.input)) problems.push(`advantage.input: "${adv.input}" is already a sampler input; name the indicator input something else`);
   if (adv?.value && json.files.value === undefined) problems.push("files.value: advantage.value describes a value head but files has no value entry");
+  const imgs = o.images ?? [];
+  if (imgs.length > 0 && json.files.encoder === undefined) problems.push("files.encoder: observation.images needs the camera encoders' graph (encoder.onnx)");
+  if (new Set(imgs.map((i) => i.camera)).size !== imgs.length) problems.push("observation.images: camera names must be unique");
+  imgs.forEach((img, i) => {
+    if (img.input !== `image.${img.camera}`) problems.push(`observation.images[${i}].input: expected "image.${img.camera}", found "${img.input}"`);
+    if (img.key !== `observation.images.${img.camera}`) problems.push(`observation.images[${i}].key: expected "observation.images.${img.camera}", found "${img.key}"`);
+  });
   if (problems.length > 0) {
     throw new PolicyPackageError("dims", `${jsonPath} is inconsistent:\n  - ${problems.join("\n  - ")}`, { path: jsonPath });
   }

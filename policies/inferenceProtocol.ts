@@ -2,7 +2,8 @@
 
 /** A tensor as it crosses the thread boundary (buffers are transferred, not copied, where possible). */
 export interface WireTensor {
-  data: Float32Array | BigInt64Array;
+  /** float32, int64, or uint8 (camera frames, HWC). */
+  data: Float32Array | BigInt64Array | Uint8Array;
   dims: number[];
 }
 

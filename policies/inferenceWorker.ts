@@ -55,7 +55,9 @@ async function createSession(key: string, path: string, providers: string[], int
 }
 
 function toOrt(t: WireTensor): ort.Tensor {
-  return t.data instanceof BigInt64Array ? new ort.Tensor("int64", t.data, t.dims) : new ort.Tensor("float32", t.data, t.dims);
+  if (t.data instanceof BigInt64Array) return new ort.Tensor("int64", t.data, t.dims);
+  if (t.data instanceof Uint8Array) return new ort.Tensor("uint8", t.data, t.dims);
+  return new ort.Tensor("float32", t.data, t.dims);
 }
 
 async function runModel(model: string, feeds: Feeds): Promise<Feeds> {

@@ -27,6 +27,13 @@ def make_windows(episodes: list[Episode], history: int, horizon: int) -> tuple[n
     return np.concatenate(obs_out).astype(np.float32), np.concatenate(act_out).astype(np.float32)
 
 
+def frame_index(episodes: list[Episode]) -> np.ndarray:
+    """For each window make_windows returns (one per step, in the same order): the index of its step in the
+    concatenation of all episodes' frames. (N,) int64."""
+    starts = np.concatenate([[0], np.cumsum([len(ep.obs) for ep in episodes])[:-1]]).astype(np.int64)
+    return np.concatenate([s + np.arange(len(ep.obs)) for s, ep in zip(starts, episodes)]).astype(np.int64)
+
+
 @dataclass
 class Normalizer:
     """obs_norm = (obs - mean) / std; a_norm = 2 (a - min) / (max - min) - 1 (docs/contracts.md, policy package)."""
@@ -60,8 +67,9 @@ def save_npz(path: str, data: Dataset) -> None:
     """Episodes concatenated along time, with `episode_lengths` to split them again."""
     eps = data.episodes
     intervention = np.concatenate([np.zeros(len(e.obs), np.float32) if e.intervention is None else e.intervention for e in eps])
+    images = {f"image.{c}": np.concatenate([e.images[c] for e in eps]) for c in data.cameras}  # (N, H, W, 3) uint8 each
     np.savez_compressed(
-        path, obs=np.concatenate([e.obs for e in eps]), action=np.concatenate([e.action for e in eps]),
+        path, **images, obs=np.concatenate([e.obs for e in eps]), action=np.concatenate([e.action for e in eps]),
         reward=np.concatenate([e.reward for e in eps]), episode_lengths=np.array([len(e.obs) for e in eps], dtype=np.int64),
         success=np.array([e.success for e in eps]), obs_names=np.array(data.obs_names), action_names=np.array(data.action_names),
         task=np.array(data.task), intervention=intervention, source=np.array([e.source for e in eps]))
@@ -84,9 +92,15 @@ def load_npz(path: str) -> Dataset:
         task = str(f["task"]) if "task" in f else "unknown"
         intervention = f["intervention"].astype(np.float32) if "intervention" in f else None
         source = [str(x) for x in f["source"]] if "source" in f else [""] * len(lengths)
+        images = {k[len("image."):]: f[k] for k in f.files if k.startswith("image.")}
+        for cam, frames in images.items():
+            if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[3] != 3 or len(frames) != len(obs):
+                raise ValueError(f"{path}: image.{cam} must be uint8 (N, H, W, 3) with one frame per step ({len(obs)}); "
+                                 f"found {frames.dtype} {frames.shape}")
     bounds = np.concatenate([[0], np.cumsum(lengths)])
     episodes = [Episode(obs=obs[a:b], action=act[a:b], reward=reward[a:b], success=bool(s), episode_id=str(i), task=task,
-                        intervention=None if intervention is None else intervention[a:b], source=source[i])
+                        intervention=None if intervention is None else intervention[a:b], source=source[i],
+                        images={cam: frames[a:b] for cam, frames in images.items()})
                 for i, (a, b, s) in enumerate(zip(bounds[:-1], bounds[1:], success))]
     return Dataset(episodes=episodes, obs_names=obs_names, action_names=action_names, task=task)
 
@@ -111,3 +125,29 @@ def synthetic_dataset(episodes: int = 50, steps: int = 150, obs_dim: int = 12, a
                            success=True, episode_id=f"syn-{i}", seed=seed * 100_000 + i, task="synthetic"))
     return Dataset(episodes=out, obs_names=[f"obs{i}" for i in range(obs_dim)],
                    action_names=[f"act{i}" for i in range(action_dim)], task="synthetic")
+
+
+def synthetic_pixel_dataset(episodes: int = 40, steps: int = 60, size: int = 48, seed: int = 0) -> Dataset:
+    """Fake demos that need the camera: a bright square marks a per-episode goal on a noisy background, the state
+    holds only the "joint" positions, and the action steers the joints toward the goal the image shows. A policy
+    that ignores the image cannot do better than the mean goal. For tests only."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(episodes):
+        goal = rng.uniform(-1, 1, size=2)  # where the square is, in [-1, 1]^2
+        q = rng.uniform(-1, 1, size=2)
+        px = ((goal + 1) / 2 * (size - 9)).astype(int)  # top-left corner of the 8-px square
+        frames, obs, act = [], [], []
+        for _ in range(steps):
+            img = rng.integers(0, 40, size=(size, size, 3), dtype=np.uint8)
+            img[px[1]:px[1] + 8, px[0]:px[0] + 8] = (230, 60, 40)
+            frames.append(img)
+            a = np.clip(0.3 * (goal - q), -0.2, 0.2)
+            obs.append(q.copy())
+            act.append(q + a)
+            q = q + a + 0.01 * rng.normal(size=2)
+        reward = np.zeros(steps, np.float32)
+        reward[-1] = 1.0
+        out.append(Episode(obs=np.array(obs, np.float32), action=np.array(act, np.float32), reward=reward, success=True,
+                           episode_id=f"pix-{i}", seed=i, task="synthetic_pixels", images={"front": np.stack(frames)}))
+    return Dataset(episodes=out, obs_names=["q.j0", "q.j1"], action_names=["j0", "j1"], task="synthetic_pixels")

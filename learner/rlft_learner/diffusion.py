@@ -167,3 +167,21 @@ class DDIMSampler(nn.Module):
             x0 = ((x - math.sqrt(1 - a_t) * eps) / math.sqrt(a_t)).clamp(-1.0, 1.0)  # (B, H, A)
             x = math.sqrt(a_prev) * x0 + math.sqrt(1 - a_prev) * eps  # (B, H, A)
         return x.clamp(-1.0, 1.0)  # (B, H, A)
+
+
+class PixelSampler(nn.Module):
+    """The exported sampler of a policy that sees cameras: the camera encoders run once per chunk, then the DDIM loop
+    runs on cond = [normalised state history, camera features] (the noise network's `obs`).
+
+    Inputs in ONNX order: obs (B, history*state_dim), one uint8 (B, H, W, 3) image per camera, noise, [indicator]."""
+
+    def __init__(self, encoders: nn.Module, sampler: DDIMSampler):
+        super().__init__()
+        self.encoders = encoders
+        self.sampler = sampler
+        self.n_cameras = len(encoders.cameras)
+
+    def forward(self, obs: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
+        images, noise, indicator = rest[:self.n_cameras], rest[self.n_cameras], (rest[self.n_cameras + 1:] or (None,))[0]
+        cond = torch.cat([obs, self.encoders(*images)], dim=-1)  # (B, history*state_dim + n_cameras*features)
+        return self.sampler(cond, noise, indicator)  # (B, H, A)

@@ -16,7 +16,8 @@ import torch
 
 from . import __version__
 from .data import Normalizer
-from .diffusion import POSITIVE, DDIMSampler, ModelConfig, NoisePredictionNet, cfg_combine
+from .diffusion import POSITIVE, DDIMSampler, ModelConfig, NoisePredictionNet, PixelSampler, cfg_combine
+from .vision import CameraEncoders
 
 OPSET = 17  # supported by torch 1.13 and 2.x exporters and by onnxruntime-node
 
@@ -78,9 +79,24 @@ def _export_multi(module: torch.nn.Module, args: tuple, path: str, inputs: list[
     onnx_export(module, args, path, inputs, outputs)
 
 
+def image_inputs(encoders: CameraEncoders) -> list[dict]:
+    """policy.json observation.images: one entry per camera, in the sampler's input order (LeRobot's feature key,
+    the ONNX input, what the robot must feed, and how the graph preprocesses it)."""
+    e = encoders.cfg
+    return [{"camera": c, "key": f"observation.images.{c}", "input": f"image.{c}", "height": e.height, "width": e.width,
+             "encoding": "rgb8", "dtype": "uint8", "layout": "HWC", "history": 1,
+             "preprocessing": "scaled to [-1, 1] inside the graph (x * 2/255 - 1); no resize, no crop"} for c in encoders.cameras]
+
+
 def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timesteps: list[int], norm: Normalizer,
-                   meta: PackageMeta, out_dir: str, vectors: int = 3, seed: int = 0, value_net: torch.nn.Module | None = None) -> str:
+                   meta: PackageMeta, out_dir: str, vectors: int = 3, seed: int = 0, value_net: torch.nn.Module | None = None,
+                   encoders: CameraEncoders | None = None) -> str:
     """Export `net` (eval mode, on CPU) and its sampler into `out_dir`; returns the path of policy.json.
+
+    With `encoders` (a policy that sees cameras): sampler.onnx takes one uint8 (B, H, W, 3) `image.<camera>` input per
+    camera after `obs` and runs the encoders inside the graph; encoder.onnx (images -> features) is exported too, and
+    denoiser.onnx's `obs` is then [normalised state history, features] (what a TS-side DDIM loop feeds it after one
+    encoder call); policy.json's observation.images says so.
 
     An indicator network (RECAP) gets an `indicator` int64 [B] input on both graphs and `meta.advantage` goes to
     policy.json; `meta.cfg_beta` != 1 bakes classifier-free guidance into sampler.onnx (two passes per step) and is
@@ -92,23 +108,43 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
     os.makedirs(out_dir, exist_ok=True)
     net = net.to("cpu").eval()
     sampler = DDIMSampler(net, alphas_cumprod, timesteps, cfg_beta=meta.cfg_beta).eval()
-    obs_width = cfg.history * cfg.obs_dim
     gen = torch.Generator().manual_seed(seed)
-    obs = torch.randn(vectors, obs_width, generator=gen)  # (V, history*obs_dim), normalised obs are ~N(0, 1)
+    cams: list[str] = []
+    images: list[torch.Tensor] = []
+    if encoders is not None:
+        encoders = encoders.to("cpu").eval()
+        cams = list(encoders.cameras)
+        ecfg = encoders.cfg
+        state_width = cfg.history * cfg.obs_dim - encoders.out_dim  # the noise net's obs = [state history, features]
+        images = [torch.randint(0, 256, (vectors, ecfg.height, ecfg.width, 3), generator=gen, dtype=torch.uint8) for _ in cams]
+    obs_width = cfg.history * cfg.obs_dim if encoders is None else state_width
+    obs = torch.randn(vectors, obs_width, generator=gen)  # (V, obs_width), normalised obs are ~N(0, 1)
     noise = torch.randn(vectors, cfg.horizon, cfg.action_dim, generator=gen)  # (V, H, A)
     t = torch.tensor([timesteps[0]] * vectors, dtype=torch.int64)  # (V,)
     indicator = torch.tensor([(POSITIVE, 0, 2)[i % 3] for i in range(vectors)], dtype=torch.int64)  # (V,) every value
     ind_in = ["indicator"] if conditioned else []
     ind_arg = (indicator,) if conditioned else ()
     vec: dict = {}
+    img_in = [f"image.{c}" for c in cams]
     with torch.no_grad():
-        _export(sampler, (obs, noise, *ind_arg), os.path.join(out_dir, "sampler.onnx"), ["obs", "noise", *ind_in], "action")
-        _export(net, (obs, noise, t, *ind_arg), os.path.join(out_dir, "denoiser.onnx"), ["obs", "x", "t", *ind_in], "eps")
-        action = sampler(obs, noise, *ind_arg)  # (V, H, A), eager PyTorch reference for the TS equivalence test
+        if encoders is None:
+            _export(sampler, (obs, noise, *ind_arg), os.path.join(out_dir, "sampler.onnx"), ["obs", "noise", *ind_in], "action")
+            action = sampler(obs, noise, *ind_arg)  # (V, H, A), eager PyTorch reference for the TS equivalence test
+            cond = obs
+        else:
+            pix = PixelSampler(encoders, sampler).eval()
+            _export(pix, (obs, *images, noise, *ind_arg), os.path.join(out_dir, "sampler.onnx"), ["obs", *img_in, "noise", *ind_in], "action")
+            _export(encoders, tuple(images), os.path.join(out_dir, "encoder.onnx"), img_in, "features")
+            action = pix(obs, *images, noise, *ind_arg)  # (V, H, A)
+            cond = torch.cat([obs, encoders(*images)], dim=-1)  # (V, cond_dim)
+        _export(net, (cond, noise, t, *ind_arg), os.path.join(out_dir, "denoiser.onnx"), ["obs", "x", "t", *ind_in], "eps")
         vec = {"obs": obs.tolist(), "noise": noise.tolist(), "action": action.tolist()}
+        if encoders is not None:
+            vec["images"] = {c: img.tolist() for c, img in zip(cams, images)}
+            vec["features"] = encoders(*images).tolist()
         if conditioned:
-            eps_c = net(obs, noise, t, indicator)  # (V, H, A)
-            eps_u = net(obs, noise, t, torch.full_like(indicator, 2))
+            eps_c = net(cond, noise, t, indicator)  # (V, H, A)
+            eps_u = net(cond, noise, t, torch.full_like(indicator, 2))
             vec.update(indicator=indicator.tolist(), cfg={"beta": meta.cfg_beta, "t": int(timesteps[0]), "eps_cond": eps_c.tolist(),
                                                           "eps_uncond": eps_u.tolist(), "eps": cfg_combine(eps_c, eps_u, meta.cfg_beta).tolist()})
         if value_net is not None:
@@ -120,12 +156,18 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
     with open(os.path.join(out_dir, "test_vectors.json"), "w") as f:
         json.dump(vec, f)
     # Tensors, ints and strings only: torch 1.13's weights_only unpickler rejects Python floats.
-    torch.save({"state_dict": net.state_dict(), "config": cfg.to_dict(), "alphas_cumprod": torch.from_numpy(np.asarray(alphas_cumprod, np.float32)),
-                "timesteps": [int(t) for t in timesteps]}, os.path.join(out_dir, "model.pt"))
+    checkpoint = {"state_dict": net.state_dict(), "config": cfg.to_dict(), "alphas_cumprod": torch.from_numpy(np.asarray(alphas_cumprod, np.float32)),
+                  "timesteps": [int(t) for t in timesteps]}
+    if encoders is not None:
+        checkpoint.update(encoders_state_dict=encoders.state_dict(), encoder_config=encoders.cfg.to_dict(), cameras=cams)
+    torch.save(checkpoint, os.path.join(out_dir, "model.pt"))
 
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     files = ["sampler.onnx", "denoiser.onnx", "test_vectors.json", "model.pt"]
     file_map = {"sampler": "sampler.onnx", "denoiser": "denoiser.onnx"}
+    if encoders is not None:
+        files.append("encoder.onnx")
+        file_map["encoder"] = "encoder.onnx"
     if value_net is not None:
         torch.save({"state_dict": value_net.state_dict(), "config": value_net.cfg_dict()}, os.path.join(out_dir, "value.pt"))
         files += ["value.onnx", "value.pt"]
@@ -136,8 +178,9 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
         "created": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "provenance": {"learner": f"rlft_learner {__version__}", "torch": torch.__version__, "task": meta.task,
                        "episodes": meta.episodes, "git": _git_commit()},
-        "observation": {"names": list(meta.obs_names), "history": cfg.history,
-                        "mean": [float(x) for x in norm.obs_mean], "std": [float(x) for x in norm.obs_std]},
+        "observation": {"names": list(meta.obs_names), "history": cfg.history if encoders is None else obs_width // len(meta.obs_names),
+                        "mean": [float(x) for x in norm.obs_mean], "std": [float(x) for x in norm.obs_std],
+                        **({"images": image_inputs(encoders)} if encoders is not None else {})},
         "action": {"names": list(meta.action_names), "horizon": cfg.horizon, "execute_steps": meta.execute_steps,
                    "min": [float(x) for x in norm.act_min], "max": [float(x) for x in norm.act_max]},
         "sampler": {"type": "ddim", "train_timesteps": meta.train_timesteps, "steps": len(timesteps), "eta": 0,

@@ -10,7 +10,7 @@ from dataclasses import asdict
 
 import torch
 
-from .data import synthetic_dataset
+from .data import synthetic_dataset, synthetic_pixel_dataset
 from .diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
 from .export import PackageMeta, export_package
 from .recap_value import ValueNet
@@ -26,14 +26,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     parser.add_argument("--indicator", action="store_true", help="a RECAP package: indicator input, value.onnx, advantage block")
     parser.add_argument("--cfg-beta", type=float, default=1.0, help="classifier-free guidance weight of a --indicator package (default: 1)")
+    parser.add_argument("--cameras", default="", help="comma-separated camera names: a policy that sees them (synthetic frames of "
+                                                      "--image-size pixels; observation q.j0, q.j1, actions j0, j1)")
+    parser.add_argument("--image-size", type=int, default=40, help="frame height and width of a --cameras package (default: 40)")
 
 
 def main(args: argparse.Namespace) -> int:
     logging.getLogger("rlft_learner").setLevel(logging.WARNING)
-    data = synthetic_dataset(episodes=8, steps=60, obs_dim=args.obs_dim, action_dim=args.action_dim, seed=args.seed)
+    cameras = [c for c in args.cameras.split(",") if c]
+    if cameras:
+        if args.indicator:
+            raise SystemExit("make-fixture: --cameras and --indicator together are not supported")
+        data = synthetic_pixel_dataset(episodes=6, steps=30, size=args.image_size, seed=args.seed)
+        for ep in data.episodes:  # the same synthetic scene seen by every camera
+            ep.images = {c: ep.images["front"] for c in cameras}
+    else:
+        data = synthetic_dataset(episodes=8, steps=60, obs_dim=args.obs_dim, action_dim=args.action_dim, seed=args.seed)
     cfg = Config(steps=args.steps, batch_size=64, hidden=args.hidden, blocks=2, seed=args.seed, warmup_steps=20, threads=1,
-                 log_every=max(1, args.steps), device="cpu")
-    net, norm, losses = train(cfg, data)
+                 log_every=max(1, args.steps), device="cpu", encoder_channels=16, keypoints=8, encoder_features=16)
+    trained = train(cfg, data)
+    net, norm, losses = trained.net, trained.norm, trained.losses
     advantage, value_net = None, None
     if args.indicator:
         # Untrained indicator embedding and value head with random weights: the fixture tests plumbing, not learning.
@@ -50,6 +62,7 @@ def main(args: argparse.Namespace) -> int:
                        episodes=len(data.episodes), execute_steps=cfg.execute_steps, steps=cfg.ddim_steps,
                        train_timesteps=cfg.train_timesteps, advantage=advantage, cfg_beta=args.cfg_beta)
     path = export_package(net, squared_cosine_alphas_cumprod(cfg.train_timesteps),
-                          ddim_timesteps(cfg.train_timesteps, cfg.ddim_steps), norm, meta, args.out, seed=args.seed, value_net=value_net)
+                          ddim_timesteps(cfg.train_timesteps, cfg.ddim_steps), norm, meta, args.out, seed=args.seed, value_net=value_net,
+                          encoders=trained.encoders)
     print(json.dumps({"event": "done", "package": path.rsplit("/", 1)[0], "final_loss": losses[-1]}))
     return 0

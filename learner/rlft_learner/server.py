@@ -36,6 +36,9 @@ class Episode:
     task: str = ""
     intervention: np.ndarray | None = None
     source: str = ""
+    # camera name -> (T, H, W, 3) uint8 frames, frame t the latest at or before tick t (docs/data.md); empty for
+    # state-only data. Kept as uint8 and indexed per batch, never copied per epoch.
+    images: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 @dataclass
@@ -48,6 +51,18 @@ class Dataset:
     task: str
     robot_id: str = ""
     config_hash: str = ""
+
+    @property
+    def cameras(self) -> list[str]:
+        """Camera names every episode has frames for (sorted), [] for state-only data."""
+        if not self.episodes:
+            return []
+        names = set(self.episodes[0].images)
+        for ep in self.episodes[1:]:
+            if set(ep.images) != names:
+                raise ValueError(f"episode {ep.episode_id} has cameras {sorted(ep.images)}, the first episode {sorted(names)}; "
+                                 f"record every episode with the same cameras")
+        return sorted(names)
 
 
 @dataclass

@@ -24,8 +24,9 @@ import torch
 import torch.nn.functional as F
 
 from .cli import add_dataclass_args, help_meta as _h, run_command
-from .data import Normalizer, load_npz, make_windows, save_npz
+from .data import Normalizer, frame_index, load_npz, make_windows, save_npz
 from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
+from .vision import CameraEncoders, EncoderConfig, random_shift
 from .export import PackageMeta, export_package
 from .server import Dataset, ExperienceServer
 
@@ -40,7 +41,7 @@ class Config:
     timeout: float = field(default=300.0, metadata=_h("seconds to wait for the next message before giving up"))
     out: str = field(default="runs/bc", metadata=_h("run directory; the package goes to OUT/package"))
     steps: int = field(default=20000, metadata=_h("gradient steps of the noise-prediction network"))
-    batch_size: int = field(default=256, metadata=_h("windows per gradient step"))
+    batch_size: int = field(default=0, metadata=_h("windows per gradient step; 0 = 256 for state-only data, 64 when the data has camera frames"))
     lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate (short CPU budget, so higher than the paper's 1e-4)"))
     weight_decay: float = field(default=1e-6, metadata=_h("AdamW weight decay (Diffusion Policy)"))
     warmup_steps: int = field(default=200, metadata=_h("linear LR warm-up before the cosine decay"))
@@ -53,6 +54,10 @@ class Config:
     train_timesteps: int = field(default=100, metadata=_h("DDPM training timesteps"))
     ddim_steps: int = field(default=10, metadata=_h("DDIM sampling steps in the exported sampler"))
     obs_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension obs std"))
+    image_shift: int = field(default=4, metadata=_h("camera data: random-shift augmentation, pixels of replicate padding (DrQ); 0 = off"))
+    encoder_channels: int = field(default=32, metadata=_h("camera data: conv width of each camera's encoder"))
+    encoder_features: int = field(default=64, metadata=_h("camera data: features per camera after the spatial softmax"))
+    keypoints: int = field(default=32, metadata=_h("camera data: spatial-softmax keypoints per camera"))
     seed: int = field(default=1, metadata=_h("random seed"))
     device: str = field(default="auto", metadata=_h("auto = cuda if available, else cpu"))
     threads: int = field(default=1, metadata=_h("torch CPU threads (default 1: extra OpenMP threads spin-wait for cores the simulator or robot stack also uses)"))
@@ -67,12 +72,25 @@ def cosine_lr(step: int, total: int, warmup: int) -> float:
     return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
 
 
-def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: None) -> tuple[NoisePredictionNet, Normalizer, list[float]]:
-    """Train on `data`; returns the EMA network (eval mode), the normaliser and the loss of every step."""
+@dataclass
+class TrainedPolicy:
+    """What BC training returns: the EMA noise network, the camera encoders (None for state-only data) and the
+    normaliser, in eval mode, plus the loss of every step."""
+
+    net: NoisePredictionNet
+    encoders: CameraEncoders | None
+    norm: Normalizer
+    losses: list[float]
+
+
+def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: None) -> TrainedPolicy:
+    """Train on `data` (state, and camera frames when the episodes have them)."""
     torch.manual_seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     device = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else ("cpu" if cfg.device == "auto" else cfg.device))
+    cameras = data.cameras
+    batch_size = cfg.batch_size or (64 if cameras else 256)
 
     norm = Normalizer.fit(data.episodes, std_floor=cfg.obs_std_floor)
     obs_w, act_w = make_windows(data.episodes, cfg.history, cfg.horizon)  # (N, history, obs_dim), (N, H, A)
@@ -80,44 +98,69 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
     act_all = torch.from_numpy(norm.action(act_w)).to(device)  # (N, H, A) in [-1, 1]
     n = len(obs_all)
 
+    encoders = ema_enc = None
+    frames: list[torch.Tensor] = []
+    cond_dim = obs_w.shape[2]
+    if cameras:
+        # The frames stay uint8, one copy per camera, gathered per batch by the window's frame index (the current
+        # tick's frame: image history 1, state history `cfg.history`).
+        fidx = torch.from_numpy(frame_index(data.episodes)).to(device)  # (N,)
+        frames = [torch.from_numpy(np.concatenate([ep.images[c] for ep in data.episodes])).to(device) for c in cameras]  # (N, H, W, 3)
+        h, w = frames[0].shape[1:3]
+        ecfg = EncoderConfig(height=h, width=w, channels=cfg.encoder_channels, keypoints=cfg.keypoints, features=cfg.encoder_features)
+        encoders = CameraEncoders(cameras, ecfg).to(device)
+        ema_enc = CameraEncoders(cameras, ecfg).to(device)
+        ema_enc.load_state_dict(encoders.state_dict())
+        ema_enc.requires_grad_(False)
     mcfg = ModelConfig(obs_dim=obs_w.shape[2], action_dim=act_w.shape[2], history=cfg.history, horizon=cfg.horizon,
                        hidden=cfg.hidden, blocks=cfg.blocks)
+    if encoders is not None:  # the noise network's obs is [state history, features]: one "step" of that width
+        mcfg = ModelConfig(obs_dim=cfg.history * cond_dim + encoders.out_dim, action_dim=act_w.shape[2], history=1,
+                           horizon=cfg.horizon, hidden=cfg.hidden, blocks=cfg.blocks)
     net = NoisePredictionNet(mcfg).to(device)
     ema = NoisePredictionNet(mcfg).to(device)
     ema.load_state_dict(net.state_dict())
     ema.requires_grad_(False)
+    params = list(net.parameters()) + (list(encoders.parameters()) if encoders is not None else [])
     alphas_cumprod = torch.from_numpy(squared_cosine_alphas_cumprod(cfg.train_timesteps)).to(device)  # (T_train,)
-    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
-    log.info("training on %d windows from %d episodes (obs %d x %d, action %d x %d) on %s, %d params", n,
-             len(data.episodes), cfg.history, mcfg.obs_dim, cfg.horizon, mcfg.action_dim, device,
-             sum(p.numel() for p in net.parameters()))
+    log.info("training on %d windows from %d episodes (obs %d x %d, action %d x %d%s) on %s, %d params", n,
+             len(data.episodes), cfg.history, obs_w.shape[2], cfg.horizon, mcfg.action_dim,
+             f", cameras {', '.join(cameras)} at {frames[0].shape[2]}x{frames[0].shape[1]}" if cameras else "", device,
+             sum(p.numel() for p in params))
 
     losses: list[float] = []
     t0 = time.perf_counter()
     for step in range(cfg.steps):
-        idx = torch.randint(0, n, (cfg.batch_size,), device=device, generator=gen)  # (B,)
+        idx = torch.randint(0, n, (batch_size,), device=device, generator=gen)  # (B,)
         obs, x0 = obs_all[idx], act_all[idx]  # (B, history*obs_dim), (B, H, A)
+        if encoders is not None:
+            imgs = [random_shift(f[fidx[idx]], cfg.image_shift, gen) for f in frames]  # (B, 3, H, W) each
+            obs = torch.cat([obs, encoders(*imgs)], dim=-1)  # (B, cond_dim)
         noise = torch.randn(x0.shape, device=device, generator=gen)  # (B, H, A)
-        t = torch.randint(0, cfg.train_timesteps, (cfg.batch_size,), device=device, generator=gen)  # (B,)
+        t = torch.randint(0, cfg.train_timesteps, (batch_size,), device=device, generator=gen)  # (B,)
         loss = F.mse_loss(net(obs, add_noise(x0, noise, t, alphas_cumprod), t), noise)  # epsilon objective (DDPM)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         sched.step()
         # EMA of the weights, warming up as in Diffusion Policy's EMAModel so early steps are not frozen in.
         decay = min(cfg.ema_decay, (1 + step) / (10 + step))
         with torch.no_grad():
-            for pe, p in zip(ema.parameters(), net.parameters()):
+            pairs = list(zip(ema.parameters(), net.parameters()))
+            if encoders is not None:
+                pairs += list(zip(ema_enc.parameters(), encoders.parameters()))
+            for pe, p in pairs:
                 pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
             window = losses[-cfg.log_every:]
             emit({"step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(window)),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0), "charts/learning_rate": sched.get_last_lr()[0]})
-    return ema.eval(), norm, losses
+    return TrainedPolicy(net=ema.eval(), encoders=None if ema_enc is None else ema_enc.eval(), norm=norm, losses=losses)
 
 
 def run(cfg: Config) -> dict:
@@ -158,13 +201,14 @@ def run(cfg: Config) -> dict:
                   f"charts/SPS {m['charts/SPS']:.0f}", file=out, flush=True)
 
     with metrics:
-        net, norm, losses = train(cfg, data, emit)
+        trained = train(cfg, data, emit)
+    net, norm, losses = trained.net, trained.norm, trained.losses
     package = os.path.join(cfg.out, "package")
     meta = PackageMeta(task=data.task, obs_names=data.obs_names, action_names=data.action_names,
                        episodes=len(data.episodes), execute_steps=cfg.execute_steps, steps=cfg.ddim_steps,
                        train_timesteps=cfg.train_timesteps)
     export_package(net, squared_cosine_alphas_cumprod(cfg.train_timesteps), ddim_timesteps(cfg.train_timesteps, cfg.ddim_steps),
-                   norm, meta, package, seed=cfg.seed)
+                   norm, meta, package, seed=cfg.seed, encoders=trained.encoders)
     with open(os.path.join(cfg.out, "config.json"), "w") as f:
         json.dump(asdict(cfg), f, indent=2)
     final = float(np.mean(losses[-cfg.log_every:]))

@@ -211,7 +211,8 @@ def _mixed_dataset(obs_dim: int, action_dim: int) -> Dataset:
 
 def test_one_iteration_end_to_end(tmp_path):
     data = synthetic_dataset(episodes=4, steps=30, obs_dim=5, action_dim=2, seed=2)
-    net, norm, _ = train(BcConfig(steps=30, batch_size=32, hidden=32, blocks=1, warmup_steps=5, log_every=30, device="cpu", horizon=8), data)
+    trained = train(BcConfig(steps=30, batch_size=32, hidden=32, blocks=1, warmup_steps=5, log_every=30, device="cpu", horizon=8), data)
+    net, norm = trained.net, trained.norm
     pre_dir = str(tmp_path / "pre")
     export_package(net, squared_cosine_alphas_cumprod(100), ddim_timesteps(100, 10), norm,
                    PackageMeta(task=data.task, obs_names=data.obs_names, action_names=data.action_names, episodes=4), pre_dir)
@@ -247,7 +248,8 @@ def test_one_iteration_end_to_end(tmp_path):
 
 def test_wrong_observation_names_are_refused(tmp_path):
     data = synthetic_dataset(episodes=2, steps=20, obs_dim=4, action_dim=2, seed=2)
-    net, norm, _ = train(BcConfig(steps=5, batch_size=16, hidden=16, blocks=1, warmup_steps=1, log_every=5, device="cpu"), data)
+    trained = train(BcConfig(steps=5, batch_size=16, hidden=16, blocks=1, warmup_steps=1, log_every=5, device="cpu"), data)
+    net, norm = trained.net, trained.norm
     pre_dir = str(tmp_path / "pre")
     export_package(net, squared_cosine_alphas_cumprod(100), ddim_timesteps(100, 10), norm,
                    PackageMeta(task="t", obs_names=[f"x{i}" for i in range(4)], action_names=data.action_names, episodes=2), pre_dir)

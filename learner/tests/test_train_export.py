@@ -41,7 +41,7 @@ def test_training_reduces_loss():
     data = synthetic_dataset(episodes=6, steps=40, obs_dim=5, action_dim=2, seed=3)
     cfg = Config(steps=200, batch_size=64, hidden=64, blocks=2, warmup_steps=20, log_every=50, device="cpu")
     metrics = []
-    _, _, losses = train(cfg, data, metrics.append)
+    losses = train(cfg, data, metrics.append).losses
     assert np.mean(losses[-40:]) < 0.6 * np.mean(losses[:20])
     assert [m["step"] for m in metrics] == [50, 100, 150, 200]
     assert {"losses/diffusion", "charts/SPS"} <= set(metrics[0])

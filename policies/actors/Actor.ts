@@ -39,6 +39,8 @@ export interface Actor {
   act(obs: ActorInput): number[] | Promise<number[]>;
   /** For learned policies: what the last `act` was made of, in normalised action space (published on /policy/action). */
   lastAction?(): ActionInfo | null;
+  /** Why the last `act` held the arm instead of running the policy (a missing or stale camera frame), else null. */
+  holdReason?(): string | null;
 }
 
 /** Base, residual and combined action of one tick, normalised to [-1, 1]. */

@@ -10,7 +10,9 @@ import { assertCompatible } from "../PolicyPackage.ts";
 import { ActionChunker } from "../ActionChunker.ts";
 import { ResidualPolicy } from "../ResidualPolicy.ts";
 import { PolicySlot, type OfferResult } from "../PolicySlot.ts";
-import type { Actor, ActionInfo } from "./Actor.ts";
+import type { Actor, ActionInfo, ActorInput } from "./Actor.ts";
+import { indicesOf, latestFrames } from "./cameraFrames.ts";
+import type { CameraFrames } from "../DiffusionPolicy.ts";
 import { medoidChunk, sumStandardised, type BestOfN } from "./bestOf.ts";
 import { normaliseAction, zeroAction } from "../../contracts/normalise.ts";
 import type { IndicatorSetting } from "../AdvantageConditioning.ts";
@@ -20,6 +22,10 @@ import { mulberry32 } from "../gaussian.ts";
 export interface PolicyActorOptions {
   jointNames: readonly string[];
   observationNames: readonly string[];
+  /** Cameras the robot publishes (/camera/<name>/image); a package that sees another camera is refused at load. */
+  cameras?: readonly string[];
+  /** A camera frame older than this (seconds, against the tick's stamp) counts as missing: the actor holds. Default 0.25. */
+  maxImageAgeSec?: number;
   providers?: readonly string[];
   mode?: "graph" | "ts";
   threads?: number;
@@ -48,6 +54,14 @@ export interface PolicyActorOptions {
 /** Adapts DiffusionPolicy (+ ResidualPolicy) + ActionChunker to the Actor interface. */
 export class PolicyActor implements Actor {
   readonly jointNames: readonly string[];
+  /** The cameras the base package sees (ActorNode subscribes to them); [] for a state-only policy. */
+  readonly cameras: readonly string[];
+  /** Ticks held because a camera frame was missing or stale at a re-plan. */
+  holds = 0;
+  #holding: string | null = null;
+  #frames: CameraFrames | undefined;
+  #maxImageAge = 0.25;
+  #qIdx: number[] | null = null;
   readonly policy: DiffusionPolicy;
   readonly residual: PolicySlot<ResidualPolicy>;
   #chunker: ActionChunker;
@@ -76,11 +90,12 @@ export class PolicyActor implements Actor {
     this.bestOf = bestOf && bestOf.n > 1 ? bestOf : null;
     this.#logger = logger;
     this.#training = training;
+    this.cameras = policy.package.images.map((i) => i.camera);
     const j = policy.package.json;
     this.#k = j.action.execute_steps;
     const source = {
       sampleChunk: async (h: number[][]) => {
-        const c = this.bestOf ? await this.#bestOfChunk(h, this.bestOf) : await policy.sampleChunk(h);
+        const c = this.bestOf ? await this.#bestOfChunk(h, this.bestOf) : await policy.sampleChunk(h, undefined, this.#frames);
         if (this.chunkMs.length < 100_000) this.chunkMs.push(c.inferenceMs);
         return c;
       },
@@ -90,7 +105,7 @@ export class PolicyActor implements Actor {
 
   async #bestOfChunk(h: number[][], b: BestOfN): Promise<{ actions: number[][]; inferenceMs: number }> {
     const t0 = performance.now();
-    const cands = (await this.policy.sampleChunks(h, b.n)).chunks; // one batched sampler call for the N samples
+    const cands = (await this.policy.sampleChunks(h, b.n, this.#frames)).chunks; // one batched sampler call for the N samples
     let pick = 0;
     const explore = this.#training && (b.explore ?? 0) > 0 && this.#uniform() < (b.explore ?? 0);
     if (b.select === "consensus") pick = medoidChunk(cands, this.#k);
@@ -123,7 +138,7 @@ export class PolicyActor implements Actor {
   static async create(dir: string, opts: PolicyActorOptions): Promise<PolicyActor> {
     const policy = await DiffusionPolicy.create(dir, { providers: opts.providers, mode: opts.mode, threads: opts.threads, indicator: opts.indicator, cfgBeta: opts.cfgBeta, noiseScale: opts.noiseScale, logger: opts.logger });
     try {
-      assertCompatible(policy.package, { observationNames: opts.observationNames, actionNames: opts.jointNames });
+      assertCompatible(policy.package, { observationNames: opts.observationNames, actionNames: opts.jointNames, cameras: opts.cameras });
     } catch (e) {
       await policy.close();
       throw e;
@@ -133,6 +148,7 @@ export class PolicyActor implements Actor {
       logger: opts.logger,
     });
     const actor = new PolicyActor(policy, opts.jointNames, slot, opts.zeroBase ?? false, opts.bestOf ?? null, opts.logger, opts.training ?? false);
+    actor.#maxImageAge = opts.maxImageAgeSec ?? 0.25;
     if (opts.residual) {
       const r = await slot.offer(opts.residual);
       if (!r.ok) {
@@ -163,7 +179,15 @@ export class PolicyActor implements Actor {
     this.#tickInChunk = 0;
   }
 
-  async act(obs: { names: string[]; values: number[] }): Promise<number[]> {
+  async act(obs: ActorInput): Promise<number[]> {
+    if (this.cameras.length > 0 && this.#tickInChunk === 0 && !this.zeroBase) {
+      // A re-plan needs a fresh frame from every camera; without one the arm holds where it is (never acts on an old
+      // scene) and the next tick tries again.
+      const frames = latestFrames(this.cameras, obs, this.#maxImageAge);
+      if (typeof frames === "string") return this.#hold(obs, frames);
+      this.#frames = frames;
+      this.#holding = null;
+    }
     if (this.#tickInChunk === 0) this.residual.swapPoint();
     this.#tickInChunk = (this.#tickInChunk + 1) % this.#k;
     const base = this.zeroBase ? zeroAction(this.policy.package.json.action) : await this.#chunker.next(obs.values);
@@ -180,6 +204,22 @@ export class PolicyActor implements Actor {
 
   lastAction(): ActionInfo | null {
     return this.#last;
+  }
+
+  holdReason(): string | null {
+    return this.#holding;
+  }
+
+  /** Commands the measured joint positions (q.<joint> in the observation): the arm stays put until frames come back. */
+  #hold(obs: ActorInput, why: string): number[] {
+    this.holds++;
+    if (why !== this.#holding) this.#logger?.warn(`policy ${this.version}: holding — ${why}`);
+    this.#holding = why;
+    this.#qIdx ??= indicesOf(this.jointNames.map((j) => `q.${j}`), obs.names, `policy ${this.version} hold`);
+    const q = this.#qIdx.map((i) => obs.values[i]);
+    const n = normaliseAction(this.policy.package.json.action, q);
+    this.#last = { version: this.version, base: n, residual: n.map(() => 0), action: n };
+    return q;
   }
 
   /** Stops the inference workers. */

@@ -6,9 +6,8 @@
  */
 import { VlaPolicy } from "../vla/VlaPolicy.ts";
 import { assertVlaCompatible } from "../vla/VlaPackage.ts";
-import type { RgbFrame } from "../vla/preprocess.ts";
 import type { Actor, ActionInfo, ActorInput } from "./Actor.ts";
-import { fromTime } from "../../contracts/msgs.ts";
+import { indicesOf, latestFrames } from "./cameraFrames.ts";
 import { normaliseAction } from "../../contracts/normalise.ts";
 
 /** Options of {@link VlaActor.create}. */
@@ -49,6 +48,7 @@ export class VlaActor implements Actor {
   #logger: NonNullable<VlaActorOptions["logger"]>;
   #last: ActionInfo | null = null;
   #warnedUnknown = new Set<string>();
+  #holding: string | null = null;
 
   private constructor(policy: VlaPolicy, opts: VlaActorOptions) {
     this.policy = policy;
@@ -95,11 +95,12 @@ export class VlaActor implements Actor {
   }
 
   async act(obs: ActorInput): Promise<number[]> {
-    this.#stateIdx ??= indexOf(this.policy.package.json.state.names, obs.names, "state");
-    this.#qIdx ??= indexOf(this.jointNames.map((j) => `q.${j}`), obs.names, "hold");
+    this.#stateIdx ??= indicesOf(this.policy.package.json.state.names, obs.names, "VLA state");
+    this.#qIdx ??= indicesOf(this.jointNames.map((j) => `q.${j}`), obs.names, "VLA hold");
     if (this.#queue.length === 0) {
-      const frames = this.#frames(obs);
+      const frames = latestFrames(this.cameras, obs, this.#maxAge);
       if (typeof frames === "string") return this.#hold(obs, frames);
+      this.#holding = null;
       const chunk = await this.policy.sampleChunk({ state: this.#stateIdx.map((i) => obs.values[i]), instruction: this.#instruction, images: frames });
       if (this.chunkMs.length < 100_000) this.chunkMs.push(chunk.inferenceMs);
       this.#queue = chunk.actions.slice(0, this.policy.package.json.action.execute_steps);
@@ -115,29 +116,18 @@ export class VlaActor implements Actor {
     return this.#last;
   }
 
-  async close(): Promise<void> {
-    await this.policy.close();
+  holdReason(): string | null {
+    return this.#holding;
   }
 
-  /** The frame of every camera, or why one is missing/stale. */
-  #frames(obs: ActorInput): Record<string, RgbFrame> | string {
-    const out: Record<string, RgbFrame> = {};
-    for (const cam of this.cameras) {
-      const img = obs.images?.[cam];
-      if (!img) return `no frame from camera ${cam} yet`;
-      if (obs.stamp && fromTime(obs.stamp) - fromTime(img.stamp) > this.#maxAge) {
-        return `camera ${cam}'s latest frame is ${(fromTime(obs.stamp) - fromTime(img.stamp)).toFixed(2)} s old (limit ${this.#maxAge} s)`;
-      }
-      if (img.encoding !== "rgb8") return `camera ${cam} sends ${img.encoding}; the policy takes rgb8`;
-      const data = img.step === img.width * 3 ? img.data : packRows(img.data, img.width, img.height, img.step);
-      out[cam] = { width: img.width, height: img.height, data };
-    }
-    return out;
+  async close(): Promise<void> {
+    await this.policy.close();
   }
 
   /** Commands the measured joint positions: the arm stays where it is until frames come back. */
   #hold(obs: ActorInput, why: string): number[] {
     this.holds++;
+    this.#holding = why;
     if (why !== this.lastHold) this.#logger.warn(`VLA ${this.version}: holding — ${why}`);
     this.lastHold = why;
     const q = this.#qIdx!.map((i) => obs.values[i]);
@@ -159,18 +149,4 @@ export class VlaActor implements Actor {
     const { offset, scale } = this.policy.package.actions;
     return { min: offset.map((o, i) => o - scale[i]), max: offset.map((o, i) => o + scale[i]) };
   }
-}
-
-function indexOf(want: readonly string[], have: readonly string[], what: string): number[] {
-  return want.map((n) => {
-    const i = have.indexOf(n);
-    if (i < 0) throw new Error(`VLA ${what}: the observation has no "${n}" (has ${have.join(", ")})`);
-    return i;
-  });
-}
-
-function packRows(data: Uint8Array, width: number, height: number, step: number): Uint8Array {
-  const out = new Uint8Array(width * height * 3);
-  for (let y = 0; y < height; y++) out.set(data.subarray(y * step, y * step + width * 3), y * width * 3);
-  return out;
 }

@@ -15,7 +15,7 @@ export interface LearnerFixture {
 }
 
 /** Runs make-fixture into a temp dir (`indicator`: a RECAP package with value head, `cfgBeta` baked in) (the learner's interpreter: $RLFT_PYTHON or .venv); rejects with the learner's stderr on failure. */
-export async function makeLearnerFixture(options: { obsDim?: number; actionDim?: number; indicator?: boolean; cfgBeta?: number } = {}): Promise<LearnerFixture> {
+export async function makeLearnerFixture(options: { obsDim?: number; actionDim?: number; indicator?: boolean; cfgBeta?: number; cameras?: readonly string[]; imageSize?: number; steps?: number } = {}): Promise<LearnerFixture> {
   const root = await mkdtemp(join(tmpdir(), "rlft-policy-"));
   const dir = join(root, "pkg");
   const python = findPython();
@@ -24,6 +24,9 @@ export async function makeLearnerFixture(options: { obsDim?: number; actionDim?:
   if (options.actionDim !== undefined) args.push("--action-dim", String(options.actionDim));
   if (options.indicator) args.push("--indicator");
   if (options.cfgBeta !== undefined) args.push("--cfg-beta", String(options.cfgBeta));
+  if (options.cameras?.length) args.push("--cameras", options.cameras.join(","));
+  if (options.imageSize !== undefined) args.push("--image-size", String(options.imageSize));
+  if (options.steps !== undefined) args.push("--steps", String(options.steps));
   await new Promise<void>((resolve, reject) => {
     const child = spawn(python, args, { cwd: LEARNER_DIR, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";

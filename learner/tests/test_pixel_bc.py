@@ -1,0 +1,116 @@
+"""Behaviour cloning from camera frames + state (docs/algorithms.md §6): the encoder, DrQ's random shift, training
+that actually uses the image, the exported package (uint8 image inputs) checked by onnxruntime, the .npz format."""
+
+import json
+import os
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+from rlft_learner.data import load_npz, save_npz, synthetic_pixel_dataset
+from rlft_learner.diffusion import DDIMSampler, PixelSampler, ddim_timesteps, squared_cosine_alphas_cumprod
+from rlft_learner.train_bc import Config, run, train
+from rlft_learner.vision import CameraEncoders, EncoderConfig, SpatialSoftmax, random_shift
+
+
+def test_random_shift_moves_the_image_by_at_most_pad_pixels_and_keeps_its_size():
+    img = torch.zeros(8, 32, 32, 3, dtype=torch.uint8)
+    img[:, 10:14, 20:24] = 255
+    out = random_shift(img, pad=4, generator=torch.Generator().manual_seed(0))  # (B, 3, H, W)
+    assert out.shape == (8, 3, 32, 32) and out.min() >= -1 and out.max() <= 1
+    for b in range(8):
+        ys, xs = torch.nonzero(out[b, 0] > 0, as_tuple=True)
+        assert len(ys) == 16  # the 4x4 square is never cut (it is 10 px from the border)
+        assert abs(int(ys.min()) - 10) <= 4 and abs(int(xs.min()) - 20) <= 4
+    shifts = {tuple(torch.nonzero(out[b, 0] > 0)[0].tolist()) for b in range(8)}
+    assert len(shifts) > 1  # per-sample offsets
+    assert torch.equal(random_shift(img, pad=0), random_shift(img, pad=0))
+
+
+def test_spatial_softmax_finds_the_hot_spot():
+    maps = torch.full((1, 1, 9, 9), -20.0)
+    maps[0, 0, 2, 6] = 20.0  # row 2, column 6 of 9 -> x = 0.5, y = -0.5 in [-1, 1]
+    xy = SpatialSoftmax(9, 9)(maps)
+    assert torch.allclose(xy, torch.tensor([[0.5, -0.5]]), atol=1e-4)
+
+
+def test_encoders_take_uint8_frames_and_refuse_tiny_ones():
+    enc = CameraEncoders(["front", "wrist"], EncoderConfig(height=48, width=64, channels=16, keypoints=8, features=12))
+    out = enc(torch.zeros(2, 48, 64, 3, dtype=torch.uint8), torch.zeros(2, 48, 64, 3, dtype=torch.uint8))
+    assert out.shape == (2, 24) and enc.out_dim == 24
+    with pytest.raises(ValueError, match="too small"):
+        CameraEncoders(["front"], EncoderConfig(height=16, width=16))
+
+
+def _small(**kw) -> Config:
+    base = dict(steps=400, batch_size=32, hidden=64, blocks=2, warmup_steps=20, log_every=100, device="cpu", horizon=4,
+                history=1, encoder_channels=16, keypoints=8, encoder_features=16, image_shift=2, seed=0)
+    return Config(**{**base, **kw})
+
+
+def _sample(trained, ep, t: int, noise_seed: int = 0) -> np.ndarray:
+    """First action of the chunk the trained policy samples at step t of `ep` (eager PyTorch)."""
+    net, enc, norm = trained.net, trained.encoders, trained.norm
+    sampler = DDIMSampler(net, squared_cosine_alphas_cumprod(100), ddim_timesteps(100, 10))
+    obs = torch.from_numpy(norm.obs(ep.obs[t:t + 1]))  # (1, obs_dim)
+    noise = torch.randn(1, net.cfg.horizon, net.cfg.action_dim, generator=torch.Generator().manual_seed(noise_seed))
+    with torch.no_grad():
+        if enc is None:
+            a = sampler(obs, noise)
+        else:
+            a = PixelSampler(enc, sampler)(obs, torch.from_numpy(ep.images["front"][t:t + 1]), noise)
+    return norm.unaction(a[0, 0].numpy())
+
+
+def test_a_pixel_policy_uses_the_camera():
+    """The goal is only in the image: with the camera the policy's first action points at it; state-only BC can only
+    steer toward the average goal."""
+    data = synthetic_pixel_dataset(episodes=24, steps=30, size=40, seed=1)
+    held = synthetic_pixel_dataset(episodes=6, steps=30, size=40, seed=99)
+    pix = train(_small(), data)
+    blind_data = synthetic_pixel_dataset(episodes=24, steps=30, size=40, seed=1)
+    for ep in blind_data.episodes:
+        ep.images = {}
+    blind = train(_small(), blind_data)
+
+    def err(trained) -> float:
+        out = []
+        for ep in held.episodes:
+            want = ep.action[0] - ep.obs[0]  # the expert's first step toward the goal
+            got = _sample(trained, ep, 0) - ep.obs[0]
+            out.append(float(np.sum((got - want) ** 2)))
+        return float(np.mean(out))
+
+    assert err(pix) < 0.5 * err(blind), (err(pix), err(blind))
+
+
+def test_pixel_package_exports_uint8_image_inputs_that_onnxruntime_runs_like_pytorch(tmp_path):
+    data = synthetic_pixel_dataset(episodes=4, steps=20, size=40, seed=2)
+    npz = tmp_path / "pix.npz"
+    save_npz(str(npz), data)
+    back = load_npz(str(npz))
+    assert back.cameras == ["front"] and back.episodes[1].images["front"].dtype == np.uint8
+    assert np.array_equal(back.episodes[1].images["front"], data.episodes[1].images["front"])
+    run(_small(dataset=str(npz), out=str(tmp_path / "run"), steps=20, history=2))
+    pkg = tmp_path / "run" / "package"
+    policy = json.loads((pkg / "policy.json").read_text())
+    (img,) = policy["observation"]["images"]
+    assert img["camera"] == "front" and img["key"] == "observation.images.front" and img["input"] == "image.front"
+    assert (img["height"], img["width"], img["dtype"]) == (40, 40, "uint8")
+    assert policy["observation"]["history"] == 2 and policy["files"]["encoder"] == "encoder.onnx"
+    assert set(policy["sha256"]) >= {"sampler.onnx", "encoder.onnx", "denoiser.onnx"}
+    vec = json.loads((pkg / "test_vectors.json").read_text())
+    sess = ort.InferenceSession(str(pkg / "sampler.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.name for i in sess.get_inputs()] == ["obs", "image.front", "noise"]
+    assert sess.get_inputs()[1].type == "tensor(uint8)"
+    feeds = {"obs": np.array(vec["obs"], np.float32), "image.front": np.array(vec["images"]["front"], np.uint8),
+             "noise": np.array(vec["noise"], np.float32)}
+    (action,) = sess.run(None, feeds)
+    assert np.abs(action - np.array(vec["action"], np.float32)).max() <= 1e-4
+    enc = ort.InferenceSession(str(pkg / "encoder.onnx"), providers=["CPUExecutionProvider"])
+    (feat,) = enc.run(None, {"image.front": feeds["image.front"]})
+    assert np.abs(feat - np.array(vec["features"], np.float32)).max() <= 1e-4
+    ckpt = torch.load(os.path.join(pkg, "model.pt"), weights_only=True)
+    assert ckpt["cameras"] == ["front"] and ckpt["encoder_config"]["height"] == 40
