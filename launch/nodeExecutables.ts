@@ -9,7 +9,8 @@ import { ARM_SPEC } from "../sim/armSpec.ts";
 import { TASKS } from "../sim/tasks.ts";
 import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
-import { RayCamera } from "../sim/RayCamera.ts";
+import { SimCameraSources } from "../sim/render/SimCameraSources.ts";
+import { defaultFrontCamera } from "./cameraNodes.ts";
 import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
 import { CameraNode } from "../nodes/CameraNode.ts";
 import { ActorNode } from "../nodes/ActorNode.ts";
@@ -89,17 +90,21 @@ const simParams = z
 /** Every executable, by name. */
 export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
   sim: {
-    description: "MuJoCo arm as a driver (arm_driver: /joint_states, /observation, /reward) plus its ray-cast camera",
+    description: "MuJoCo arm as a driver (arm_driver: /joint_states, /observation, /reward) plus its rendered front camera",
     params: simParams,
     async start(runtime, raw) {
       const p = simParams.parse(raw);
       const driver = await SimArmDriver.create({ task: p.task, controlHz: p.control_hz, randomizePhysics: p.randomize_physics });
       const nodes: ManagedNode[] = [new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: p.control_hz, world: driver })];
-      if (p.camera) {
-        const cam = new RayCamera(driver.sim, { width: p.width, height: p.height });
-        nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: p.camera_rate_hz }));
-      }
-      return { nodes, close: async () => driver.sim.close() };
+      const cams = p.camera ? new SimCameraSources(driver.sim, [defaultFrontCamera(p.width, p.height)]) : null;
+      if (cams) nodes.push(new CameraNode(runtime.createNode("camera"), cams.source("front"), { rateHz: p.camera_rate_hz }));
+      return {
+        nodes,
+        close: async () => {
+          cams?.close();
+          driver.sim.close();
+        },
+      };
     },
   },
   arm_driver: {
@@ -146,7 +151,7 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     },
   },
   camera: {
-    description: "A USB (V4L2) camera through ffmpeg: /camera/front/image at rate_hz",
+    description: "A USB (V4L2) camera through ffmpeg: /camera/<name>/image at rate_hz",
     params: z
       .object({
         /** /dev/video0, a /dev/v4l/by-id/... path, or lavfi:<graph> (ffmpeg test source) to try without a camera. */
@@ -156,13 +161,15 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
         capture_fps: z.number().positive().max(240).default(30),
         input_format: z.enum(["mjpeg", "raw"]).default("mjpeg"),
         rate_hz: z.number().positive().max(120).default(10),
+        /** Camera name: topics /camera/<name>/image. */
+        name: z.string().regex(/^[a-z][a-z0-9_]*$/).default("front"),
       })
       .strict(),
     async start(runtime, raw) {
-      const p = this.params.parse(raw) as { device: string; width: number; height: number; capture_fps: number; input_format: "mjpeg" | "raw"; rate_hz: number };
+      const p = this.params.parse(raw) as { device: string; width: number; height: number; capture_fps: number; input_format: "mjpeg" | "raw"; rate_hz: number; name: string };
       const cam = new FfmpegCamera({ device: p.device, width: p.width, height: p.height, fps: p.capture_fps, inputFormat: p.input_format, logger: { info: (m) => console.log(m), warn: (m) => console.warn(m) } });
       await cam.start();
-      return { nodes: [new CameraNode(runtime.createNode("camera"), cam, { rateHz: p.rate_hz })], close: async () => cam.stop() };
+      return { nodes: [new CameraNode(runtime.createNode(p.name === "front" ? "camera" : `camera_${p.name}`), cam, { rateHz: p.rate_hz, name: p.name, width: p.width, height: p.height })], close: async () => cam.stop() };
     },
   },
   expert: {

@@ -50,8 +50,10 @@ export interface SimFrame {
 export interface LookOverrides {
   /** geom id → RGB in [0, 1]. */
   colors?: ReadonlyMap<number, readonly [number, number, number]>;
-  /** Replaces the model's lights (same order and count as modelLights() returns them, or any list). */
+  /** Replaces the model's lights (given in modelLights() order). */
   lights?: (nominal: readonly Light[]) => Light[];
+  /** Scales MuJoCo's headlight (ambient, diffuse, specular). */
+  headlightScale?: number;
   /** camera name → small pose change applied in the camera's optical frame (pose ← pose·delta). */
   cameraJitter?: ReadonlyMap<string, Pose>;
 }
@@ -126,6 +128,12 @@ export class SimCameras {
     return this.#camera(name).spec;
   }
 
+  /** The scene's own colour of every drawn geom (geom id → RGB in [0, 1]). */
+  nominalColors(): Map<number, [number, number, number]> {
+    const rgb = this.#nominal.rgb;
+    return new Map(this.#draw.map((d) => [d.geom, [rgb[3 * d.geom], rgb[3 * d.geom + 1], rgb[3 * d.geom + 2]]]));
+  }
+
   /** Sets (or with `{}` clears) the per-episode look changes. */
   setOverrides(o: LookOverrides): void {
     this.#overrides = o;
@@ -161,25 +169,36 @@ export class SimCameras {
     else this.#raster!.render(this.#data, cam, c.grid.pinhole, c.gbuf);
     const lights = this.lights();
     const shadows: ShadowTest[] = this.#shadowMaps ? this.#shadowMaps.tests(this.#data, lights) : [];
-    const head = headlight(this.#model, cam);
+    const head = headlight(this.#model, cam, this.#overrides.headlightScale ?? 1);
     const all = head ? [head, ...lights] : lights;
     const allShadows = head ? [null, ...shadows] : shadows;
     shade(c.gbuf, { cam, xy: c.caster ? c.grid.rays : c.grid.pinholeRays, lights: all, shadows: allShadows, looks: this.#looks, background: this.#background, globalAmbient: lights.length ? 0 : 0.3 }, c.shaded);
     const n = width * height;
     const map = c.caster ? null : c.grid.remap;
-    if (!map) return { name, width, height, rgb: c.shaded.slice(), depth: c.gbuf.depth.slice(), segmentation: c.gbuf.geom.slice() };
-    const rgb = new Uint8Array(3 * n);
-    const depth = new Float32Array(n);
-    const segmentation = new Int32Array(n);
-    for (let p = 0; p < n; p++) {
-      const q = map[p];
-      rgb[3 * p] = c.shaded[3 * q];
-      rgb[3 * p + 1] = c.shaded[3 * q + 1];
-      rgb[3 * p + 2] = c.shaded[3 * q + 2];
-      depth[p] = c.gbuf.depth[q];
-      segmentation[p] = c.gbuf.geom[q];
+    const out: SimFrame = map
+      ? { name, width, height, rgb: new Uint8Array(3 * n), depth: new Float32Array(n), segmentation: new Int32Array(n) }
+      : { name, width, height, rgb: c.shaded.slice(), depth: c.gbuf.depth.slice(), segmentation: c.gbuf.geom.slice() };
+    if (map) {
+      for (let p = 0; p < n; p++) {
+        const q = map[p];
+        out.rgb[3 * p] = c.shaded[3 * q];
+        out.rgb[3 * p + 1] = c.shaded[3 * q + 1];
+        out.rgb[3 * p + 2] = c.shaded[3 * q + 2];
+        out.depth[p] = c.gbuf.depth[q];
+        out.segmentation[p] = c.gbuf.geom[q];
+      }
     }
-    return { name, width, height, rgb, depth, segmentation };
+    const invalid = c.grid.invalid;
+    if (invalid) {
+      const bg = this.#background.map((v) => Math.round(255 * Math.min(1, Math.max(0, v))));
+      for (let p = 0; p < n; p++) {
+        if (!invalid[p]) continue;
+        out.rgb.set(bg, 3 * p);
+        out.depth[p] = Infinity;
+        out.segmentation[p] = -1;
+      }
+    }
+    return out;
   }
 
   /** Frees WASM-side buffers (ray renderer). */

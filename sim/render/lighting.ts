@@ -58,10 +58,10 @@ export function modelLights(model: MjModel, data: MjData): Light[] {
 }
 
 /** MuJoCo's headlight (visual/headlight): a directional light from the camera along its axis, when active. */
-export function headlight(model: MjModel, cam: WorldPose): Light | null {
+export function headlight(model: MjModel, cam: WorldPose, scale = 1): Light | null {
   const h = model.vis.headlight;
   if (!h.active) return null;
   const f: [number, number, number] = [cam.R[2], cam.R[5], cam.R[8]];
-  const c = (a: ArrayLike<number>): [number, number, number] => [a[0], a[1], a[2]];
+  const c = (a: ArrayLike<number>): [number, number, number] => [a[0] * scale, a[1] * scale, a[2] * scale];
   return { type: "directional", pos: [cam.t[0], cam.t[1], cam.t[2]], dir: f, ambient: c(h.ambient), diffuse: c(h.diffuse), specular: c(h.specular), attenuation: [1, 0, 0], cutoffDeg: 180, exponent: 0, castShadow: false };
 }

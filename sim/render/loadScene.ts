@@ -9,18 +9,18 @@ import type { MainModule, MjModel } from "mujoco-js";
 let counter = 0;
 
 /**
- * Compiles `xml` with the files of `assetDir` (recursively) beside it, so `<include file="so101.xml"/>` and the
+ * Compiles `xml` with the files of `assetDir` (recursively; null: none) beside it, so `<include file="so101.xml"/>` and the
  * model's `meshdir` resolve as on disk. Errors name the scene and MuJoCo's message.
  */
-export function loadSceneWithAssets(mj: MainModule, xml: string, assetDir: string, name = "scene"): MjModel {
+export function loadSceneWithAssets(mj: MainModule, xml: string, assetDir: string | null, name = "scene"): MjModel {
   const root = `/working/${name}_${process.pid}_${counter++}`;
   const made: string[] = [];
   const files: string[] = [];
-  const copy = (src: string, dst: string) => {
+  const copy = (src: string | null, dst: string) => {
     mj.FS.mkdir(dst);
     made.push(dst);
-    for (const entry of readdirSync(src)) {
-      const s = join(src, entry);
+    for (const entry of src ? readdirSync(src) : []) {
+      const s = join(src!, entry);
       if (statSync(s).isDirectory()) copy(s, `${dst}/${entry}`);
       else {
         mj.FS.writeFile(`${dst}/${entry}`, new Uint8Array(readFileSync(s)));

@@ -3,7 +3,7 @@
  * undistortPoints), and for lens distortion a remap from an undistorted pinhole image that covers every ray, which
  * is how the rasteriser renders a distorted camera (render pinhole, then look up each output pixel).
  */
-import { undistortPixel, type CameraModel } from "../../calibration/CameraModel.ts";
+import { distort, undistortPixel, type CameraModel } from "../../calibration/CameraModel.ts";
 import type { Pinhole } from "./Rasterizer.ts";
 
 /** Normalised rays of the pixels of a pinhole grid. */
@@ -27,6 +27,11 @@ export interface PixelGrid {
   pinholeRays: Float32Array;
   /** Output pixel → pinhole pixel; null when the two grids are the same. */
   remap: Int32Array | null;
+  /**
+   * Pixels no ray of the lens model reaches (far corners of a strongly distorted model, where the polynomial folds
+   * back and undistortion does not converge): rendered as background. Null when there are none.
+   */
+  invalid: Uint8Array | null;
 }
 
 /** Largest pinhole image (relative to the output) drawn for a strongly distorted lens. */
@@ -39,13 +44,22 @@ export function pixelGrid(cam: CameraModel, near: number): PixelGrid {
   const distorted = cam.k1 !== 0 || cam.k2 !== 0 || cam.p1 !== 0 || cam.p2 !== 0;
   if (!distorted) {
     const rays = pinholeRays(own);
-    return { rays, pinhole: own, pinholeRays: rays, remap: null };
+    return { rays, pinhole: own, pinholeRays: rays, remap: null, invalid: null };
   }
   const rays = new Float32Array(2 * n);
+  const invalid = new Uint8Array(n);
+  let anyInvalid = false;
   let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
   for (let v = 0, p = 0; v < cam.height; v++) {
     for (let u = 0; u < cam.width; u++, p++) {
       const [x, y] = undistortPixel(cam, u, v);
+      // Keep only rays that distort back onto their pixel.
+      const [xd, yd] = distort(cam, x, y);
+      if (!(Math.hypot(cam.fx * xd + cam.cx - u, cam.fy * yd + cam.cy - v) < 0.05)) {
+        invalid[p] = 1;
+        anyInvalid = true;
+        continue;
+      }
       rays[2 * p] = x;
       rays[2 * p + 1] = y;
       x0 = Math.min(x0, x);
@@ -64,5 +78,5 @@ export function pixelGrid(cam: CameraModel, near: number): PixelGrid {
     const v = Math.min(height - 1, Math.max(0, Math.round(pinhole.fy * rays[2 * p + 1] + pinhole.cy)));
     remap[p] = v * width + u;
   }
-  return { rays, pinhole, pinholeRays: pinholeRays(pinhole), remap };
+  return { rays, pinhole, pinholeRays: pinholeRays(pinhole), remap, invalid: anyInvalid ? invalid : null };
 }
