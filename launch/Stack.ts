@@ -23,7 +23,8 @@ import { RecorderNode } from "../nodes/RecorderNode.ts";
 import { ExperienceNode, type TransitionSink } from "../nodes/ExperienceNode.ts";
 import { InterventionArbiterNode } from "../nodes/InterventionArbiterNode.ts";
 import { OperatorNode } from "../nodes/OperatorNode.ts";
-import { TOPICS } from "../nodes/topics.ts";
+import { RECORDED, TOPICS } from "../nodes/topics.ts";
+import { cameraTopics } from "../nodes/CameraNode.ts";
 import { normaliseAction } from "../nodes/PolicyNode.ts";
 import { calibrationMetadata } from "../calibration/CalibrationFiles.ts";
 import { OperatorStation } from "./OperatorStation.ts";
@@ -191,6 +192,8 @@ export class Stack {
     if (config.recorder.enabled) {
       recorder = new RecorderNode(runtime.createNode("recorder"), {
         outDir: opts.recordTo ?? config.recorder.out,
+        // Every camera's topics too (TOPICS names only /camera/front/*).
+        topics: [...RECORDED, ...cameras.names.flatMap((n) => Object.values(cameraTopics(n)).map((topic) => ({ topic, type: TOPICS.image.type })))].filter((t, i, all) => all.findIndex((u) => u.topic === t.topic) === i),
         chunkBytes: config.recorder.chunk_bytes,
         maxBytes: config.recorder.max_mb === undefined ? undefined : config.recorder.max_mb * 1e6,
         metadata: Object.assign(metadata, {

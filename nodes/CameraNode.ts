@@ -96,7 +96,7 @@ export class CameraNode extends NodeBase {
     if (!f) {
       this.#since ??= now;
       const limit = this.#opts.missingAfterSec ?? Math.max(1, 5 / this.#opts.rateHz);
-      if (now - this.#since >= limit) this.#fault(`camera ${this.name} has sent no frame for ${(now - this.#since).toFixed(1)} s — check that it is connected and its driver is running (camera.cameras / camera.device / camera.topic in the launch file)`);
+      if (now - this.#since >= limit) this.#fault(`camera ${this.name} has sent no frame for ${limit.toFixed(1)} s — check that it is connected and its driver is running (camera.cameras / camera.device / camera.topic in the launch file)`);
       return;
     }
     this.#since = now;
