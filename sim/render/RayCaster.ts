@@ -15,6 +15,7 @@ export class RayCaster {
   readonly #mj: MainModule;
   readonly #model: MjModel;
   readonly #groups: Uint8Array;
+  readonly #one: IntBuffer;
   /** Normalised image coordinates of each pixel's ray (x/z, y/z), 2 per pixel. */
   readonly #xy: Float32Array;
   readonly #width: number;
@@ -26,8 +27,9 @@ export class RayCaster {
   readonly #geomId: IntBuffer;
   readonly #dist: DoubleBuffer;
   readonly #points: Float64Array;
-  readonly #type: Int32Array;
-  readonly #size: Float64Array;
+  // Views into WASM memory, fetched per frame: a view kept across frames detaches when that memory grows.
+  #type: Int32Array = new Int32Array(0);
+  #size: Float64Array = new Float64Array(0);
 
   /** `xy`: every pixel's normalised ray (distortion already undone), `groups`: geom groups the rays see. */
   constructor(mj: MainModule, model: MjModel, width: number, height: number, xy: Float32Array, groups: readonly number[]) {
@@ -48,10 +50,9 @@ export class RayCaster {
     }
     this.#dirWorld = new Float64Array(3 * n);
     this.#geomId = new mj.IntBuffer(n);
+    this.#one = new mj.IntBuffer(1);
     this.#dist = new mj.DoubleBuffer(n);
     this.#points = new Float64Array(3 * n);
-    this.#type = model.geom_type as Int32Array;
-    this.#size = model.geom_size as Float64Array;
   }
 
   /** Casts every pixel's ray from `cam` into the current data and fills `out`. */
@@ -69,6 +70,19 @@ export class RayCaster {
     this.#mj.mj_multiRay(this.#model, data, Array.from(cam.t), dw as unknown as number[], this.#groups, 1, -1, this.#geomId, this.#dist, n, 1e3);
     const ids = this.#geomId.GetView() as Int32Array;
     const dist = this.#dist.GetView() as Float64Array;
+    this.#type = this.#model.geom_type as Int32Array;
+    this.#size = this.#model.geom_size as Float64Array;
+    // mujoco-js 0.0.7's mj_multiRay ignores geomgroup (mj_ray honours it): rays that hit a hidden geom (collision
+    // shapes, group 3+) are cast again one by one with mj_ray.
+    const group = this.#model.geom_group as Int32Array;
+    const origin = Array.from(cam.t);
+    for (let p = 0; p < n; p++) {
+      const g = ids[p];
+      if (g < 0 || this.#groups[group[g]]) continue;
+      const d = this.#mj.mj_ray(this.#model, data, origin, [dw[3 * p], dw[3 * p + 1], dw[3 * p + 2]], this.#groups as unknown as number[], 1, -1, this.#one);
+      ids[p] = d >= 0 ? (this.#one.GetView() as Int32Array)[0] : -1;
+      dist[p] = d;
+    }
     const P = this.#points;
     for (let p = 0; p < n; p++) {
       const g = ids[p];
@@ -195,6 +209,7 @@ export class RayCaster {
   close(): void {
     this.#geomId.delete();
     this.#dist.delete();
+    this.#one.delete();
   }
 
   /** Normalised rays of the grid (for shading). */

@@ -1,9 +1,11 @@
 /**
- * Shadows as MuJoCo's classic renderer makes them: one depth map per shadow-casting light, drawn from the light
- * (spot: a perspective of min(2·cutoff·shadowscale, 160)°; directional: a far-away narrow perspective standing in for
- * MuJoCo's orthographic ±shadowclip box), then a point is lit by that light when it is not farther from the light
- * than the map's surface. The maps depend on the state only, so they are drawn once per state and shared by every
- * camera of that tick. Point lights cast no shadows (MuJoCo's classic renderer does not draw them either).
+ * Shadows as MuJoCo's classic renderer makes them: one depth map per shadow-casting light, drawn from the light,
+ * and a point is lit by that light when it is not farther from the light than the map's surface. Where MuJoCo spends
+ * a 4096² map on the light's whole cone (spot: min(2·cutoff·shadowscale, 160)°; directional: ±shadowclip), each
+ * camera here gets maps fitted to what it sees — a cone from the light around the bounding sphere of the camera's
+ * visible points, which holds every caster between the light and those points — so a small map stays sharp in a wrist
+ * camera's close-up. Maps are redrawn only when the state or the focus changes. Point lights cast no shadows
+ * (MuJoCo's classic renderer does not draw them either).
  */
 import type { MjData, MjModel } from "mujoco-js";
 import type { DrawGeom } from "./sceneGeometry.ts";
@@ -11,6 +13,12 @@ import { Rasterizer, type Pinhole } from "./Rasterizer.ts";
 import { createWorldPose, type WorldPose } from "./cameraPose.ts";
 import type { Light } from "./lighting.ts";
 import type { ShadowTest } from "./shade.ts";
+
+/** A world-space sphere. */
+export interface Sphere {
+  c: readonly number[];
+  r: number;
+}
 
 interface ShadowMap {
   cam: WorldPose;
@@ -33,41 +41,54 @@ export class ShadowMaps {
     this.#model = model;
   }
 
-  /** One test per light (null for lights that cast no shadow), for the current data. */
-  tests(data: MjData, lights: readonly Light[]): ShadowTest[] {
-    const key = stateKey(data, lights);
+  /**
+   * One test per light (null for lights that cast no shadow), for the current data, sharp around `focus` (a world
+   * sphere: what the camera sees); without a focus, the light's whole cone as MuJoCo draws it.
+   */
+  tests(data: MjData, lights: readonly Light[], focus?: Sphere): ShadowTest[] {
+    const key = stateKey(data, lights) + (focus ? focus.c[0] * 19 + focus.c[1] * 23 + focus.c[2] * 29 + focus.r * 31 : 0);
     if (key === this.#key && this.#tests.length === lights.length) return this.#tests;
     this.#key = key;
     this.#tests = lights.map((l) => {
       if (!l.castShadow || l.type === "point") return null;
-      const map = this.#draw(data, l);
+      const map = this.#draw(data, l, focus);
       return (x, y, z) => lit(map, x, y, z);
     });
     return this.#tests;
   }
 
-  #draw(data: MjData, l: Light): ShadowMap {
+  #draw(data: MjData, l: Light, focus: Sphere | undefined): ShadowMap {
     const m = this.#model;
     const extent = m.stat.extent;
     const S = this.size;
     const cam = createWorldPose();
     let f: number;
     let near: number;
+    let axis: readonly number[] = l.dir;
     if (l.type === "spot") {
-      const fov = Math.min(2 * l.cutoffDeg * m.vis.map.shadowscale, 160);
-      f = S / 2 / Math.tan((fov * Math.PI) / 360);
+      // MuJoCo's cone, narrowed to the focus sphere when the light is outside it.
+      let half = (Math.min(2 * l.cutoffDeg * m.vis.map.shadowscale, 160) * Math.PI) / 360;
       cam.t.set(l.pos);
+      if (focus) {
+        const d = [focus.c[0] - l.pos[0], focus.c[1] - l.pos[1], focus.c[2] - l.pos[2]];
+        const dist = Math.hypot(d[0], d[1], d[2]);
+        if (dist > focus.r * 1.05) {
+          axis = d.map((v) => v / dist);
+          half = Math.min(half, Math.asin(focus.r / dist) * 1.02);
+        }
+      }
+      f = S / 2 / Math.tan(half);
       near = m.vis.map.znear * extent;
     } else {
-      // Directional: from far away along −dir, covering ±shadowclip around the model's centre.
+      // Directional: from far away along −dir, around the focus (else ±shadowclip around the model's centre).
       const D = 20 * extent;
-      const half = m.vis.map.shadowclip * extent;
-      const c = m.stat.center as ArrayLike<number>;
+      const half = focus ? focus.r * 1.02 : m.vis.map.shadowclip * extent;
+      const c = focus ? focus.c : (m.stat.center as ArrayLike<number>);
       cam.t.set([c[0] - D * l.dir[0], c[1] - D * l.dir[1], c[2] - D * l.dir[2]]);
       f = ((S / 2) * D) / half;
       near = D - 3 * extent;
     }
-    lookAlong(l.dir, cam);
+    lookAlong(axis, cam);
     const k: Pinhole = { width: S, height: S, fx: f, fy: f, cx: (S - 1) / 2, cy: (S - 1) / 2, near };
     const iz = this.#raster.renderInverseDepth(data, cam, k);
     const depth = new Float32Array(S * S);

@@ -16,7 +16,7 @@ import { RayCaster } from "./RayCaster.ts";
 import { pixelGrid, type PixelGrid } from "./pixelGrid.ts";
 import { headlight, modelLights, type Light } from "./lighting.ts";
 import { shade, type GeomLooks, type ShadowTest } from "./shade.ts";
-import { ShadowMaps } from "./ShadowMaps.ts";
+import { ShadowMaps, type Sphere } from "./ShadowMaps.ts";
 import { compose, type Pose } from "../../calibration/rotation.ts";
 
 /** Which visibility pass renders the cameras. */
@@ -168,7 +168,7 @@ export class SimCameras {
     if (c.caster) c.caster.render(this.#data, cam, c.gbuf);
     else this.#raster!.render(this.#data, cam, c.grid.pinhole, c.gbuf);
     const lights = this.lights();
-    const shadows: ShadowTest[] = this.#shadowMaps ? this.#shadowMaps.tests(this.#data, lights) : [];
+    const shadows: ShadowTest[] = this.#shadowMaps ? this.#shadowMaps.tests(this.#data, lights, visibleSphere(c.gbuf, c.grid.pinholeRays, cam)) : [];
     const head = headlight(this.#model, cam, this.#overrides.headlightScale ?? 1);
     const all = head ? [head, ...lights] : lights;
     const allShadows = head ? [null, ...shadows] : shadows;
@@ -216,6 +216,26 @@ export class SimCameras {
   get mujoco(): MainModule {
     return this.#mj;
   }
+}
+
+/** Bounding sphere (world) of the points a camera sees, from every 3rd pixel of its G-buffer; undefined if none. */
+function visibleSphere(g: GBuffer, xy: Float32Array, cam: WorldPose): Sphere | undefined {
+  const lo = [Infinity, Infinity, Infinity];
+  const hi = [-Infinity, -Infinity, -Infinity];
+  const R = cam.R;
+  for (let p = 0; p < g.depth.length; p += 3) {
+    const z = g.depth[p];
+    if (z === Infinity) continue;
+    const x = xy[2 * p] * z, y = xy[2 * p + 1] * z;
+    for (let i = 0; i < 3; i++) {
+      const w = cam.t[i] + R[3 * i] * x + R[3 * i + 1] * y + R[3 * i + 2] * z;
+      if (w < lo[i]) lo[i] = w;
+      if (w > hi[i]) hi[i] = w;
+    }
+  }
+  if (lo[0] === Infinity) return undefined;
+  const c = [0, 1, 2].map((i) => (lo[i] + hi[i]) / 2);
+  return { c, r: Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]) / 2 };
 }
 
 /** Nominal looks of the drawn geoms, indexed by geom id. */
