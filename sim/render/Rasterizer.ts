@@ -146,7 +146,6 @@ export class Rasterizer {
       for (let t = 0; t < nt; t++) {
         const i0 = idx[3 * t], i1 = idx[3 * t + 1], i2 = idx[3 * t + 2];
         const z0 = Z[i0], z1 = Z[i1], z2 = Z[i2];
-        this.#curTri = t;
         if (z0 > near && z1 > near && z2 > near) {
           // Quick reject of triangles that cover no pixel centre (most mesh triangles at 84 × 84).
           const u0 = U[i0], u1 = U[i1], u2 = U[i2];
@@ -157,8 +156,10 @@ export class Rasterizer {
           const minV = Math.ceil(v0 < v1 ? (v0 < v2 ? v0 : v2) : v1 < v2 ? v1 : v2);
           const maxV = Math.floor(v0 > v1 ? (v0 > v2 ? v0 : v2) : v1 > v2 ? v1 : v2);
           if (minV > maxV || maxV < 0 || minV >= H) continue;
+          this.#curTri = t;
           this.#raster(u0, v0, 1 / z0, 0, 0, u1, v1, 1 / z1, 1, 0, u2, v2, 1 / z2, 0, 1);
         } else if (z0 > near || z1 > near || z2 > near) {
+          this.#curTri = t;
           this.#clipAndRaster(i0, i1, i2, k);
         }
       }

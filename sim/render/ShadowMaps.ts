@@ -35,7 +35,7 @@ export class ShadowMaps {
   #key = NaN;
   #tests: ShadowTest[] = [];
 
-  constructor(draw: readonly DrawGeom[], model: MjModel, size = 192) {
+  constructor(draw: readonly DrawGeom[], model: MjModel, size = 128) {
     this.size = size;
     this.#raster = new Rasterizer(draw);
     this.#model = model;

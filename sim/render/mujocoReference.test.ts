@@ -23,7 +23,7 @@ function check(label: string, ours: { segmentation: Int32Array; depth: Float32Ar
   assert.ok(c.depthP95M < 5e-3, `${label}: 95th percentile depth error ${(1000 * c.depthP95M).toFixed(2)} mm`);
 }
 
-test("SO-101: front and wrist cameras agree with MuJoCo's renderer (segmentation ≥ 97% of pixels, depth within mm)", { skip }, async () => {
+test("SO-101: front and wrist cameras agree with MuJoCo's renderer, with either renderer (segmentation ≥ 97% of pixels, depth within mm)", { skip }, async () => {
   const s = await loadSo101RenderScene();
   try {
     const { mj, model, data } = s;
@@ -40,13 +40,16 @@ test("SO-101: front and wrist cameras agree with MuJoCo's renderer (segmentation
       return referencePose(data);
     });
     const ref = renderWithMujoco(so101RenderSceneXml(), SO101_ASSETS, poses, [front, wrist]);
-    const cams = SimCameras.create(mj, model, data, [front, wrist]);
-    poses.forEach((pose, i) => {
-      (data.qpos as Float64Array).set(pose.qpos);
-      mj.mj_forward(model, data);
-      check(`pose ${i} front`, cams.render("front"), ref.frames[i][0]);
-      check(`pose ${i} wrist`, cams.render("wrist"), ref.frames[i][1]);
-    });
+    for (const renderer of ["raster", "ray"] as const) {
+      const cams = SimCameras.create(mj, model, data, [front, wrist], { renderer });
+      poses.forEach((pose, i) => {
+        (data.qpos as Float64Array).set(pose.qpos);
+        mj.mj_forward(model, data);
+        check(`${renderer} pose ${i} front`, cams.render("front"), ref.frames[i][0]);
+        check(`${renderer} pose ${i} wrist`, cams.render("wrist"), ref.frames[i][1]);
+      });
+      cams.close();
+    }
   } finally {
     s.close();
   }
