@@ -6,22 +6,17 @@
  * cost of the many sub-pixel mesh triangles is a bounding-box test each.
  */
 import type { MjData } from "mujoco-js";
+import type { CameraModel } from "../../calibration/CameraModel.ts";
 import type { DrawGeom } from "./sceneGeometry.ts";
 import type { GBuffer } from "./gbuffer.ts";
 import type { WorldPose } from "./cameraPose.ts";
 
-/** Pinhole projection of the visibility pass (distortion is applied afterwards by a remap). */
-export interface Pinhole {
-  width: number;
-  height: number;
-  fx: number;
-  fy: number;
-  /** Principal point, OpenCV convention: pixel (0, 0)'s centre is at (0, 0). */
-  cx: number;
-  cy: number;
-  /** Near clipping distance along the optical axis (m). */
-  near: number;
-}
+/**
+ * Pinhole projection of the visibility pass (distortion is applied afterwards by a remap): a camera model's size and
+ * focal lengths, principal point in OpenCV's convention (pixel (0, 0)'s centre at (0, 0)), and the near clipping
+ * distance along the optical axis (m).
+ */
+export type Pinhole = Pick<CameraModel, "width" | "height" | "fx" | "fy" | "cx" | "cy"> & { near: number };
 
 /** Reusable scratch space of the rasteriser, sized for the largest mesh. */
 export class Rasterizer {
