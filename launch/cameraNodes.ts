@@ -6,7 +6,8 @@
  */
 import type { Runtime } from "../runtime/Runtime.ts";
 import type { LaunchConfig } from "./LaunchConfig.ts";
-import { cameraPlans, type CameraPlan } from "../hardware/camera/CameraConfig.ts";
+import { cameraPlans, type CameraPlan, type RandomizeConfig } from "../hardware/camera/CameraConfig.ts";
+import type { RandomizationRanges } from "../sim/render/DomainRandomizer.ts";
 import { FfmpegCamera } from "../hardware/camera/FfmpegCamera.ts";
 import { TopicCamera } from "../hardware/camera/TopicCamera.ts";
 import { CameraNode } from "../nodes/CameraNode.ts";
@@ -34,6 +35,11 @@ export function defaultFrontCamera(width: number, height: number): SimCameraSpec
   return { name: "front", model: pinholeModel(width, height, 45), parentBody: "world", pose: lookAtPose([0.62, 0, 0.45], [0.14, 0, 0]) };
 }
 
+/** The launch file's randomisation settings as the renderer's ranges. */
+export function randomizationRanges(r: RandomizeConfig): RandomizationRanges {
+  return { colorHue: r.color_hue, colorSaturation: r.color_saturation, colorValue: r.color_value, lightDirectionDeg: r.light_direction_deg, lightIntensity: r.light_intensity, cameraPositionM: r.camera_position_m, cameraRotationDeg: r.camera_rotation_deg };
+}
+
 /** Builds (does not start) the camera nodes of `config`; `world` is the sim (null on a real arm). */
 export function createCameraNodes(runtime: Runtime, config: LaunchConfig, world: MujocoWorld | null, log: { info(m: string): void; warn(m: string): void }): CameraSet {
   const cc = config.camera;
@@ -54,7 +60,7 @@ export function createCameraNodes(runtime: Runtime, config: LaunchConfig, world:
     ? new SimCameraSources(world!, specs, {
         renderer: cc.renderer,
         shadows: cc.shadows,
-        randomize: r.enabled ? { colorHue: r.color_hue, colorSaturation: r.color_saturation, colorValue: r.color_value, lightDirectionDeg: r.light_direction_deg, lightIntensity: r.light_intensity, cameraPositionM: r.camera_position_m, cameraRotationDeg: r.camera_rotation_deg } : undefined,
+        randomize: r.enabled ? randomizationRanges(r) : undefined,
       })
     : null;
   const nodeName = (p: CameraPlan) => (named ? `camera_${p.name}` : "camera");

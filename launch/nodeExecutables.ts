@@ -10,7 +10,9 @@ import { TASKS } from "../sim/tasks.ts";
 import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
 import { SimCameraSources } from "../sim/render/SimCameraSources.ts";
-import { defaultFrontCamera } from "./cameraNodes.ts";
+import { defaultFrontCamera, randomizationRanges } from "./cameraNodes.ts";
+import { simCameraFromFiles } from "../sim/render/cameraCalibration.ts";
+import { RANDOMIZE_DEFAULTS } from "../hardware/camera/CameraConfig.ts";
 import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
 import { CameraNode } from "../nodes/CameraNode.ts";
 import { ActorNode } from "../nodes/ActorNode.ts";
@@ -84,6 +86,11 @@ const simParams = z
     camera_rate_hz: z.number().positive().default(2),
     width: z.number().int().min(8).max(1024).default(64),
     height: z.number().int().min(8).max(1024).default(64),
+    /** Named cameras from calibration files (docs/sim.md § Cameras); absent: the single default front camera. */
+    cameras: z.array(z.object({ name: z.string().regex(/^[a-z][a-z0-9_]*$/), intrinsics: z.string(), hand_eye: z.string() }).strict()).optional(),
+    renderer: z.enum(["raster", "ray"]).default("raster"),
+    /** Per-episode domain randomisation of the cameras with the default ranges. */
+    randomize: z.boolean().default(false),
   })
   .strict();
 
@@ -96,8 +103,11 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
       const p = simParams.parse(raw);
       const driver = await SimArmDriver.create({ task: p.task, controlHz: p.control_hz, randomizePhysics: p.randomize_physics });
       const nodes: ManagedNode[] = [new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: p.control_hz, world: driver })];
-      const cams = p.camera ? new SimCameraSources(driver.sim, [defaultFrontCamera(p.width, p.height)]) : null;
-      if (cams) nodes.push(new CameraNode(runtime.createNode("camera"), cams.source("front"), { rateHz: p.camera_rate_hz }));
+      const specs = p.cameras ? p.cameras.map((c) => simCameraFromFiles({ name: c.name, intrinsics: c.intrinsics, handEye: c.hand_eye })) : [defaultFrontCamera(p.width, p.height)];
+      const cams = p.camera ? new SimCameraSources(driver.sim, specs, { renderer: p.renderer, randomize: p.randomize ? randomizationRanges(RANDOMIZE_DEFAULTS) : undefined }) : null;
+      for (const spec of cams ? specs : []) {
+        nodes.push(new CameraNode(runtime.createNode(p.cameras ? `camera_${spec.name}` : "camera"), cams!.source(spec.name), { rateHz: p.camera_rate_hz, name: spec.name, width: spec.model.width, height: spec.model.height }));
+      }
       return {
         nodes,
         close: async () => {
