@@ -76,7 +76,8 @@ export function createCameraNodes(runtime: Runtime, config: LaunchConfig, world:
       ffmpeg.push({ name: p.name, cam });
       nodes.push(new CameraNode(runtime.createNode(nodeName(p)), cam, { ...opts, width: p.width, height: p.height }));
     } else {
-      nodes.push(new CameraNode(runtime.createNode(nodeName(p)), new TopicCamera(runtime.createNode(named ? `camera_in_${p.name}` : "camera_in"), p.topic, p.name), opts));
+      const size = p.sizeGiven ? { width: p.width, height: p.height } : {};
+      nodes.push(new CameraNode(runtime.createNode(nodeName(p)), new TopicCamera(runtime.createNode(named ? `camera_in_${p.name}` : "camera_in"), p.topic, p.name), { ...opts, ...size }));
     }
     metadata[`camera.${p.name}.kind`] = p.kind;
     // Each camera's calibration goes into every episode, as calibration.camera / hand_eye do for one camera.

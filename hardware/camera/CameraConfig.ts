@@ -118,6 +118,8 @@ export interface CameraPlan {
   /** Undefined for a sim camera sized by its intrinsics file. */
   width?: number;
   height?: number;
+  /** The launch file gave this camera's size itself (a topic camera's frames are then checked against it). */
+  sizeGiven: boolean;
   rateHz: number;
   device: string;
   topic: string;
@@ -131,7 +133,7 @@ export interface CameraPlan {
 export function cameraPlans(c: CameraConfig): CameraPlan[] {
   if (!c.enabled) return [];
   const base = { rateHz: c.rate_hz, device: c.device, topic: c.topic, inputFormat: c.input_format, captureFps: c.capture_fps };
-  if (!c.cameras) return [{ name: "front", kind: c.kind, width: c.width, height: c.height, ...base }];
+  if (!c.cameras) return [{ name: "front", kind: c.kind, width: c.width, height: c.height, sizeGiven: false, ...base }];
   const seen = new Set<string>();
   return c.cameras.map((e) => {
     if (seen.has(e.name)) throw new Error(`camera.cameras: camera ${e.name} is listed twice — give each camera its own name`);
@@ -149,6 +151,7 @@ export function cameraPlans(c: CameraConfig): CameraPlan[] {
       kind: k,
       width,
       height,
+      sizeGiven: e.width !== undefined,
       ...base,
       device: e.device ?? c.device,
       topic: e.topic ?? c.topic,
