@@ -8,7 +8,9 @@
  *     onnxruntime-node (worker thread, as the robot runs them) vs the same networks in PyTorch eager — 1 thread each.
  *  4. Best-of-N sampling at a re-plan (launch `actor.best_of`, N = --best-of, default 16): the N chunks as one batched
  *     sampler call (`DiffusionPolicy.sampleChunks`, what the policy actor runs) vs N calls one after the other.
- * Usage: npm run bench [-- --package DIR] [-- --vla-package DIR] [-- --iters N] [-- --best-of N]
+ *  5. Camera render (bench/cameraRender.ts): ms per frame of the SO-101's front and wrist cameras per renderer and
+ *     size, and one 30 Hz tick with both cameras as a real-time factor. `--only camera` runs just this section.
+ * Usage: npm run bench [-- --package DIR] [-- --vla-package DIR] [-- --iters N] [-- --best-of N] [-- --only camera]
  */
 import { existsSync, mkdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { spawnSync } from "node:child_process";
@@ -20,6 +22,7 @@ import { percentile } from "../data/stats.ts";
 import { loadLaunch } from "../launch/LaunchConfig.ts";
 import { runEpisodes } from "../app/runEpisodes.ts";
 import { VlaPolicy } from "../policies/vla/VlaPolicy.ts";
+import { benchCameraRender, formatCameraRender } from "./cameraRender.ts";
 
 const argv = process.argv.slice(2);
 const arg = (name: string, dflt: string) => {
@@ -29,6 +32,15 @@ const arg = (name: string, dflt: string) => {
 const iters = Number(arg("--iters", "300"));
 const bestOfN = Number(arg("--best-of", "16"));
 if (!(Number.isInteger(bestOfN) && bestOfN >= 2 && bestOfN <= 64)) throw new Error(`--best-of: an integer in [2, 64] (chunks per re-plan, as actor.best_of); got ${bestOfN}`);
+const only = arg("--only", "");
+if (only && only !== "camera") throw new Error(`--only: camera is the section that runs alone; got ${only}`);
+if (only === "camera") {
+  const cam = await benchCameraRender();
+  console.log(formatCameraRender(cam));
+  mkdirSync("bench/results", { recursive: true });
+  writeFileSync("bench/results/camera-latest.json", JSON.stringify({ date: new Date().toISOString(), camera_render: cam }, null, 2));
+  process.exit(0);
+}
 const py = findPython();
 
 function packageForBench(): { dir: string; cleanup: () => void; source: string } {
@@ -146,6 +158,7 @@ try {
   const vlaOnnx = await onnxVla(vlaPkg.dir);
   const vlaTorch = torchVla(vlaPkg.dir);
   const bestOf = await bestOfSampling(pkg.dir, bestOfN);
+  const cameraRender = await benchCameraRender();
   const f = (x: number) => x.toFixed(3).padStart(8);
   console.log("\nwhole action chunk (all DDIM steps)      p50 ms    p99 ms   p50 vs PyTorch");
   console.log(`  onnxruntime-node, loop in one graph  ${f(graph.p50)}  ${f(graph.p99)}   ${(graph.p50 / torch.p50).toFixed(2)}×`);
@@ -153,7 +166,7 @@ try {
   console.log(`  PyTorch eager (the learner's sampler)${f(torch.p50)}  ${f(torch.p99)}   1.00×`);
   console.log("\nsimulation speed (sim seconds per wall second, full stack, expert actor, 10 Hz control)");
   console.log(`  without camera                       ${simNoCam.toFixed(1)}×`);
-  console.log(`  with 64×64 ray-cast camera at 10 Hz  ${simCam.toFixed(1)}×   (camera costs ${(100 * (1 - simCam / simNoCam)).toFixed(0)}% of the speed)`);
+  console.log(`  with 64×64 front camera at 10 Hz     ${simCam.toFixed(1)}×   (camera costs ${(100 * (1 - simCam / simNoCam)).toFixed(0)}% of the speed)`);
   console.log(`\nVLA inference (${vlaPkg.source}), batch 1, 1 thread      p50 ms    p99 ms   p50 vs PyTorch`);
   console.log(`  prefix, onnxruntime-node (worker)    ${f(vlaOnnx.prefix.p50)}  ${f(vlaOnnx.prefix.p99)}   ${(vlaOnnx.prefix.p50 / vlaTorch.prefix.p50).toFixed(2)}×`);
   console.log(`  prefix, PyTorch eager                ${f(vlaTorch.prefix.p50)}  ${f(vlaTorch.prefix.p99)}   1.00×`);
@@ -163,6 +176,7 @@ try {
   console.log(`\nbest-of-${bestOfN} re-plan: ${bestOfN} whole chunks for one observation (${bestOf.rounds} rounds)   p50 ms    p99 ms   p50 vs one call each`);
   console.log(`  one batched sampler call (the actor's) ${f(bestOf.batched.p50)}  ${f(bestOf.batched.p99)}   ${(bestOf.batched.p50 / bestOf.sequential.p50).toFixed(2)}×`);
   console.log(`  ${String(bestOfN).padEnd(2)} calls one after the other        ${f(bestOf.sequential.p50)}  ${f(bestOf.sequential.p99)}   1.00×`);
+  console.log(`\n${formatCameraRender(cameraRender)}`);
   const result = {
     date: new Date().toISOString(),
     policy: pkg.source,
@@ -179,6 +193,7 @@ try {
       ratio_step_onnx_vs_torch_p50: vlaOnnx.step.p50 / vlaTorch.step.p50,
     },
     best_of: { n: bestOfN, rounds: bestOf.rounds, batched_ms: bestOf.batched, sequential_ms: bestOf.sequential, ratio_batched_vs_sequential_p50: bestOf.batched.p50 / bestOf.sequential.p50 },
+    camera_render: cameraRender,
   };
   mkdirSync("bench/results", { recursive: true });
   const out = join("bench/results", `${result.date.replace(/[:.]/g, "-")}.json`);

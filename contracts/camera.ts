@@ -11,8 +11,12 @@ export interface CameraFrame {
   stamp?: Time;
 }
 
-/** Anything that yields frames: the sim ray caster, a V4L2 reader, a ROS topic. */
+/** Anything that yields frames: the sim renderer, a V4L2 reader, a ROS topic. */
 export interface CameraSource {
   /** The newest frame; null while a real camera has not delivered one yet. */
   capture(): CameraFrame | null;
+  /** A problem with the frames since the last call (e.g. a frame in an encoding rlft cannot use), once; else null. */
+  takeFault?(): string | null;
+  /** A new episode with this seed begins (sim: per-episode domain randomisation). */
+  reset?(seed: number): void;
 }

@@ -10,6 +10,7 @@ import { UiSchema, UI_DEFAULTS } from "../web/UiConfig.ts";
 import { MqttSchema, MQTT_DEFAULTS } from "../telemetry/mqtt/MqttConfig.ts";
 import { RewardSchema, REWARD_DEFAULTS } from "../nodes/RewardConfig.ts";
 import { DriverSchema, WorkspaceSchema } from "../hardware/DriverConfig.ts";
+import { CameraSchema, CAMERA_DEFAULTS } from "../hardware/camera/CameraConfig.ts";
 
 const joints = z.array(z.number());
 
@@ -30,26 +31,8 @@ export const LaunchSchema = z
     control_hz: z.number().positive().max(1000).default(10),
     /** Arm driver: the sim or a real arm (feetech | dynamixel | ur_rtde | ros2_control); schema in hardware/DriverConfig.ts. */
     driver: DriverSchema.default({ kind: "sim", randomize_physics: false }),
-    camera: z
-      .object({
-        enabled: z.boolean().default(true),
-        /** Camera frames per second (sim time); ray casting costs CPU, so below the control rate. */
-        rate_hz: z.number().positive().max(120).default(2),
-        width: z.number().int().min(8).max(1024).default(64),
-        height: z.number().int().min(8).max(1024).default(64),
-        /** sim: the MuJoCo ray-cast camera. v4l2: a USB camera through ffmpeg. topic: a ROS 2 sensor_msgs/Image topic. */
-        kind: z.enum(["sim", "v4l2", "topic"]).default("sim"),
-        /** topic: the image topic of a camera driver (rgb8, bgr8 or mono8). */
-        topic: z.string().default("/camera/image_raw"),
-        /** v4l2: the device (prefer /dev/v4l/by-id/...), or lavfi:<graph> to try without a camera. */
-        device: z.string().default("/dev/video0"),
-        /** v4l2: what the camera sends; mjpeg gets most USB cameras to 30 fps at 640×480. */
-        input_format: z.enum(["mjpeg", "raw"]).default("mjpeg"),
-        /** v4l2: capture rate asked of the camera (rate_hz is what gets published). */
-        capture_fps: z.number().positive().max(240).default(30),
-      })
-      .strict()
-      .default({ enabled: true, rate_hz: 2, width: 64, height: 64, kind: "sim", topic: "/camera/image_raw", device: "/dev/video0", input_format: "mjpeg", capture_fps: 30 }),
+    /** Cameras: one "front", or named cameras set up by calibration files (hardware/camera/CameraConfig.ts). */
+    camera: CameraSchema.default(CAMERA_DEFAULTS),
     /** Who proposes actions: a policy package, or the scripted expert (demonstrations). */
     actor: z
       .object({

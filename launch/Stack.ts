@@ -11,12 +11,8 @@ import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
 import { createArmDriver } from "../hardware/createArmDriver.ts";
 import { motionLimits } from "./safetyLimits.ts";
-import { FfmpegCamera } from "../hardware/camera/FfmpegCamera.ts";
-import { TopicCamera } from "../hardware/camera/TopicCamera.ts";
 import { JointObservationNode, jointObservationNames } from "../nodes/JointObservationNode.ts";
-import { RayCamera } from "../sim/RayCamera.ts";
 import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
-import { CameraNode } from "../nodes/CameraNode.ts";
 import { ActorNode } from "../nodes/ActorNode.ts";
 import type { Actor } from "../policies/actors/Actor.ts";
 import { ExpertActor } from "../policies/actors/ExpertActor.ts";
@@ -29,10 +25,13 @@ import { RecorderNode } from "../nodes/RecorderNode.ts";
 import { ExperienceNode, type TransitionSink } from "../nodes/ExperienceNode.ts";
 import { InterventionArbiterNode } from "../nodes/InterventionArbiterNode.ts";
 import { OperatorNode } from "../nodes/OperatorNode.ts";
-import { TOPICS } from "../contracts/topics.ts";
+import { RECORDED, TOPICS } from "../contracts/topics.ts";
+import { cameraTopics } from "../nodes/CameraNode.ts";
 import { normaliseAction } from "../contracts/normalise.ts";
 import { calibrationMetadata } from "../calibration/CalibrationFiles.ts";
 import { OperatorStation } from "./OperatorStation.ts";
+import { createCameraNodes, type CameraSet } from "./cameraNodes.ts";
+import { cameraPlans } from "../hardware/camera/CameraConfig.ts";
 import type { KeyInput } from "../hardware/teleop/KeyboardTeleop.ts";
 import type { JointPositionSource } from "../hardware/teleop/JointPositionSource.ts";
 import { SuccessClassifierNode } from "../nodes/SuccessClassifierNode.ts";
@@ -85,7 +84,7 @@ export class Stack {
   #gate: boolean;
   #waiting: ((go: boolean) => void) | null = null;
   #nextSeed = 0;
-  #camera: FfmpegCamera | null = null;
+  #cameras: CameraSet | null = null;
   #signal: AbortSignal | undefined;
 
   private constructor(parts: {
@@ -145,7 +144,7 @@ export class Stack {
       const v = await VlaActor.create(config.actor.package, {
         jointNames: names,
         observationNames: world ? world.sim.observation().names : jointObservationNames(names),
-        cameras: config.camera.enabled ? ["front"] : [],
+        cameras: cameraNames(config),
         maxImageAgeSec: config.actor.max_image_age_sec,
         instruction: config.instruction,
         providers: config.actor.providers,
@@ -178,31 +177,25 @@ export class Stack {
     const nodes: ManagedNode[] = [];
     const managerNode = runtime.createNode("episode_manager");
     const manager = new EpisodeManagerNode(managerNode, { task: config.task, controlHz: hz, maxSteps: config.episodes.max_steps ?? world?.sim.task.maxSteps ?? 200 });
-    // A real camera starts first: its clock offset to the robot goes into every episode's metadata.
-    const cc = config.camera;
-    const v4l2 = cc.enabled && cc.kind === "v4l2" ? new FfmpegCamera({ device: cc.device, width: cc.width, height: cc.height, fps: cc.capture_fps, inputFormat: cc.input_format, logger: log }) : null;
-    const metadata: Record<string, string> = {};
-    if (v4l2) {
-      try {
-        await v4l2.start();
-      } catch (e) {
-        await policyActor?.close().catch(() => undefined);
-        world?.sim.close();
-        await runtime.shutdown();
-        throw e;
-      }
-      // start() resolved on the first frame, so the offset is known now; later frames refine it for later episodes.
-      const noteCamera = () => {
-        metadata["camera.front.time_offset_sec"] = v4l2.stats.offsetSec.toFixed(6);
-        metadata["camera.front.dropped_frames"] = String(v4l2.stats.dropped);
-      };
-      noteCamera();
-      v4l2.onFrame(noteCamera);
+    // Cameras (sim renders, V4L2, ROS topics) start first: their calibration and a real camera's clock offset go into
+    // every episode's metadata; a camera that cannot be set up stops the stack here with its name and the fix.
+    let cameras: CameraSet;
+    try {
+      cameras = createCameraNodes(runtime, config, world?.sim ?? null, log);
+      await cameras.start();
+    } catch (e) {
+      await policyActor?.close().catch(() => undefined);
+      world?.sim.close();
+      await runtime.shutdown();
+      throw e;
     }
+    const metadata = cameras.metadata;
     let recorder: RecorderNode | null = null;
     if (config.recorder.enabled) {
       recorder = new RecorderNode(runtime.createNode("recorder"), {
         outDir: opts.recordTo ?? config.recorder.out,
+        // Every camera's topics too (TOPICS names only /camera/front/*).
+        topics: [...RECORDED, ...cameras.names.flatMap((n) => Object.values(cameraTopics(n)).map((topic) => ({ topic, type: TOPICS.image.type })))].filter((t, i, all) => all.findIndex((u) => u.topic === t.topic) === i),
         chunkBytes: config.recorder.chunk_bytes,
         maxBytes: config.recorder.max_mb === undefined ? undefined : config.recorder.max_mb * 1e6,
         metadata: Object.assign(metadata, {
@@ -258,12 +251,7 @@ export class Stack {
     if (!world) nodes.push(new JointObservationNode(runtime.createNode("joint_observation"), names));
     // The camera ticks right after the driver: a frame shows the state the actor is about to answer.
     nodes.push(armNode);
-    if (v4l2) nodes.push(new CameraNode(runtime.createNode("camera"), v4l2, { rateHz: cc.rate_hz }));
-    if (cc.enabled && cc.kind === "topic") nodes.push(new CameraNode(runtime.createNode("camera"), new TopicCamera(runtime.createNode("camera_in"), cc.topic), { rateHz: cc.rate_hz }));
-    if (config.camera.enabled && cc.kind === "sim" && world) {
-      const cam = new RayCamera(world.sim, { width: config.camera.width, height: config.camera.height });
-      nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: config.camera.rate_hz }));
-    }
+    nodes.push(...cameras.nodes);
     // The teleop node answers each observation like the actor does, so it sits beside it in tick order.
     nodes.push(actorNode, ...(operator ? [operator] : []), ...(station?.nodes ?? []), arbiter, safety, manager);
     if (config.reward.classifier) {
@@ -288,14 +276,14 @@ export class Stack {
       for (const n of [...nodes].reverse()) await n.shutdown().catch(() => undefined);
       await station?.close().catch(() => undefined);
       await policyActor?.close().catch(() => undefined);
-      v4l2?.stop();
+      cameras.stop();
       world?.sim.close();
       await driver.close?.().catch(() => undefined);
       await runtime.shutdown();
       throw e;
     }
     stack = new Stack({ config, runtime, manager, actor: actorNode, safety, recorder, driver, world, arbiter, nodes, station, gate: gated });
-    stack.#camera = v4l2;
+    stack.#cameras = cameras;
     stack.#signal = opts.signal;
     return stack;
   }
@@ -404,11 +392,18 @@ export class Stack {
     for (const n of [...this.#nodes].reverse()) await n.shutdown();
     const a = this.actor.actor as Partial<{ close(): Promise<void> }>;
     await a.close?.();
+    this.#cameras?.stop();
     this.world?.sim.close();
-    this.#camera?.stop();
     await this.driver.close?.();
     await this.runtime.shutdown();
   }
+}
+
+/** The camera names a launch file gives the robot (/camera/<name>/image), without building anything. */
+export function cameraNames(config: LaunchConfig): string[] {
+  return cameraPlans(config.camera)
+    .filter((p) => p.kind !== "sim" || config.driver.kind === "sim")
+    .map((p) => p.name);
 }
 
 /** Short git revision of the checkout (`-dirty` when tracked files have uncommitted changes), or "unknown" outside git; read once per process. */

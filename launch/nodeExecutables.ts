@@ -9,7 +9,10 @@ import { ARM_SPEC } from "../sim/armSpec.ts";
 import { TASKS } from "../sim/tasks.ts";
 import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
-import { RayCamera } from "../sim/RayCamera.ts";
+import { SimCameraSources } from "../sim/render/SimCameraSources.ts";
+import { defaultFrontCamera, randomizationRanges } from "./cameraNodes.ts";
+import { simCameraFromFiles } from "../sim/render/cameraCalibration.ts";
+import { RANDOMIZE_DEFAULTS } from "../hardware/camera/CameraConfig.ts";
 import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
 import { CameraNode } from "../nodes/CameraNode.ts";
 import { ActorNode } from "../nodes/ActorNode.ts";
@@ -83,23 +86,35 @@ const simParams = z
     camera_rate_hz: z.number().positive().default(2),
     width: z.number().int().min(8).max(1024).default(64),
     height: z.number().int().min(8).max(1024).default(64),
+    /** Named cameras from calibration files (docs/sim.md § Cameras); absent: the single default front camera. */
+    cameras: z.array(z.object({ name: z.string().regex(/^[a-z][a-z0-9_]*$/), intrinsics: z.string(), hand_eye: z.string() }).strict()).optional(),
+    renderer: z.enum(["raster", "ray"]).default("raster"),
+    /** Per-episode domain randomisation of the cameras with the default ranges. */
+    randomize: z.boolean().default(false),
   })
   .strict();
 
 /** Every executable, by name. */
 export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
   sim: {
-    description: "MuJoCo arm as a driver (arm_driver: /joint_states, /observation, /reward) plus its ray-cast camera",
+    description: "MuJoCo arm as a driver (arm_driver: /joint_states, /observation, /reward) plus its rendered front camera",
     params: simParams,
     async start(runtime, raw) {
       const p = simParams.parse(raw);
       const driver = await SimArmDriver.create({ task: p.task, controlHz: p.control_hz, randomizePhysics: p.randomize_physics });
       const nodes: ManagedNode[] = [new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: p.control_hz, world: driver })];
-      if (p.camera) {
-        const cam = new RayCamera(driver.sim, { width: p.width, height: p.height });
-        nodes.push(new CameraNode(runtime.createNode("camera"), { capture: () => cam.render() }, { rateHz: p.camera_rate_hz }));
+      const specs = p.cameras ? p.cameras.map((c) => simCameraFromFiles({ name: c.name, intrinsics: c.intrinsics, handEye: c.hand_eye })) : [defaultFrontCamera(p.width, p.height)];
+      const cams = p.camera ? new SimCameraSources(driver.sim, specs, { renderer: p.renderer, randomize: p.randomize ? randomizationRanges(RANDOMIZE_DEFAULTS) : undefined }) : null;
+      for (const spec of cams ? specs : []) {
+        nodes.push(new CameraNode(runtime.createNode(p.cameras ? `camera_${spec.name}` : "camera"), cams!.source(spec.name), { rateHz: p.camera_rate_hz, name: spec.name, width: spec.model.width, height: spec.model.height }));
       }
-      return { nodes, close: async () => driver.sim.close() };
+      return {
+        nodes,
+        close: async () => {
+          cams?.close();
+          driver.sim.close();
+        },
+      };
     },
   },
   arm_driver: {
@@ -146,7 +161,7 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     },
   },
   camera: {
-    description: "A USB (V4L2) camera through ffmpeg: /camera/front/image at rate_hz",
+    description: "A USB (V4L2) camera through ffmpeg: /camera/<name>/image at rate_hz",
     params: z
       .object({
         /** /dev/video0, a /dev/v4l/by-id/... path, or lavfi:<graph> (ffmpeg test source) to try without a camera. */
@@ -156,13 +171,15 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
         capture_fps: z.number().positive().max(240).default(30),
         input_format: z.enum(["mjpeg", "raw"]).default("mjpeg"),
         rate_hz: z.number().positive().max(120).default(10),
+        /** Camera name: topics /camera/<name>/image. */
+        name: z.string().regex(/^[a-z][a-z0-9_]*$/).default("front"),
       })
       .strict(),
     async start(runtime, raw) {
-      const p = this.params.parse(raw) as { device: string; width: number; height: number; capture_fps: number; input_format: "mjpeg" | "raw"; rate_hz: number };
+      const p = this.params.parse(raw) as { device: string; width: number; height: number; capture_fps: number; input_format: "mjpeg" | "raw"; rate_hz: number; name: string };
       const cam = new FfmpegCamera({ device: p.device, width: p.width, height: p.height, fps: p.capture_fps, inputFormat: p.input_format, logger: { info: (m) => console.log(m), warn: (m) => console.warn(m) } });
       await cam.start();
-      return { nodes: [new CameraNode(runtime.createNode("camera"), cam, { rateHz: p.rate_hz })], close: async () => cam.stop() };
+      return { nodes: [new CameraNode(runtime.createNode(p.name === "front" ? "camera" : `camera_${p.name}`), cam, { rateHz: p.rate_hz, name: p.name, width: p.width, height: p.height })], close: async () => cam.stop() };
     },
   },
   expert: {

@@ -55,11 +55,11 @@ export class ArmSim {
   readonly jointLower: readonly number[] = ARM_SPEC.jointLower;
   /** Upper command limits (rad, gripper: m). */
   readonly jointUpper: readonly number[] = ARM_SPEC.jointUpper;
-  /** Raw MuJoCo model (for RayCamera). */
+  /** Raw MuJoCo model (the cameras render it: sim/render/). */
   readonly model: MjModel;
-  /** Raw MuJoCo data (for RayCamera). */
+  /** Raw MuJoCo data (the cameras render it). */
   readonly data: MjData;
-  /** The MuJoCo module the handles belong to (RayCamera calls mj_multiRay through it). */
+  /** The MuJoCo module the handles belong to. */
   readonly mujoco: MainModule;
   readonly #substeps: number;
   readonly #randomize: boolean;

@@ -27,9 +27,14 @@ test("bgr8 / mono8 images from a driver's topic are republished as rgb8 with the
   pub.publish({ header: { stamp: { sec: 43, nanosec: 0 }, frame_id: "wrist" }, height: 1, width: 2, encoding: "mono8", is_bigendian: 0, step: 2, data: Uint8Array.from([7, 200]) });
   await rt.simClock.advance(0.1);
   assert.deepEqual([...out.at(-1)!.data], [7, 7, 7, 200, 200, 200]);
+  const events: { kind: string; detail: string }[] = [];
+  probe.createSubscription<(typeof events)[number]>(TOPICS.safetyEvent.type, TOPICS.safetyEvent.topic, (m) => events.push(m));
   pub.publish({ header: { stamp: { sec: 44, nanosec: 0 }, frame_id: "wrist" }, height: 1, width: 1, encoding: "16UC1", is_bigendian: 0, step: 2, data: Uint8Array.from([1, 2]) });
   assert.equal(cam.stats.rejected, 1);
-  assert.match(cam.stats.lastError, /encoding 16UC1 is not supported \(expected rgb8, bgr8 or mono8\)/);
+  assert.match(cam.stats.lastError, /^camera front: \/wrist\/image_raw sends 16UC1 frames, which rlft cannot use \(expected rgb8, bgr8 or mono8\) — set the camera driver's encoding, e.g. rgb8$/);
+  // The camera node says so once, on /safety/events (recorded with the episode).
+  await rt.simClock.advance(0.3);
+  assert.deepEqual(events.map((e) => [e.kind, e.detail]), [["camera", cam.stats.lastError]]);
   await node.shutdown();
   cam.stop();
   await rt.shutdown();

@@ -18,17 +18,28 @@ interface ImageMsg {
 /** ROS image topic → CameraSource. */
 export class TopicCamera implements CameraSource {
   readonly topic: string;
+  /** The camera this topic feeds (named in error messages). */
+  readonly name: string;
   readonly stats = { frames: 0, rejected: 0, lastError: "" };
   #latest: CameraFrame | null = null;
   #sub: Subscription;
+  #pendingFault: string | null = null;
 
-  constructor(node: NodeHandle, topic: string) {
+  constructor(node: NodeHandle, topic: string, name = "front") {
     this.topic = topic;
+    this.name = name;
     this.#sub = node.createSubscription<ImageMsg>("sensor_msgs/msg/Image", topic, (m) => this.#onImage(m), { reliability: "best_effort", depth: 2 });
   }
 
   capture(): CameraFrame | null {
     return this.#latest;
+  }
+
+  /** The last refused frame's reason since the previous call, once. */
+  takeFault(): string | null {
+    const f = this.#pendingFault;
+    this.#pendingFault = null;
+    return f;
   }
 
   /** Stops listening. */
@@ -43,8 +54,9 @@ export class TopicCamera implements CameraSource {
     if (!channels || src.length < m.step * h || m.step < w * channels) {
       this.stats.rejected++;
       this.stats.lastError = !channels
-        ? `${this.topic}: encoding ${m.encoding} is not supported (expected rgb8, bgr8 or mono8) — set the camera driver's encoding, e.g. rgb8`
-        : `${this.topic}: ${src.length} bytes for ${w}×${h} with step ${m.step}`;
+        ? `camera ${this.name}: ${this.topic} sends ${m.encoding} frames, which rlft cannot use (expected rgb8, bgr8 or mono8) — set the camera driver's encoding, e.g. rgb8`
+        : `camera ${this.name}: ${this.topic} sent ${src.length} bytes for a ${w}×${h} ${m.encoding} frame with step ${m.step} — the driver's message is malformed`;
+      this.#pendingFault = this.stats.lastError;
       return;
     }
     const rgb = new Uint8Array(w * h * 3);

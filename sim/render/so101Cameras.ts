@@ -1,0 +1,52 @@
+/**
+ * The SO-101's two sim cameras, as the calibration files in launch/cameras/ describe them:
+ * - front: fixed, 0.62 m in front of the arm's base and 0.38 m up, looking at the workspace (vertical FOV 50°);
+ * - wrist: Menagerie's `wrist_cam` on the `camera_mount` body (pose unchanged), expressed on the `gripper` body as an
+ *   eye-in-hand calibration would be, with the sensor Menagerie gives it (focal 3.6 mm, 5.76 × 3.24 mm, 1920 × 1080)
+ *   centre-cropped to the square frame.
+ * Run `node --import tsx sim/render/so101Cameras.ts <dir>` to write the files (84 × 84); a test checks that the
+ * shipped ones match.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { MainModule, MjData, MjModel } from "mujoco-js";
+import type { SimCameraSpec } from "./cameraPose.ts";
+import { lookAtPose, pinholeModel, specFromMujocoCamera } from "./mujocoCamera.ts";
+import { calibrationFilesFor } from "./cameraCalibration.ts";
+
+/** Where the front camera stands and looks (world frame: arm base at the origin, x forward, z up). */
+export const SO101_FRONT_VIEW = { position: [0.62, 0, 0.38], target: [0.18, 0, 0.02], fovyDeg: 50 } as const;
+
+/** The front and wrist camera specs at width × height, from a forwarded SO-101 model (any scene that includes so101.xml). */
+export function so101CameraSpecs(mj: MainModule, model: MjModel, data: MjData, width = 84, height = 84): SimCameraSpec[] {
+  const front: SimCameraSpec = { name: "front", model: pinholeModel(width, height, SO101_FRONT_VIEW.fovyDeg), parentBody: "world", pose: lookAtPose(SO101_FRONT_VIEW.position, SO101_FRONT_VIEW.target) };
+  const wrist = specFromMujocoCamera(mj, model, data, "wrist_cam", { name: "wrist", parentBody: "gripper", width, height });
+  return [front, wrist];
+}
+
+/** The calibration file paths of SO-101 camera `name` in `dir`. */
+export function so101CalibrationPaths(dir: string, name: string): { intrinsics: string; handEye: string } {
+  return { intrinsics: join(dir, `so101_${name}.intrinsics.json`), handEye: join(dir, `so101_${name}.hand_eye.json`) };
+}
+
+/** Writes both cameras' calibration files into `dir`. */
+export function writeSo101Calibrations(specs: readonly SimCameraSpec[], dir: string): string[] {
+  mkdirSync(dir, { recursive: true });
+  const written: string[] = [];
+  for (const spec of specs) {
+    const files = calibrationFilesFor(spec);
+    const p = so101CalibrationPaths(dir, spec.name);
+    writeFileSync(p.intrinsics, JSON.stringify(files.intrinsics, null, 2) + "\n");
+    writeFileSync(p.handEye, JSON.stringify(files.handEye, null, 2) + "\n");
+    written.push(p.intrinsics, p.handEye);
+  }
+  return written;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { loadSo101RenderScene } = await import("./so101RenderScene.ts");
+  const s = await loadSo101RenderScene();
+  for (const f of writeSo101Calibrations(so101CameraSpecs(s.mj, s.model, s.data), process.argv[2] ?? "launch/cameras")) console.log(`wrote ${f}`);
+  s.close();
+}
