@@ -1,19 +1,68 @@
-"""Turn a config dataclass into argparse options (`field_name` -> `--field-name`), CleanRL/tyro style."""
+"""Turn a config dataclass into argparse options (`field_name` -> `--field-name`), CleanRL/tyro style, and check every
+value against the range its field declares (one place per value: the field's metadata)."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
+import math
+import re
 import sys
+from collections.abc import Hashable
 from typing import Any, Callable, TypeVar
+
+import yaml
 
 T = TypeVar("T")
 
+_NUM = r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?"
+_INTERVAL = re.compile(rf"^([\[(])\s*({_NUM})\s*,\s*({_NUM})\s*([\])])$")
+_COMPARE = re.compile(rf"^(>=|>|<=|<)\s*({_NUM})$")
 
-def help_meta(text: str) -> dict:
-    """Dataclass field metadata carrying the --help text of a config key."""
-    return {"help": text}
+
+def help_meta(text: str, range: str | None = None, choices: tuple[str, ...] | None = None) -> dict:
+    """Dataclass field metadata: the --help text of a config key, and what values it allows: `range` in interval
+    notation ("(0, 1]", "[0, 2]", "> 0", ">= 1"), or `choices` for a string. Checked by `check_value`."""
+    if range is not None and not (_INTERVAL.match(range) or _COMPARE.match(range)):
+        raise ValueError(f"bad range spec {range!r}")  # a programming error, caught by the tests at import
+    meta: dict[str, Any] = {"help": text}
+    if range is not None:
+        meta["range"] = range
+    if choices is not None:
+        meta["choices"] = tuple(choices)
+    return meta
+
+
+def in_range(value: float, spec: str) -> bool:
+    """`value` lies in `spec` (help_meta's notation). NaN lies in none."""
+    m = _INTERVAL.match(spec)
+    if m:
+        lo, hi = float(m.group(2)), float(m.group(3))
+        low_ok = value > lo if m.group(1) == "(" else value >= lo
+        high_ok = value < hi if m.group(4) == ")" else value <= hi
+        return low_ok and high_ok
+    op, bound = _COMPARE.match(spec).groups()  # type: ignore[union-attr]
+    b = float(bound)
+    return {">=": value >= b, ">": value > b, "<=": value <= b, "<": value < b}[op]
+
+
+def check_value(f: dataclasses.Field, value: Any, where: str) -> None:
+    """Raise ValueError naming the key, the value and what is allowed when `value` does not fit field `f`. Floats must
+    be finite (YAML .nan/.inf and `--x nan` parse as floats)."""
+    meta = f.metadata
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{where}: {f.name} = {value!r} is not a finite number; allowed: {meta.get('range', 'any finite number')}")
+    if "range" in meta and isinstance(value, (int, float)) and not isinstance(value, bool) and not in_range(value, meta["range"]):
+        raise ValueError(f"{where}: {f.name} = {value!r} is out of range; allowed: {meta['range']} — {meta.get('help', '')}"[:600])
+    if "choices" in meta and value not in meta["choices"]:
+        raise ValueError(f"{where}: {f.name} = {value!r} is not one of {', '.join(meta['choices'])} — {meta.get('help', '')}"[:600])
+
+
+def check_dataclass(obj: Any, where: str) -> None:
+    """`check_value` for every field of a config dataclass instance."""
+    for f in dataclasses.fields(obj):
+        check_value(f, getattr(obj, f.name), where)
 
 
 def add_dataclass_args(parser: argparse.ArgumentParser, cls: type) -> None:
@@ -23,7 +72,7 @@ def add_dataclass_args(parser: argparse.ArgumentParser, cls: type) -> None:
     for name, f in hints.items():
         default = getattr(defaults, name)
         flag = "--" + name.replace("_", "-")
-        help_text = f.metadata.get("help", "")
+        help_text = help_with_range(f)
         if isinstance(default, bool):
             parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
         else:
@@ -31,9 +80,19 @@ def add_dataclass_args(parser: argparse.ArgumentParser, cls: type) -> None:
                                 help=f"{help_text} (default: {default})".strip())
 
 
+def help_with_range(f: dataclasses.Field) -> str:
+    """A field's --help text with what it allows appended. argparse %-formats help, so literal % are doubled."""
+    allowed = f.metadata.get("range") or ("|".join(f.metadata["choices"]) if "choices" in f.metadata else "")
+    text = f.metadata.get("help", "") + (f"; allowed: {allowed}" if allowed else "")
+    return text.replace("%%", "%").replace("%", "%%")
+
+
 def dataclass_from_args(cls: type[T], args: argparse.Namespace) -> T:
+    """The config dataclass from parsed arguments; ValueError when a value is out of its field's range."""
     values: dict[str, Any] = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
-    return cls(**values)
+    cfg = cls(**values)
+    check_dataclass(cfg, "command line")
+    return cfg
 
 
 def run_command(name: str, cls: type[T], args: argparse.Namespace, fn: Callable[[T], Any],
@@ -41,12 +100,45 @@ def run_command(name: str, cls: type[T], args: argparse.Namespace, fn: Callable[
     """The body of a learner command's `main`: build its config dataclass from the arguments, run it, and turn an
     expected failure into one line on stderr (plus a JSON `error` event when the config asks for JSON progress) and
     exit code 1."""
-    cfg = dataclass_from_args(cls, args)
     try:
+        cfg = dataclass_from_args(cls, args)
         fn(cfg)
     except errors as exc:
-        if getattr(cfg, "json_progress", False):
+        if getattr(args, "json_progress", False):
             print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
         print(f"{name}: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key given twice in one mapping is an error (PyYAML keeps the last silently,
+    so `gamma: 0.99` then `gamma: 0.9` further down would run with 0.9 unnoticed)."""
+
+
+def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict:
+    seen: dict[Any, yaml.Node] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if not isinstance(key, Hashable):
+            continue  # construct_mapping reports it
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} appears twice (first on line "
+                                                    f"{seen[key].start_mark.line + 1})", key_node.start_mark)
+        seen[key] = key_node
+    return loader.construct_mapping(node)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def read_yaml(path: str) -> Any:
+    """A YAML file's contents; a syntax error is one ValueError `path:line:column: what` (no traceback)."""
+    with open(path) as f:
+        try:
+            return yaml.load(f, Loader=_UniqueKeyLoader)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else path
+            what = " ".join(x for x in (getattr(exc, "context", None), getattr(exc, "problem", None)) if x) or str(exc)
+            raise ValueError(f"{where}: YAML syntax error: {what}") from None

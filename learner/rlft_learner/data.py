@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .protocol import value_problem
 from .server import Dataset, Episode
 
 
@@ -84,6 +85,11 @@ def load_npz(path: str) -> Dataset:
         task = str(f["task"]) if "task" in f else "unknown"
         intervention = f["intervention"].astype(np.float32) if "intervention" in f else None
         source = [str(x) for x in f["source"]] if "source" in f else [""] * len(lengths)
+    # A file is a door too: the same value rules as the wire (protocol.MAX_ABS_VALUE).
+    for key, arr in (("obs", obs), ("action", act), ("reward", reward)):
+        problem = value_problem(key, arr)
+        if problem is not None:
+            raise ValueError(f"{path}: {problem}")
     bounds = np.concatenate([[0], np.cumsum(lengths)])
     episodes = [Episode(obs=obs[a:b], action=act[a:b], reward=reward[a:b], success=bool(s), episode_id=str(i), task=task,
                         intervention=None if intervention is None else intervention[a:b], source=source[i])

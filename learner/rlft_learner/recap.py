@@ -39,42 +39,43 @@ from .cli import add_dataclass_args, help_meta as _h, run_command
 from .data import Normalizer, load_npz, make_windows
 from .diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
 from .export import PackageMeta, export_package
+from .finite import StepGuard, finite_values
 from .recap_value import ReturnSpec, ValueConfig, calibration, plot_calibration, predict, train_value
-from .server import Dataset, Episode, ExperienceServer
+from .server import Dataset, Episode, ExperienceServer, ListenConfig
 
 log = logging.getLogger("rlft_learner.recap")
 
 
 @dataclass
-class Config:
-    bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address the robot side uploads episodes to"))
+class Config(ListenConfig):
+    """bind, timeout and the door's keys (CURVE, insecure_public_bind, max_message_mb) come from server.ListenConfig."""
+
     dataset: str = field(default="", metadata=_h("read episodes from this .npz instead of the server"))
-    timeout: float = field(default=300.0, metadata=_h("seconds to wait for the next message before giving up"))
     pretrained: str = field(default="", metadata=_h("pre-trained policy package (BC on demos): every iteration fine-tunes from its model.pt"))
     out: str = field(default="runs/recap", metadata=_h("run directory; the package goes to OUT/package, statistics to OUT/recap.json"))
     plain: bool = field(default=False, metadata=_h("no indicator: plain BC fine-tuning on the same data (the baseline)"))
-    n_step: int = field(default=10, metadata=_h("advantage lookahead N in steps (pi*0.6: 50 at 50 Hz = 1 s; 10 is 1 s at 10 Hz); 0 = Monte-Carlo"))
-    positive_fraction: float = field(default=0.3, metadata=_h("fraction of the policy's own steps marked positive, per task (pi*0.6: 30-40%)"))
-    intervention_positive: str = field(default="success", metadata=_h("which operator steps are forced positive: success (default: those of episodes that end in success; a correction that still failed is labelled by its advantage like any step), always (pi*0.6) or none"))
+    n_step: int = field(default=10, metadata=_h("advantage lookahead N in steps (pi*0.6: 50 at 50 Hz = 1 s; 10 is 1 s at 10 Hz); 0 = Monte-Carlo", range=">= 0"))
+    positive_fraction: float = field(default=0.3, metadata=_h("fraction of the policy's own steps marked positive, per task (pi*0.6: 30-40%)", range="(0, 1)"))
+    intervention_positive: str = field(default="success", metadata=_h("which operator steps are forced positive: success (default: those of episodes that end in success; a correction that still failed is labelled by its advantage like any step), always (pi*0.6) or none", choices=('always', 'success', 'none')))
     positive_sources: str = field(default="", metadata=_h("comma-separated episode sources (recording metadata `source`, e.g. scripted_expert,teleop) whose successful episodes are demonstrations: all their steps forced positive like operator corrections, and kept out of the percentile. Empty = demos are labelled by their advantage (pi*0.6)"))
-    indicator_dropout: float = field(default=0.3, metadata=_h("probability a training sample's indicator is replaced by 'unconditioned'"))
-    cfg_beta: float = field(default=1.0, metadata=_h("classifier-free guidance weight baked into the sampler (1 = one conditioned pass; pi*0.6: 1.5-2.5)"))
+    indicator_dropout: float = field(default=0.3, metadata=_h("probability a training sample's indicator is replaced by 'unconditioned'", range="[0, 1)"))
+    cfg_beta: float = field(default=1.0, metadata=_h("classifier-free guidance weight baked into the sampler (1 = one conditioned pass; pi*0.6: 1.5-2.5)", range="[0, 10]"))
     max_episode_steps: str = field(default="", metadata=_h("T_max per task for return normalisation: 150, or push_cube=150,peg_insert=100; empty = longest episode seen"))
     c_fail: float = field(default=-1.0, metadata=_h("failure cost C_fail in steps; < 0 means T_max"))
-    value_bins: int = field(default=101, metadata=_h("return bins of the distributional value function (paper: 201)"))
-    value_hidden: int = field(default=256, metadata=_h("value MLP width"))
-    value_steps: int = field(default=1500, metadata=_h("value function gradient steps (trained afresh on all data every iteration)"))
-    value_lr: float = field(default=1e-3, metadata=_h("value function AdamW learning rate"))
-    steps: int = field(default=2000, metadata=_h("policy fine-tuning gradient steps"))
-    batch_size: int = field(default=256, metadata=_h("windows per gradient step"))
-    lr: float = field(default=3e-4, metadata=_h("peak AdamW learning rate of the fine-tune"))
-    indicator_lr: float = field(default=1e-2, metadata=_h("peak AdamW learning rate of the new indicator embedding (zero-initialised; at --lr it stays too small to condition the policy)"))
-    warmup_steps: int = field(default=100, metadata=_h("linear LR warm-up before the cosine decay"))
-    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights"))
-    seed: int = field(default=1, metadata=_h("random seed"))
+    value_bins: int = field(default=101, metadata=_h("return bins of the distributional value function (paper: 201)", range=">= 2"))
+    value_hidden: int = field(default=256, metadata=_h("value MLP width", range=">= 1"))
+    value_steps: int = field(default=1500, metadata=_h("value function gradient steps (trained afresh on all data every iteration)", range=">= 1"))
+    value_lr: float = field(default=1e-3, metadata=_h("value function AdamW learning rate", range="> 0"))
+    steps: int = field(default=2000, metadata=_h("policy fine-tuning gradient steps", range=">= 1"))
+    batch_size: int = field(default=256, metadata=_h("windows per gradient step", range=">= 1"))
+    lr: float = field(default=3e-4, metadata=_h("peak AdamW learning rate of the fine-tune", range="> 0"))
+    indicator_lr: float = field(default=1e-2, metadata=_h("peak AdamW learning rate of the new indicator embedding (zero-initialised; at --lr it stays too small to condition the policy)", range="> 0"))
+    warmup_steps: int = field(default=100, metadata=_h("linear LR warm-up before the cosine decay", range=">= 0"))
+    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights", range="[0, 1)"))
+    seed: int = field(default=1, metadata=_h("random seed", range=">= 0"))
     device: str = field(default="auto", metadata=_h("auto = cuda if available, else cpu"))
-    threads: int = field(default=1, metadata=_h("torch CPU threads (1: see train-bc)"))
-    log_every: int = field(default=100, metadata=_h("steps between progress lines"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads (1: see train-bc)", range=">= 1"))
+    log_every: int = field(default=100, metadata=_h("steps between progress lines", range=">= 1"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
 
 
@@ -195,6 +196,7 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
     opt = torch.optim.AdamW(groups, lr=cfg.lr, weight_decay=1e-6)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    guard = StepGuard("recap")
     losses: list[float] = []
     t0 = time.perf_counter()
     for step in range(cfg.steps):
@@ -204,10 +206,7 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
         t = torch.randint(0, T_train, (cfg.batch_size,), device=device, generator=gen)  # (B,)
         i_b = None if ind_all is None else drop_indicators(ind_all[idx], cfg.indicator_dropout, gen)  # (B,)
         loss = F.mse_loss(net(obs_all[idx], add_noise(x0, noise, t, ac), t, i_b), noise)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-        opt.step()
+        guard.step("policy", loss, opt, net.parameters(), 1.0)
         sched.step()
         decay = min(cfg.ema_decay, (1 + step) / (10 + step))
         with torch.no_grad():
@@ -215,7 +214,7 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
                 pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
-            emit({"phase": "policy", "step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(losses[-cfg.log_every:])),
+            emit({"phase": "policy", "step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(finite_values(losses[-cfg.log_every:]))),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0)})
     return ema.eval(), losses
 
@@ -271,7 +270,7 @@ def run(cfg: Config) -> dict:
     if cfg.dataset:
         data = load_npz(cfg.dataset)
     else:
-        with ExperienceServer(cfg.bind, timeout_s=cfg.timeout) as server:
+        with ExperienceServer.listen(cfg) as server:
             log.info("waiting for episodes on %s (timeout %g s)", server.endpoint, cfg.timeout)
             data = server.collect()
     eps = [e for e in data.episodes if len(e.obs) > 0]
@@ -335,9 +334,9 @@ def run(cfg: Config) -> dict:
         "positive_fraction": float(ind.mean()), "positive_fraction_autonomous": float(ind[free].mean()) if free.any() else 0.0,
         "advantage": {"mean": float(adv_all.mean()), "std": float(adv_all.std()), "p10": float(np.quantile(adv_all, 0.1)),
                       "p50": float(np.quantile(adv_all, 0.5)), "p90": float(np.quantile(adv_all, 0.9))},
-        "value": {"final_ce": float(np.mean(vlosses[-cfg.log_every:])), "calibration": calib,
+        "value": {"final_ce": float(np.mean(finite_values(vlosses[-cfg.log_every:]))), "calibration": calib,
                   "note": "in-sample: V on the episodes it was trained on (all data, as RECAP trains it)"},
-        "policy": {"final_loss": float(np.mean(plosses[-cfg.log_every:])), "plain": cfg.plain, "cfg_beta": cfg.cfg_beta,
+        "policy": {"final_loss": float(np.mean(finite_values(plosses[-cfg.log_every:]))), "plain": cfg.plain, "cfg_beta": cfg.cfg_beta,
                    "pretrained": os.path.abspath(cfg.pretrained), "pretrained_version": pre.policy.get("version", "")},
     }
     order = sorted(range(len(eps)), key=lambda i: (not eps[i].success, len(eps[i].obs)))

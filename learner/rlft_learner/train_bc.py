@@ -27,38 +27,39 @@ from .cli import add_dataclass_args, help_meta as _h, run_command
 from .data import Normalizer, load_npz, make_windows, save_npz
 from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
 from .export import PackageMeta, export_package
-from .server import Dataset, ExperienceServer
+from .finite import StepGuard, finite_values
+from .server import Dataset, ExperienceServer, ListenConfig
 
 log = logging.getLogger("rlft_learner.train_bc")
 
 
 @dataclass
-class Config:
-    bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address the robot side uploads demos to"))
+class Config(ListenConfig):
+    """bind, timeout and the door's keys (CURVE, insecure_public_bind, max_message_mb) come from server.ListenConfig."""
+
     dataset: str = field(default="", metadata=_h("read demos from this .npz instead of the server"))
     save_dataset: str = field(default="", metadata=_h("also write the received episodes to this .npz (the format --dataset and serve's demo_dataset read)"))
-    timeout: float = field(default=300.0, metadata=_h("seconds to wait for the next message before giving up"))
     out: str = field(default="runs/bc", metadata=_h("run directory; the package goes to OUT/package"))
     steps: int = field(default=20000, metadata=_h("gradient steps; the default takes about 10 min on 2 CPU cores (32 steps/s). "
                                                     "Fewer leave the policy undertrained: 4000 steps score 54%% / 81%% on push_cube / peg_insert, "
-                                                    "20000 steps 79%% / 95.5%% (docs/residual.md)"))
-    batch_size: int = field(default=256, metadata=_h("windows per gradient step"))
-    lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate (short CPU budget, so higher than the paper's 1e-4)"))
-    weight_decay: float = field(default=1e-6, metadata=_h("AdamW weight decay (Diffusion Policy)"))
-    warmup_steps: int = field(default=200, metadata=_h("linear LR warm-up before the cosine decay"))
-    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights"))
-    horizon: int = field(default=16, metadata=_h("predicted action chunk length (Diffusion Policy: 16)"))
-    execute_steps: int = field(default=8, metadata=_h("actions executed per chunk on the robot (Diffusion Policy: 8)"))
-    history: int = field(default=2, metadata=_h("observation history length (Diffusion Policy: 2)"))
-    hidden: int = field(default=256, metadata=_h("MLP width"))
-    blocks: int = field(default=3, metadata=_h("residual blocks"))
-    train_timesteps: int = field(default=100, metadata=_h("DDPM training timesteps"))
-    ddim_steps: int = field(default=10, metadata=_h("DDIM sampling steps in the exported sampler"))
-    obs_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension obs std"))
-    seed: int = field(default=1, metadata=_h("random seed"))
+                                                    "20000 steps 79%% / 95.5%% (docs/residual.md)", range=">= 1"))
+    batch_size: int = field(default=256, metadata=_h("windows per gradient step", range=">= 1"))
+    lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate (short CPU budget, so higher than the paper's 1e-4)", range="> 0"))
+    weight_decay: float = field(default=1e-6, metadata=_h("AdamW weight decay (Diffusion Policy)", range=">= 0"))
+    warmup_steps: int = field(default=200, metadata=_h("linear LR warm-up before the cosine decay", range=">= 0"))
+    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights", range="[0, 1)"))
+    horizon: int = field(default=16, metadata=_h("predicted action chunk length (Diffusion Policy: 16)", range=">= 1"))
+    execute_steps: int = field(default=8, metadata=_h("actions executed per chunk on the robot (Diffusion Policy: 8)", range=">= 1"))
+    history: int = field(default=2, metadata=_h("observation history length (Diffusion Policy: 2)", range=">= 1"))
+    hidden: int = field(default=256, metadata=_h("MLP width", range=">= 1"))
+    blocks: int = field(default=3, metadata=_h("residual blocks", range=">= 1"))
+    train_timesteps: int = field(default=100, metadata=_h("DDPM training timesteps", range="[2, 10000]"))
+    ddim_steps: int = field(default=10, metadata=_h("DDIM sampling steps in the exported sampler", range=">= 1"))
+    obs_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension obs std", range="> 0"))
+    seed: int = field(default=1, metadata=_h("random seed", range=">= 0"))
     device: str = field(default="auto", metadata=_h("auto = cuda if available, else cpu"))
-    threads: int = field(default=1, metadata=_h("torch CPU threads. 1: on 2 shared cores, 2 OpenMP threads measured no faster idle (31 vs 29 steps/s) and up to 15x slower when the cores are busy"))
-    log_every: int = field(default=100, metadata=_h("steps between progress lines"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads. 1: on 2 shared cores, 2 OpenMP threads measured no faster idle (31 vs 29 steps/s) and up to 15x slower when the cores are busy", range=">= 1"))
+    log_every: int = field(default=100, metadata=_h("steps between progress lines", range=">= 1"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
 
 
@@ -92,6 +93,7 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    guard = StepGuard("train-bc")
     log.info("training on %d windows from %d episodes (obs %d x %d, action %d x %d) on %s, %d params", n,
              len(data.episodes), cfg.history, mcfg.obs_dim, cfg.horizon, mcfg.action_dim, device,
              sum(p.numel() for p in net.parameters()))
@@ -104,10 +106,7 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
         noise = torch.randn(x0.shape, device=device, generator=gen)  # (B, H, A)
         t = torch.randint(0, cfg.train_timesteps, (cfg.batch_size,), device=device, generator=gen)  # (B,)
         loss = F.mse_loss(net(obs, add_noise(x0, noise, t, alphas_cumprod), t), noise)  # epsilon objective (DDPM)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-        opt.step()
+        guard.step("diffusion", loss, opt, net.parameters(), 1.0)
         sched.step()
         # EMA of the weights, warming up as in Diffusion Policy's EMAModel so early steps are not frozen in.
         decay = min(cfg.ema_decay, (1 + step) / (10 + step))
@@ -116,7 +115,7 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
                 pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
-            window = losses[-cfg.log_every:]
+            window = finite_values(losses[-cfg.log_every:])
             emit({"step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(window)),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0), "charts/learning_rate": sched.get_last_lr()[0]})
     return ema.eval(), norm, losses
@@ -135,7 +134,7 @@ def run(cfg: Config) -> dict:
     if cfg.dataset:
         data = load_npz(cfg.dataset)
     else:
-        with ExperienceServer(cfg.bind, timeout_s=cfg.timeout) as server:
+        with ExperienceServer.listen(cfg) as server:
             log.info("waiting for demos on %s (timeout %g s)", server.endpoint, cfg.timeout)
             data = server.collect()
             if server.stats.malformed:
@@ -168,7 +167,7 @@ def run(cfg: Config) -> dict:
                    norm, meta, package, seed=cfg.seed)
     with open(os.path.join(cfg.out, "config.json"), "w") as f:
         json.dump(asdict(cfg), f, indent=2)
-    final = float(np.mean(losses[-cfg.log_every:]))
+    final = float(np.mean(finite_values(losses[-cfg.log_every:])))
     done = {"event": "done", "package": os.path.abspath(package), "final_loss": final, "steps": cfg.steps,
             "episodes": len(data.episodes), "seconds": round(time.perf_counter() - started, 2)}
     if cfg.json_progress:

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 from .cli import add_dataclass_args, help_meta as _h, run_command
 from .export import onnx_export
+from .finite import StepGuard, require_finite
 
 log = logging.getLogger("rlft_learner.train_classifier")
 
@@ -35,14 +36,14 @@ log = logging.getLogger("rlft_learner.train_classifier")
 class Config:
     data: str = field(default="data/labels", metadata=_h("directory with frames.npy and labels.npy (rlft label --out)"))
     out: str = field(default="runs/classifier", metadata=_h("directory for classifier.onnx and classifier.json"))
-    steps: int = field(default=1500, metadata=_h("gradient steps"))
-    batch_size: int = field(default=64, metadata=_h("frames per step, half positive when possible (balanced batches)"))
-    lr: float = field(default=3e-4, metadata=_h("Adam learning rate"))
-    channels: int = field(default=32, metadata=_h("conv width"))
-    shift: int = field(default=4, metadata=_h("random-shift augmentation in pixels (DrQ); 0 = off"))
-    val_fraction: float = field(default=0.2, metadata=_h("frames held out for the validation accuracy"))
-    seed: int = field(default=0, metadata=_h("random seed"))
-    threads: int = field(default=1, metadata=_h("torch CPU threads"))
+    steps: int = field(default=1500, metadata=_h("gradient steps", range=">= 1"))
+    batch_size: int = field(default=64, metadata=_h("frames per step, half positive when possible (balanced batches)", range=">= 2"))
+    lr: float = field(default=3e-4, metadata=_h("Adam learning rate", range="> 0"))
+    channels: int = field(default=32, metadata=_h("conv width", range=">= 1"))
+    shift: int = field(default=4, metadata=_h("random-shift augmentation in pixels (DrQ); 0 = off", range=">= 0"))
+    val_fraction: float = field(default=0.2, metadata=_h("frames held out for the validation accuracy", range="(0, 1)"))
+    seed: int = field(default=0, metadata=_h("random seed", range=">= 0"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads", range=">= 1"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
 
 
@@ -113,6 +114,7 @@ def train(cfg: Config) -> dict:
     net = SuccessCnn(cfg.channels)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     gen = torch.Generator().manual_seed(cfg.seed)
+    guard = StepGuard("train-classifier")
     t0 = time.time()
     loss = torch.tensor(0.0)
     half = cfg.batch_size // 2
@@ -121,9 +123,7 @@ def train(cfg: Config) -> dict:
         b = np.concatenate([rng.choice(pos_idx, half), rng.choice(neg_idx, cfg.batch_size - half)])
         xb = random_shift(x[b], cfg.shift, gen)
         loss = F.binary_cross_entropy_with_logits(net.logits(xb).squeeze(1), y[b])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        guard.step("classifier", loss, opt)
         if cfg.json_progress and (step % 100 == 0 or step == cfg.steps):
             print(json.dumps({"event": "progress", "step": step, "loss": float(loss)}), flush=True)
     net.eval()
@@ -133,6 +133,7 @@ def train(cfg: Config) -> dict:
     os.makedirs(cfg.out, exist_ok=True)
     onnx_path = os.path.join(cfg.out, "classifier.onnx")
     h, w = frames.shape[1], frames.shape[2]
+    require_finite(f"classifier {onnx_path}", net=net)
     onnx_export(net, (torch.zeros(1, h, w, 3, dtype=torch.uint8),), onnx_path, ["image"], ["prob"])
     with open(onnx_path, "rb") as f:
         sha = hashlib.sha256(f.read()).hexdigest()
