@@ -264,15 +264,20 @@ def run(cfg: Config) -> dict:
 
     torch.set_num_threads(cfg.threads)
     device = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else ("cpu" if cfg.device == "auto" else cfg.device))
-    if not cfg.pretrained:
-        raise ValueError("--pretrained is required: the BC package every RECAP iteration fine-tunes from")
-    pre = load_pretrained(cfg.pretrained)
-    if cfg.dataset:
-        data = load_npz(cfg.dataset)
-    else:
-        with ExperienceServer.listen(cfg) as server:
+    # Bind first (the address check fails fast), then load the package while robots may already connect.
+    server = None if cfg.dataset else ExperienceServer.listen(cfg)
+    try:
+        if not cfg.pretrained:
+            raise ValueError("--pretrained is required: the BC package every RECAP iteration fine-tunes from")
+        pre = load_pretrained(cfg.pretrained)
+        if server is None:
+            data = load_npz(cfg.dataset)
+        else:
             log.info("waiting for episodes on %s (timeout %g s)", server.endpoint, cfg.timeout)
             data = server.collect()
+    finally:
+        if server is not None:
+            server.close()
     eps = [e for e in data.episodes if len(e.obs) > 0]
     if not eps:
         raise ValueError("the dataset has no episodes; collect some first")
