@@ -25,6 +25,8 @@ MAX_ABS_VALUE = 1e6
 #: Integers in headers (seq, counts, steps, shapes): JavaScript's Number.MAX_SAFE_INTEGER, 2^53 - 1. The robot side
 #: cannot send more intact, and every counter then fits the learner's int64 columns with room to add.
 MAX_INT = 2**53 - 1
+#: A robot id names spools, MQTT topics, key files and checkpoint entries; 128 characters is plenty for a name.
+MAX_ROBOT_ID = 128
 
 # Required header fields per message type, besides `type`, `protocol` and `seq` (docs/contracts.md).
 REQUIRED_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
@@ -138,6 +140,8 @@ def _check_fields(header: dict[str, Any], seq: int) -> str:
         if _is_int(value):
             _check_int(f"{msg_type}.{field}", value, seq, low=-MAX_INT)
     if msg_type == "hello":
+        if not 1 <= len(header["robot_id"]) <= MAX_ROBOT_ID:
+            raise ProtocolError(f"hello.robot_id must be 1 to {MAX_ROBOT_ID} characters; found {len(header['robot_id'])}", seq)
         for field in ("obs_names", "action_names"):
             names = header[field]
             if not names or not all(isinstance(n, str) for n in names):

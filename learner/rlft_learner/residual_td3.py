@@ -27,6 +27,10 @@ from .server import DoorConfig
 from .residual_nets import CriticEnsemble, ObsFeatures, ResidualActor, combine
 
 
+#: The learner `algorithm`s: ours (residual over the BC base) and the HIL-SERL / RLPD SAC baseline (rlpd_sac.py).
+ALGORITHMS = ("residual_td3", "rlpd_sac")
+
+
 @dataclass
 class Config(DoorConfig):
     """Everything `serve` reads from its YAML file (same names as keys; each also a --flag). Unknown keys are errors;
@@ -107,7 +111,7 @@ class Config(DoorConfig):
     online_capacity: int = field(default=200_000, metadata=_h("online ring buffer rows", range=">= 1"))
     offline_capacity: int = field(default=100_000, metadata=_h("offline ring buffer rows (demos + interventions)", range=">= 1"))
     # --- algorithm: ours, or the HIL-SERL / RLPD baseline (rlpd_sac.py) ---
-    algorithm: str = field(default="residual_td3", metadata=_h("residual_td3 (ours: residual over the BC base) or rlpd_sac (SAC from scratch with demos, the HIL-SERL/RLPD baseline; robots run it over a zero base). rlpd_sac uses actor_hidden/layers, critic_hidden/layers, gamma, n_step, utd, policy_delay, tau, batch_size, offline_fraction, learning_starts and the sac_* keys", choices=('residual_td3', 'rlpd_sac')))
+    algorithm: str = field(default="residual_td3", metadata=_h("residual_td3 (ours: residual over the BC base) or rlpd_sac (SAC from scratch with demos, the HIL-SERL/RLPD baseline; robots run it over a zero base). rlpd_sac uses actor_hidden/layers, critic_hidden/layers, gamma, n_step, utd, policy_delay, tau, batch_size, offline_fraction, learning_starts and the sac_* keys", choices=ALGORITHMS))
     sac_critics: int = field(default=2, metadata=_h("rlpd_sac: Q networks (HIL-SERL 2; target = min of them)", range=">= 2"))
     sac_lr: float = field(default=3e-4, metadata=_h("rlpd_sac: Adam lr of actor, critics and temperature (RLPD/HIL-SERL 3e-4)", range="> 0"))
     sac_init_temperature: float = field(default=1.0, metadata=_h("rlpd_sac: initial entropy temperature alpha (RLPD 1.0)", range="> 0"))

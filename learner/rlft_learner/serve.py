@@ -37,8 +37,6 @@ from .residual_nets import ObsFeatures
 from .residual_td3 import BasePackage, Config, ResidualTD3, config_keys, demo_rows
 from .security import load_signing_key, sign_package
 
-ALGORITHMS = ("residual_td3", "rlpd_sac")
-
 
 def _names(csv: str) -> list[str]:
     return [n.strip() for n in csv.split(",") if n.strip()]

@@ -168,7 +168,10 @@ class RouterEndpoint:
         self.stats.rejected_values += int(values)
         self.stats.errors.append(reason)
         del self.stats.errors[:-100]  # keep the last 100 only
-        log.warning("rejected message (seq %s): %s", seq, reason)
+        n = self.stats.malformed + self.stats.refused
+        if n <= 20 or n % 100 == 0:  # a flood of bad messages must not flood the log (or fill its disk)
+            log.warning("rejected message (seq %s; %d refused so far%s): %s", seq, n,
+                        ", logging every 100th" if n >= 20 else "", reason[:2000])
         self._reply(route, {"type": "error", "seq": -1 if seq is None else seq, "reason": reason})
 
     def _refuse(self, route: list[bytes], exc: ProtocolError) -> None:

@@ -123,3 +123,11 @@ def test_values_beyond_the_cap_are_value_range_errors(value, message):
         decode(encode({k: v for k, v in header.items() if k not in ("tensors", "protocol")}, tensors))
     tensors["reward"][1] = 1e6  # the cap itself is allowed
     decode(encode({k: v for k, v in header.items() if k not in ("tensors", "protocol")}, tensors))
+
+
+def test_robot_ids_are_short_names():
+    hello = {"type": "hello", "seq": 0, "config_hash": "h", "obs_names": ["o"], "action_names": ["a"], "task": "t"}
+    decode(encode({**hello, "robot_id": "r" * 128}))
+    for rid in ("", "r" * 129):
+        with pytest.raises(ProtocolError, match=r"hello.robot_id must be 1 to 128 characters"):
+            decode(encode({**hello, "robot_id": rid}))
