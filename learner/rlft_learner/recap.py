@@ -41,7 +41,7 @@ from .diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet,
 from .export import PackageMeta, export_package
 from .finite import StepGuard, finite_values
 from .recap_value import ReturnSpec, ValueConfig, calibration, plot_calibration, predict, train_value
-from .server import Dataset, Episode, ExperienceServer, ListenConfig
+from .server import Episode, ExperienceServer, ListenConfig
 
 log = logging.getLogger("rlft_learner.recap")
 

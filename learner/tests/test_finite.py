@@ -4,18 +4,16 @@ every loss is checked, and nothing non-finite is exported, published or checkpoi
 
 import json
 import os
-import threading
 import time
 
 import numpy as np
 import pytest
 import torch
-import zmq
 
 from rlft_learner.protocol import decode, decode_policy, encode
 from rlft_learner.residual_td3 import Config
 from rlft_learner.serve import Learner
-from test_online import SMALL, VERSION, client, hello, transitions
+from test_online import SMALL, VERSION, client, hello, policy_sub, running_learner, transitions
 from test_residual import write_base
 from test_server import ask, free_port
 
@@ -39,27 +37,13 @@ def _finite_package(files: dict[str, bytes], tmp_path) -> bool:
 
 @pytest.fixture
 def running(tmp_path):
-    cfg = Config(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
-                 experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}",
-                 publish_every=10, checkpoint_every_s=0.2, **SMALL)
-    lr = Learner(cfg, out=lambda _: None)
-    stop = threading.Event()
-    result = {}
-    thread = threading.Thread(target=lambda: result.setdefault("done", lr.run(stop)))
-    thread.start()
-    yield lr, cfg
-    stop.set()
-    thread.join(30)
-    assert "done" in result
+    for lr, cfg, _ in running_learner(tmp_path, checkpoint_every_s=0.2):
+        yield lr, cfg
 
 
 def test_ten_huge_transitions_are_refused_and_the_learner_keeps_publishing_finite_packages(running, tmp_path):
     lr, cfg = running
-    sub = zmq.Context.instance().socket(zmq.SUB)
-    sub.setsockopt(zmq.LINGER, 0)
-    sub.setsockopt(zmq.SUBSCRIBE, b"policy")
-    sub.setsockopt(zmq.RCVTIMEO, 30000)
-    sub.connect(cfg.policy_bind)
+    sub = policy_sub(cfg.policy_bind)
     sock = client(cfg.experience_bind)
     try:
         assert ask(sock, hello(0))["type"] == "welcome"

@@ -18,7 +18,7 @@ import { runSession } from "../../cli/session.ts";
 import { createRng, type Rng } from "../../sim/rng.ts";
 import { freePort } from "../servers.ts";
 import { auditDriver, drainSpool, launchConfig, LearnerRig } from "./rig.ts";
-import type { FaultRow, FaultScenario } from "./FaultScenario.ts";
+import type { FaultContext, FaultRow, FaultScenario } from "./FaultScenario.ts";
 
 interface Base {
   version: string;
@@ -80,16 +80,26 @@ function learnerCommand(args: string[]): Promise<{ code: number | null; stderr: 
 }
 
 const lastLine = (s: string) => s.trim().split("\n").at(-1) ?? "";
+
+/** A learner on free ports with a raw peer connected to it, for one scenario: `attack` gets them once it trains. */
+async function againstLearner(ctx: FaultContext, attack: (rig: LearnerRig, peer: RawPeer, b: Base) => Promise<FaultRow>): Promise<FaultRow> {
+  const b = await baseOf(ctx.baseDir);
+  const rig = await LearnerRig.create(ctx.root, ctx.baseDir);
+  const peer = new RawPeer(rig.experience);
+  try {
+    await rig.current.event("progress");
+    return await attack(rig, peer, b);
+  } finally {
+    peer.close();
+    await rig.cleanup();
+  }
+}
 const held = (scenario: string, injected: string, survived: boolean, detail: string): FaultRow => ({ scenario, injected, survived, transitionsLost: 0, unsafeCommands: 0, detail });
 
 const poisonedTransitions: FaultScenario = {
   name: "learner: poisoned transitions (3e38)",
-  async run(ctx) {
-    const b = await baseOf(ctx.baseDir);
-    const rig = await LearnerRig.create(ctx.root, ctx.baseDir);
-    const peer = new RawPeer(rig.experience);
-    try {
-      await rig.current.event("progress");
+  run: (ctx) =>
+    againstLearner(ctx, async (rig, peer, b) => {
       await peer.ask(hello(0, b, "lab-pc"));
       // The issue's attack: ten finite float32 transitions of 3e38 (observations and rewards).
       const refused = await peer.ask(poisoned(batch(1, b, "lab-pc", 0, 10), 3e38));
@@ -106,21 +116,13 @@ const poisonedTransitions: FaultScenario = {
       const ok = refused?.type === "error" && /beyond ±1e\+06/.test(String(refused.reason)) && guards.rejected_values === 1 && finite && stored === n && guards.refused_exports.publish === 0;
       return held("learner: poisoned transitions (3e38)", "10 transitions with obs/reward 3e38 (finite float32), then 320 clean ones", ok,
         `refused with "${String(refused?.reason).slice(0, 70)}…", counted (rejected_values ${guards.rejected_values}), nothing stored; the ${stored} clean transitions after it stored; package ${String(policy.version).slice(0, 24)}… published with ${values.length} finite test-vector outputs; exports refused ${guards.refused_exports.publish}`);
-    } finally {
-      peer.close();
-      await rig.cleanup();
-    }
-  },
+    }),
 };
 
 const impostor: FaultScenario = {
   name: "learner: a second peer claims a live robot's id",
-  async run(ctx) {
-    const b = await baseOf(ctx.baseDir);
-    const rig = await LearnerRig.create(ctx.root, ctx.baseDir);
-    const peer = new RawPeer(rig.experience);
-    try {
-      await rig.current.event("progress");
+  run: (ctx) =>
+    againstLearner(ctx, async (rig, peer, b) => {
       const out = join(ctx.root, "robot");
       const cfg = launchConfig({ baseDir: ctx.baseDir, out });
       const rid = cfg.learner.robot_id;
@@ -143,11 +145,7 @@ const impostor: FaultScenario = {
       const ok = refused === 3 && /in use by another connection/.test(String(replies[0]?.reason)) && lost === 0 && res.episodes.length === 3 && audit!.unsafe === 0;
       return { scenario: "learner: a second peer claims a live robot's id", injected: `hello as ${rid} + 2 batches as ${rid}, while ${rid} runs`, survived: ok, transitionsLost: lost, unsafeCommands: audit!.unsafe,
         detail: `hello refused ("${String(replies[0]?.reason).slice(0, 60)}…"), both batches refused (${refused}/3 errors); the real ${rid}: ${mine?.distinct_seqs}/${lastSeq + 1} transitions stored once each, none dropped as duplicates` };
-    } finally {
-      peer.close();
-      await rig.cleanup();
-    }
-  },
+    }),
 };
 
 const publicBinds: FaultScenario = {
@@ -196,13 +194,8 @@ async function fuzzFrames(rng: Rng, n: number): Promise<Buffer[][]> {
 
 const hostileFrames: FaultScenario = {
   name: "learner: extreme integers, oversize and fuzzed frames",
-  async run(ctx) {
-    const b = await baseOf(ctx.baseDir);
-    const rig = await LearnerRig.create(ctx.root, ctx.baseDir);
-    const peer = new RawPeer(rig.experience);
-    const big = new RawPeer(rig.experience, 3000);
-    try {
-      await rig.current.event("progress");
+  run: (ctx) =>
+    againstLearner(ctx, async (rig, peer, b) => {
       const rss0 = rig.current.rss();
       await peer.ask(hello(0, b, "lab-pc"));
       const t = batch(1, b, "lab-pc", 0, 2);
@@ -212,7 +205,8 @@ const hostileFrames: FaultScenario = {
         await peer.ask([Buffer.from(msgpackEncode({ ...h, seq: 2n ** 64n - 1n }, { useBigInt64: true })), ...t.slice(1)]),
         await peer.ask([Buffer.from(msgpackEncode({ ...h, first_seq: -(2n ** 63n) }, { useBigInt64: true })), ...t.slice(1)]),
       ];
-      const oversize = await big.ask([Buffer.alloc(65 * 2 ** 20, 0x41)]); // over the 64 MiB cap: the connection is closed
+      const big = new RawPeer(rig.experience, 3000);
+      const oversize = await big.ask([Buffer.alloc(65 * 2 ** 20, 0x41)]).finally(() => big.close()); // over the 64 MiB cap: the connection is closed
       const frames = await fuzzFrames(createRng(24), ctx.full ? 3000 : 300);
       let answered = 0;
       for (const f of frames) if ((await peer.ask(f)) !== null) answered++;
@@ -224,22 +218,13 @@ const hostileFrames: FaultScenario = {
       const ok = extreme.every((r) => r?.type === "error") && oversize === null && answered === frames.length && after?.type === "welcome" && g.internal_errors === 0 && grownMb < 150;
       return held("learner: extreme integers, oversize and fuzzed frames", `step/seq 2^64-1, first_seq -2^63, one 65 MiB message, ${frames.length} seeded mutations of the golden frames`, ok,
         `integers refused ("${String(extreme[0]?.reason).slice(0, 60)}…"); 65 MiB message dropped by ZeroMQ (no reply, connection closed); ${answered}/${frames.length} fuzzed messages answered, ${g.malformed} malformed (${g.rejected_values} for values), internal errors ${g.internal_errors}; learner RSS ${grownMb >= 0 ? "+" : ""}${grownMb.toFixed(1)} MiB; a clean hello still welcomed`);
-    } finally {
-      peer.close();
-      big.close();
-      await rig.cleanup();
-    }
-  },
+    }),
 };
 
 const inventedIds: FaultScenario = {
   name: "learner: invented robot ids",
-  async run(ctx) {
-    const b = await baseOf(ctx.baseDir);
-    const rig = await LearnerRig.create(ctx.root, ctx.baseDir);
-    const peer = new RawPeer(rig.experience);
-    try {
-      await rig.current.event("progress");
+  run: (ctx) =>
+    againstLearner(ctx, async (rig, peer, b) => {
       await peer.ask(hello(0, b, "lab-pc"));
       await peer.ask(batch(1, b, "lab-pc", 0, 8)); // one real robot holds transitions
       const ghost = new RawPeer(rig.experience);
@@ -253,11 +238,7 @@ const inventedIds: FaultScenario = {
       const ok = kept.length === 1 && kept[0] === "lab-pc" && inMemory <= 64;
       return held("learner: invented robot ids", `200 hellos with invented robot ids (${welcomed} welcomed), no transitions`, ok,
         `checkpoint keeps ${JSON.stringify(kept)} only; ${inMemory} ids in memory (max_robots 64; ids that never sent a transition are forgotten first)`);
-    } finally {
-      peer.close();
-      await rig.cleanup();
-    }
-  },
+    }),
 };
 
 const badConfig: FaultScenario = {
