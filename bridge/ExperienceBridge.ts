@@ -471,7 +471,9 @@ export class ExperienceBridge {
     const p = this.#pending.get(m.header.seq);
     if (p === undefined || (m.header.type !== p.expect && m.header.type !== "error")) {
       this.#stats.droppedReplies++;
-      this.#o.logger.warn(`ExperienceBridge: dropped a ${m.header.type} reply with seq ${m.header.seq} that matches no waiting request`);
+      // An unsolicited error (seq -1) is a notice, e.g. another peer said hello with this robot's id and was refused.
+      const why = m.header.type === "error" ? `: ${String(m.header.reason)}` : "";
+      this.#o.logger.warn(`ExperienceBridge: dropped a ${m.header.type} reply with seq ${m.header.seq} that matches no waiting request${why}`);
       return;
     }
     this.#pending.delete(m.header.seq);

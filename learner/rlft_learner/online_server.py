@@ -257,8 +257,8 @@ class OnlineServer(RouterEndpoint):
         if not problems:
             problem = self._key_problem(peer, rid) or self._claim_problem(peer, rid)
             if problem is None and not self._room_for(rid):
-                problem = (f"this learner already serves max_robots = {self.max_robots} robot ids that hold transitions; "
-                           f"raise max_robots, or reuse a robot id")
+                problem = (f"this learner already serves max_robots = {self.max_robots} robot ids (ids holding transitions, "
+                           f"and ids whose connection still talks); raise max_robots, or reuse a robot id")
             problems += [problem] if problem else []
         if problems:
             self._error(route, seq, "hello rejected: " + "; ".join(problems), malformed=False)

@@ -107,7 +107,7 @@ def test_invented_robot_ids_are_bounded_and_never_checkpointed(tmp_path):
                 assert ask(c, transitions(1, 0, 1, robot=f"r{i}"))["acked_seq"] == 0
                 c.close()
             r = ask(sock, hello(999, robot="one-too-many"))
-            assert r["type"] == "error" and "max_robots = 8" in r["reason"]
+            assert r["type"] == "error" and "max_robots = 8 robot ids" in r["reason"]
             # A checkpoint written by an older learner with invented ids: they are dropped on restore.
             door.server.restore({"sim-0": {"acked_seq": 1, "index": 0, "config_hash": ""},
                                  **{f"ghost-{i}": {"acked_seq": -1, "index": i + 1, "config_hash": ""} for i in range(200)}})
