@@ -218,9 +218,9 @@ test("over CURVE to train-bc's server: the key speaks for the robot its file nam
     await generateKeys(keys, { robots: ["sim-0"] });
     const server = pythonServer([
       "import json",
-      "from rlft_learner.server import ExperienceServer, ListenConfig",
-      `cfg = ListenConfig(bind='tcp://127.0.0.1:*', timeout=30, curve_secret=${JSON.stringify(join(keys, "learner.key_secret"))}, curve_authorized=${JSON.stringify(join(keys, "authorized"))})`,
-      "with ExperienceServer.listen(cfg) as s:",
+      "from rlft_learner.server import DoorConfig, ExperienceServer",
+      `door = DoorConfig(curve_secret=${JSON.stringify(join(keys, "learner.key_secret"))}, curve_authorized=${JSON.stringify(join(keys, "authorized"))})`,
+      "with ExperienceServer('tcp://127.0.0.1:*', timeout_s=30, **door.door()) as s:",
       "    print(s.endpoint, flush=True)",
       "    d = s.collect()",
       "    print(json.dumps({'robot_id': d.robot_id, 'episodes': len(d.episodes), 'refused': s.stats.refused}), flush=True)",

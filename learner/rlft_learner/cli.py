@@ -21,21 +21,28 @@ _INTERVAL = re.compile(rf"^([\[(])\s*({_NUM})\s*,\s*({_NUM})\s*([\])])$")
 _COMPARE = re.compile(rf"^(>=|>|<=|<)\s*({_NUM})$")
 
 
-def help_meta(text: str, range: str | None = None, choices: tuple[str, ...] | None = None) -> dict:
-    """Dataclass field metadata: the --help text of a config key, and what values it allows: `range` in interval
-    notation ("(0, 1]", "[0, 2]", "> 0", ">= 1"), or `choices` for a string. Checked by `check_value`."""
-    if range is not None and not (_INTERVAL.match(range) or _COMPARE.match(range)):
-        raise ValueError(f"bad range spec {range!r}")  # a programming error, caught by the tests at import
-    meta: dict[str, Any] = {"help": text}
-    if range is not None:
-        meta["range"] = range
-    if choices is not None:
-        meta["choices"] = tuple(choices)
-    return meta
+def help_meta(text: str) -> dict:
+    """Dataclass field metadata carrying the --help text of a config key."""
+    return {"help": text}
+
+
+def allow(cls: type, table: dict[str, str | tuple[str, ...]]) -> None:
+    """Declare the values a config dataclass accepts, one entry per key: a range in interval notation ("(0, 1]",
+    "[0, 2]", "> 0", ">= 1") or a tuple of choices. The one place each value's bounds live: `check_value` enforces
+    them wherever the value is read (YAML, flags) and --help shows them. A subclass inherits its parents' entries."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    for key, spec in table.items():
+        if key not in names or not (isinstance(spec, tuple) or _INTERVAL.match(spec) or _COMPARE.match(spec)):
+            raise ValueError(f"{cls.__name__}: bad allowed-values entry {key!r}: {spec!r}")  # a programming error
+    cls.__allowed__ = {**getattr(cls, "__allowed__", {}), **table}
+
+
+def allowed(cls: type, name: str) -> str | tuple[str, ...] | None:
+    return getattr(cls, "__allowed__", {}).get(name)
 
 
 def in_range(value: float, spec: str) -> bool:
-    """`value` lies in `spec` (help_meta's notation). NaN lies in none."""
+    """`value` lies in `spec` (allow's notation). NaN lies in none."""
     m = _INTERVAL.match(spec)
     if m:
         lo, hi = float(m.group(2)), float(m.group(3))
@@ -47,22 +54,24 @@ def in_range(value: float, spec: str) -> bool:
     return {">=": value >= b, ">": value > b, "<=": value <= b, "<": value < b}[op]
 
 
-def check_value(f: dataclasses.Field, value: Any, where: str) -> None:
-    """Raise ValueError naming the key, the value and what is allowed when `value` does not fit field `f`. Floats must
-    be finite (YAML .nan/.inf and `--x nan` parse as floats)."""
-    meta = f.metadata
+def check_value(cls: type, name: str, value: Any, where: str) -> None:
+    """Raise ValueError naming the key, the value and what is allowed when `value` does not fit key `name` of config
+    class `cls`. Floats must be finite (YAML .nan/.inf and `--x nan` parse as floats)."""
+    spec = allowed(cls, name)
+    text = next((f.metadata.get("help", "") for f in dataclasses.fields(cls) if f.name == name), "")
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{where}: {f.name} = {value!r} is not a finite number; allowed: {meta.get('range', 'any finite number')}")
-    if "range" in meta and isinstance(value, (int, float)) and not isinstance(value, bool) and not in_range(value, meta["range"]):
-        raise ValueError(f"{where}: {f.name} = {value!r} is out of range; allowed: {meta['range']} — {meta.get('help', '')}"[:600])
-    if "choices" in meta and value not in meta["choices"]:
-        raise ValueError(f"{where}: {f.name} = {value!r} is not one of {', '.join(meta['choices'])} — {meta.get('help', '')}"[:600])
+        raise ValueError(f"{where}: {name} = {value!r} is not a finite number; allowed: {spec or 'any finite number'}")
+    if isinstance(spec, tuple):
+        if value not in spec:
+            raise ValueError(f"{where}: {name} = {value!r} is not one of {', '.join(spec)} — {text}"[:600])
+    elif spec is not None and isinstance(value, (int, float)) and not isinstance(value, bool) and not in_range(value, spec):
+        raise ValueError(f"{where}: {name} = {value!r} is out of range; allowed: {spec} — {text}"[:600])
 
 
 def check_dataclass(obj: Any, where: str) -> None:
     """`check_value` for every field of a config dataclass instance."""
     for f in dataclasses.fields(obj):
-        check_value(f, getattr(obj, f.name), where)
+        check_value(type(obj), f.name, getattr(obj, f.name), where)
 
 
 def add_dataclass_args(parser: argparse.ArgumentParser, cls: type) -> None:
@@ -72,7 +81,7 @@ def add_dataclass_args(parser: argparse.ArgumentParser, cls: type) -> None:
     for name, f in hints.items():
         default = getattr(defaults, name)
         flag = "--" + name.replace("_", "-")
-        help_text = help_with_range(f)
+        help_text = help_with_range(cls, f)
         if isinstance(default, bool):
             parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
         else:
@@ -80,10 +89,10 @@ def add_dataclass_args(parser: argparse.ArgumentParser, cls: type) -> None:
                                 help=f"{help_text} (default: {default})".strip())
 
 
-def help_with_range(f: dataclasses.Field) -> str:
+def help_with_range(cls: type, f: dataclasses.Field) -> str:
     """A field's --help text with what it allows appended. argparse %-formats help, so literal % are doubled."""
-    allowed = f.metadata.get("range") or ("|".join(f.metadata["choices"]) if "choices" in f.metadata else "")
-    text = f.metadata.get("help", "") + (f"; allowed: {allowed}" if allowed else "")
+    spec = allowed(cls, f.name)
+    text = f.metadata.get("help", "") + (f"; allowed: {'|'.join(spec) if isinstance(spec, tuple) else spec}" if spec else "")
     return text.replace("%%", "%").replace("%", "%%")
 
 

@@ -35,48 +35,57 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, help_meta as _h, run_command
+from .cli import add_dataclass_args, allow, help_meta as _h, run_command
 from .data import Normalizer, load_npz, make_windows
 from .diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
 from .export import PackageMeta, export_package
 from .finite import StepGuard, finite_values
 from .recap_value import ReturnSpec, ValueConfig, calibration, plot_calibration, predict, train_value
-from .server import Episode, ExperienceServer, ListenConfig
+from .server import DoorConfig, Episode, ExperienceServer
 
 log = logging.getLogger("rlft_learner.recap")
 
 
 @dataclass
-class Config(ListenConfig):
-    """bind, timeout and the door's keys (CURVE, insecure_public_bind, max_message_mb) come from server.ListenConfig."""
-
+class Config(DoorConfig):
+    bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address the robot side uploads episodes to"))
     dataset: str = field(default="", metadata=_h("read episodes from this .npz instead of the server"))
+    timeout: float = field(default=300.0, metadata=_h("seconds to wait for the next message before giving up"))
     pretrained: str = field(default="", metadata=_h("pre-trained policy package (BC on demos): every iteration fine-tunes from its model.pt"))
     out: str = field(default="runs/recap", metadata=_h("run directory; the package goes to OUT/package, statistics to OUT/recap.json"))
     plain: bool = field(default=False, metadata=_h("no indicator: plain BC fine-tuning on the same data (the baseline)"))
-    n_step: int = field(default=10, metadata=_h("advantage lookahead N in steps (pi*0.6: 50 at 50 Hz = 1 s; 10 is 1 s at 10 Hz); 0 = Monte-Carlo", range=">= 0"))
-    positive_fraction: float = field(default=0.3, metadata=_h("fraction of the policy's own steps marked positive, per task (pi*0.6: 30-40%)", range="(0, 1)"))
-    intervention_positive: str = field(default="success", metadata=_h("which operator steps are forced positive: success (default: those of episodes that end in success; a correction that still failed is labelled by its advantage like any step), always (pi*0.6) or none", choices=('always', 'success', 'none')))
+    n_step: int = field(default=10, metadata=_h("advantage lookahead N in steps (pi*0.6: 50 at 50 Hz = 1 s; 10 is 1 s at 10 Hz); 0 = Monte-Carlo"))
+    positive_fraction: float = field(default=0.3, metadata=_h("fraction of the policy's own steps marked positive, per task (pi*0.6: 30-40%)"))
+    intervention_positive: str = field(default="success", metadata=_h("which operator steps are forced positive: success (default: those of episodes that end in success; a correction that still failed is labelled by its advantage like any step), always (pi*0.6) or none"))
     positive_sources: str = field(default="", metadata=_h("comma-separated episode sources (recording metadata `source`, e.g. scripted_expert,teleop) whose successful episodes are demonstrations: all their steps forced positive like operator corrections, and kept out of the percentile. Empty = demos are labelled by their advantage (pi*0.6)"))
-    indicator_dropout: float = field(default=0.3, metadata=_h("probability a training sample's indicator is replaced by 'unconditioned'", range="[0, 1)"))
-    cfg_beta: float = field(default=1.0, metadata=_h("classifier-free guidance weight baked into the sampler (1 = one conditioned pass; pi*0.6: 1.5-2.5)", range="[0, 10]"))
+    indicator_dropout: float = field(default=0.3, metadata=_h("probability a training sample's indicator is replaced by 'unconditioned'"))
+    cfg_beta: float = field(default=1.0, metadata=_h("classifier-free guidance weight baked into the sampler (1 = one conditioned pass; pi*0.6: 1.5-2.5)"))
     max_episode_steps: str = field(default="", metadata=_h("T_max per task for return normalisation: 150, or push_cube=150,peg_insert=100; empty = longest episode seen"))
     c_fail: float = field(default=-1.0, metadata=_h("failure cost C_fail in steps; < 0 means T_max"))
-    value_bins: int = field(default=101, metadata=_h("return bins of the distributional value function (paper: 201)", range=">= 2"))
-    value_hidden: int = field(default=256, metadata=_h("value MLP width", range=">= 1"))
-    value_steps: int = field(default=1500, metadata=_h("value function gradient steps (trained afresh on all data every iteration)", range=">= 1"))
-    value_lr: float = field(default=1e-3, metadata=_h("value function AdamW learning rate", range="> 0"))
-    steps: int = field(default=2000, metadata=_h("policy fine-tuning gradient steps", range=">= 1"))
-    batch_size: int = field(default=256, metadata=_h("windows per gradient step", range=">= 1"))
-    lr: float = field(default=3e-4, metadata=_h("peak AdamW learning rate of the fine-tune", range="> 0"))
-    indicator_lr: float = field(default=1e-2, metadata=_h("peak AdamW learning rate of the new indicator embedding (zero-initialised; at --lr it stays too small to condition the policy)", range="> 0"))
-    warmup_steps: int = field(default=100, metadata=_h("linear LR warm-up before the cosine decay", range=">= 0"))
-    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights", range="[0, 1)"))
-    seed: int = field(default=1, metadata=_h("random seed", range=">= 0"))
+    value_bins: int = field(default=101, metadata=_h("return bins of the distributional value function (paper: 201)"))
+    value_hidden: int = field(default=256, metadata=_h("value MLP width"))
+    value_steps: int = field(default=1500, metadata=_h("value function gradient steps (trained afresh on all data every iteration)"))
+    value_lr: float = field(default=1e-3, metadata=_h("value function AdamW learning rate"))
+    steps: int = field(default=2000, metadata=_h("policy fine-tuning gradient steps"))
+    batch_size: int = field(default=256, metadata=_h("windows per gradient step"))
+    lr: float = field(default=3e-4, metadata=_h("peak AdamW learning rate of the fine-tune"))
+    indicator_lr: float = field(default=1e-2, metadata=_h("peak AdamW learning rate of the new indicator embedding (zero-initialised; at --lr it stays too small to condition the policy)"))
+    warmup_steps: int = field(default=100, metadata=_h("linear LR warm-up before the cosine decay"))
+    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights"))
+    seed: int = field(default=1, metadata=_h("random seed"))
     device: str = field(default="auto", metadata=_h("auto = cuda if available, else cpu"))
-    threads: int = field(default=1, metadata=_h("torch CPU threads (1: see train-bc)", range=">= 1"))
-    log_every: int = field(default=100, metadata=_h("steps between progress lines", range=">= 1"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads (1: see train-bc)"))
+    log_every: int = field(default=100, metadata=_h("steps between progress lines"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+    "timeout": "> 0", "n_step": ">= 0", "positive_fraction": "(0, 1)",
+    "intervention_positive": ('always', 'success', 'none'), "indicator_dropout": "[0, 1)", "cfg_beta": "[0, 10]",
+    "value_bins": ">= 2", "value_hidden": ">= 1", "value_steps": ">= 1", "value_lr": "> 0", "steps": ">= 1",
+    "batch_size": ">= 1", "lr": "> 0", "indicator_lr": "> 0", "warmup_steps": ">= 0", "ema_decay": "[0, 1)",
+    "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
+})
 
 
 # --- advantages and indicators -------------------------------------------------------------------------------
@@ -265,7 +274,7 @@ def run(cfg: Config) -> dict:
     torch.set_num_threads(cfg.threads)
     device = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else ("cpu" if cfg.device == "auto" else cfg.device))
     # Bind first (the address check fails fast), then load the package while robots may already connect.
-    server = None if cfg.dataset else ExperienceServer.listen(cfg)
+    server = None if cfg.dataset else ExperienceServer(cfg.bind, timeout_s=cfg.timeout, **cfg.door())
     try:
         if not cfg.pretrained:
             raise ValueError("--pretrained is required: the BC package every RECAP iteration fine-tunes from")

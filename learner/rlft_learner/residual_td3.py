@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import torch
 
-from .cli import help_meta as _h
+from .cli import allow, help_meta as _h
 from .chunk_critic import ChunkCritic, mirrored_rows
 from .finite import StepGuard
 from .replay import Batch, ReplayBuffer, to_batch
@@ -34,7 +34,7 @@ ALGORITHMS = ("residual_td3", "rlpd_sac")
 @dataclass
 class Config(DoorConfig):
     """Everything `serve` reads from its YAML file (same names as keys; each also a --flag). Unknown keys are errors;
-    each value is checked against the range its field declares (cli.check_value). The door's keys (curve_secret,
+    what each key accepts is declared once, in the `allow` table below the class. The door's keys (curve_secret,
     curve_authorized, insecure_public_bind, max_message_mb) come from server.DoorConfig."""
 
     # --- sockets and files ---
@@ -43,83 +43,103 @@ class Config(DoorConfig):
     base_package: str = field(default="", metadata=_h("REQUIRED: the BC package dir; its names and stats define normalisation, its version must match robots' hello"))
     run_dir: str = field(default="runs/residual", metadata=_h("checkpoints, packages/ and metrics.jsonl; an existing run is resumed"))
     demo_dataset: str = field(default="", metadata=_h("optional .npz of demos (train-bc format) put in the offline buffer, base actions relabelled by the base policy"))
-    base_noise_scale: float = field(default=1.0, metadata=_h("sampling temperature the robot runs the base at (launch actor.noise_scale; rlft session passes it): demo base actions are relabelled with the initial DDIM noise x this, so offline rows match what the robot executes", range="[0, 2]"))
+    base_noise_scale: float = field(default=1.0, metadata=_h("sampling temperature the robot runs the base at (launch actor.noise_scale; rlft session passes it): demo base actions are relabelled with the initial DDIM noise x this, so offline rows match what the robot executes"))
     config_hash: str = field(default="", metadata=_h("robot config hash to require in hello; empty = accept any and record it"))
-    max_robots: int = field(default=64, metadata=_h("robot ids this learner serves at once; a hello for one more is refused. Ids that never sent a transition are forgotten when their connection is gone and never checkpointed, so invented ids cannot pile up", range="[1, 100000]"))
-    heartbeat_sec: float = field(default=2.0, metadata=_h("heartbeat period told to robots in welcome", range="(0, 60]"))
+    max_robots: int = field(default=64, metadata=_h("robot ids this learner serves at once; a hello for one more is refused. Ids that never sent a transition are forgotten when their connection is gone and never checkpointed, so invented ids cannot pile up"))
+    heartbeat_sec: float = field(default=2.0, metadata=_h("heartbeat period told to robots in welcome"))
     sign_key: str = field(default="", metadata=_h("ed25519 private key (keys/learner.sign.pem) that signs every published package (policy.sig); empty = unsigned"))
     # --- schedule ---
-    publish_every: int = field(default=1000, metadata=_h("critic updates between residual package exports (none while the actor has not moved)", range=">= 1"))
-    keep_packages: int = field(default=5, metadata=_h("newest packages kept on disk; older ones are deleted", range=">= 1"))
-    checkpoint_every: int = field(default=5000, metadata=_h("critic updates between checkpoints (also on SIGINT/SIGTERM and at the end)", range=">= 1"))
-    checkpoint_every_s: float = field(default=30.0, metadata=_h("seconds between checkpoints while new transitions arrive. Robots keep every transition in their disk spool until a checkpoint holds it (durable_seq), so this bounds how much they keep", range="> 0"))
-    max_updates: int = field(default=0, metadata=_h("stop after this many critic updates (0 = forever)", range=">= 0"))
-    max_seconds: float = field(default=0.0, metadata=_h("stop after this many seconds (0 = forever)", range=">= 0"))
+    publish_every: int = field(default=1000, metadata=_h("critic updates between residual package exports (none while the actor has not moved)"))
+    keep_packages: int = field(default=5, metadata=_h("newest packages kept on disk; older ones are deleted"))
+    checkpoint_every: int = field(default=5000, metadata=_h("critic updates between checkpoints (also on SIGINT/SIGTERM and at the end)"))
+    checkpoint_every_s: float = field(default=30.0, metadata=_h("seconds between checkpoints while new transitions arrive. Robots keep every transition in their disk spool until a checkpoint holds it (durable_seq), so this bounds how much they keep"))
+    max_updates: int = field(default=0, metadata=_h("stop after this many critic updates (0 = forever)"))
+    max_seconds: float = field(default=0.0, metadata=_h("stop after this many seconds (0 = forever)"))
     json_progress: bool = field(default=False, metadata=_h("print JSON lines (progress every ~2 s, policy on publish) on stdout"))
-    progress_every_s: float = field(default=2.0, metadata=_h("seconds between progress lines / metrics rows", range="> 0"))
-    threads: int = field(default=1, metadata=_h("torch CPU threads. 1: on 2 cores shared with the sim, 2 OpenMP threads measured 1-8x slower (spin-waits under load), never faster", range=">= 1"))
+    progress_every_s: float = field(default=2.0, metadata=_h("seconds between progress lines / metrics rows"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads. 1: on 2 cores shared with the sim, 2 OpenMP threads measured 1-8x slower (spin-waits under load), never faster"))
     device: str = field(default="cpu", metadata=_h("cpu or cuda; small MLPs are fastest on CPU at batch 256"))
-    seed: int = field(default=1, metadata=_h("random seed", range=">= 0"))
+    seed: int = field(default=1, metadata=_h("random seed"))
     # --- residual actor (ResFiT) ---
-    residual_scale: float = field(default=0.1, metadata=_h("residual bound: tanh(.) * scale in normalised action units (ResFiT 0.1-0.2)", range="(0, 1]"))
+    residual_scale: float = field(default=0.1, metadata=_h("residual bound: tanh(.) * scale in normalised action units (ResFiT 0.1-0.2)"))
     obs_features: str = field(default="", metadata=_h("relative observation features for actor and critic: comma-separated prefix pairs A-B, each adding A.s - B.s for the suffixes s both have and their distance, e.g. cube-target,ee-cube on push_cube (residual_nets.ObsFeatures). Computed inside the networks, so robots send the same observation. Empty = off"))
-    exploration_std: float = field(default=0.05, metadata=_h("Gaussian noise the robot adds in training mode (ResFiT 0.025-0.05)", range="[0, 1]"))
-    exploration_rho: float = field(default=0.0, metadata=_h("temporal correlation of that noise per control step, in [0, 1): AR(1) / Ornstein-Uhlenbeck noise with the same stationary std (0 = white, as ResFiT; 0.9 holds a direction for about a second at 10 Hz)", range="[0, 1)"))
-    actor_hidden: int = field(default=256, metadata=_h("actor MLP width", range=">= 1"))
-    actor_layers: int = field(default=2, metadata=_h("actor hidden layers", range=">= 1"))
+    exploration_std: float = field(default=0.05, metadata=_h("Gaussian noise the robot adds in training mode (ResFiT 0.025-0.05)"))
+    exploration_rho: float = field(default=0.0, metadata=_h("temporal correlation of that noise per control step, in [0, 1): AR(1) / Ornstein-Uhlenbeck noise with the same stationary std (0 = white, as ResFiT; 0.9 holds a direction for about a second at 10 Hz)"))
+    actor_hidden: int = field(default=256, metadata=_h("actor MLP width"))
+    actor_layers: int = field(default=2, metadata=_h("actor hidden layers"))
     # --- critic ensemble (REDQ) ---
-    critic_heads: int = field(default=10, metadata=_h("Q heads E (ResFiT 10); the target takes the min of 2 random heads", range=">= 2"))
-    critic_hidden: int = field(default=128, metadata=_h("critic width (paper 1024 on GPU). 10 heads x 128 runs ~2x the updates/s of 10 x 256 on 2 CPU cores", range=">= 1"))
-    critic_layers: int = field(default=2, metadata=_h("critic hidden layers, each Linear-LayerNorm-ReLU", range=">= 1"))
+    critic_heads: int = field(default=10, metadata=_h("Q heads E (ResFiT 10); the target takes the min of 2 random heads"))
+    critic_hidden: int = field(default=128, metadata=_h("critic width (paper 1024 on GPU). 10 heads x 128 runs ~2x the updates/s of 10 x 256 on 2 CPU cores"))
+    critic_layers: int = field(default=2, metadata=_h("critic hidden layers, each Linear-LayerNorm-ReLU"))
     # --- TD3 ---
-    gamma: float = field(default=0.99, metadata=_h("discount (ResFiT 0.99-0.995)", range="(0, 1]"))
-    n_step: int = field(default=3, metadata=_h("n-step returns (ResFiT 3-5); success stops the bootstrap, truncation does not", range=">= 1"))
-    utd: float = field(default=2.0, metadata=_h("critic updates per received env step (paper 4; 2 keeps up with a 10 Hz robot on 2 CPU cores)", range="> 0"))
-    policy_delay: int = field(default=2, metadata=_h("critic updates per actor update (TD3)", range=">= 1"))
-    target_noise: float = field(default=0.2, metadata=_h("target policy smoothing std, as a fraction of residual_scale (TD3 0.2)", range=">= 0"))
-    target_noise_clip: float = field(default=0.3, metadata=_h("smoothing noise clip, as a fraction of residual_scale (ResFiT 0.3)", range=">= 0"))
-    tau: float = field(default=0.005, metadata=_h("Polyak rate of the target networks", range="(0, 1]"))
-    actor_lr: float = field(default=1e-4, metadata=_h("AdamW actor lr. Paper 1e-6 over 300k+ GPU steps; at CPU budgets (a few hundred episodes) 1e-6 barely moves the zero-initialised head, and tanh*scale bounds the residual anyway", range="> 0"))
-    actor_bc_weight: float = field(default=0.0, metadata=_h("TD3+BC (Fujimoto & Gu 2021) anchor for the residual: actor loss = -Q/mean|Q| + w * mean((res - clip(a_offline - a_base))^2) / scale^2 over the batch's offline rows (demos, interventions). 0 = plain TD3 actor loss", range=">= 0"))
-    actor_bc_source: str = field(default="offline", metadata=_h("rows the actor_bc_weight anchor uses: offline (demos and interventions) or interventions (the operators' corrections only: a_human - a_base is exactly the residual the operator wanted there, while a demo's action minus a relabelled base sample is mostly sampling noise)", choices=('offline', 'interventions')))
-    actor_residual_penalty: float = field(default=0.0, metadata=_h("trust region around the base: actor loss = -Q/mean|Q| + w * mean((residual/scale)^2). With Adam, the plain TD3 loss moves the actor a full step whatever the critic's gradient size, so a noisy critic drives the bounded residual to its box edges (bang-bang); with this term the residual settles where the critic's claimed gain balances the penalty, and stays near 0 where Q is flat. 0 = off", range=">= 0"))
-    actor_pessimism: float = field(default=0.0, metadata=_h("actor maximises mean(Q) - k * std(Q) over the ensemble's heads (lower confidence bound, as in SUNRISE / EDAC): heads agree where data is and disagree where the critic extrapolates, so the residual is not pulled out of the data's support. 0 = mean over heads (ResFiT)", range=">= 0"))
-    critic_lr: float = field(default=3e-4, metadata=_h("AdamW critic lr (RLPD 3e-4; ResFiT 1e-4)", range="> 0"))
-    weight_decay: float = field(default=0.01, metadata=_h("AdamW weight decay (torch default)", range=">= 0"))
-    grad_clip: float = field(default=1.0, metadata=_h("max gradient norm, actor and critic", range="> 0"))
-    batch_size: int = field(default=256, metadata=_h("transitions per update", range=">= 2"))
-    intervention_action: str = field(default="executed", metadata=_h("intervention steps store the operator's action as executed, or clipped to base +- residual_scale (clipped: ALGORITHMS.md §2)", choices=('executed', 'clipped')))
+    gamma: float = field(default=0.99, metadata=_h("discount (ResFiT 0.99-0.995)"))
+    n_step: int = field(default=3, metadata=_h("n-step returns (ResFiT 3-5); success stops the bootstrap, truncation does not"))
+    utd: float = field(default=2.0, metadata=_h("critic updates per received env step (paper 4; 2 keeps up with a 10 Hz robot on 2 CPU cores)"))
+    policy_delay: int = field(default=2, metadata=_h("critic updates per actor update (TD3)"))
+    target_noise: float = field(default=0.2, metadata=_h("target policy smoothing std, as a fraction of residual_scale (TD3 0.2)"))
+    target_noise_clip: float = field(default=0.3, metadata=_h("smoothing noise clip, as a fraction of residual_scale (ResFiT 0.3)"))
+    tau: float = field(default=0.005, metadata=_h("Polyak rate of the target networks"))
+    actor_lr: float = field(default=1e-4, metadata=_h("AdamW actor lr. Paper 1e-6 over 300k+ GPU steps; at CPU budgets (a few hundred episodes) 1e-6 barely moves the zero-initialised head, and tanh*scale bounds the residual anyway"))
+    actor_bc_weight: float = field(default=0.0, metadata=_h("TD3+BC (Fujimoto & Gu 2021) anchor for the residual: actor loss = -Q/mean|Q| + w * mean((res - clip(a_offline - a_base))^2) / scale^2 over the batch's offline rows (demos, interventions). 0 = plain TD3 actor loss"))
+    actor_bc_source: str = field(default="offline", metadata=_h("rows the actor_bc_weight anchor uses: offline (demos and interventions) or interventions (the operators' corrections only: a_human - a_base is exactly the residual the operator wanted there, while a demo's action minus a relabelled base sample is mostly sampling noise)"))
+    actor_residual_penalty: float = field(default=0.0, metadata=_h("trust region around the base: actor loss = -Q/mean|Q| + w * mean((residual/scale)^2). With Adam, the plain TD3 loss moves the actor a full step whatever the critic's gradient size, so a noisy critic drives the bounded residual to its box edges (bang-bang); with this term the residual settles where the critic's claimed gain balances the penalty, and stays near 0 where Q is flat. 0 = off"))
+    actor_pessimism: float = field(default=0.0, metadata=_h("actor maximises mean(Q) - k * std(Q) over the ensemble's heads (lower confidence bound, as in SUNRISE / EDAC): heads agree where data is and disagree where the critic extrapolates, so the residual is not pulled out of the data's support. 0 = mean over heads (ResFiT)"))
+    critic_lr: float = field(default=3e-4, metadata=_h("AdamW critic lr (RLPD 3e-4; ResFiT 1e-4)"))
+    weight_decay: float = field(default=0.01, metadata=_h("AdamW weight decay (torch default)"))
+    grad_clip: float = field(default=1.0, metadata=_h("max gradient norm, actor and critic"))
+    batch_size: int = field(default=256, metadata=_h("transitions per update"))
+    intervention_action: str = field(default="executed", metadata=_h("intervention steps store the operator's action as executed, or clipped to base +- residual_scale (clipped: ALGORITHMS.md §2)"))
     chunk_critic: bool = field(default=False, metadata=_h("also train a chunk-level critic Q(s, the K base actions a chunk executes) on the online re-plan windows and export it as chunk_critic.onnx, for best-of-N base chunks ranked by it (launch actor.best_of_select: chunk_critic; chunk_critic.py)"))
-    chunk_critic_every: int = field(default=4, metadata=_h("critic updates per chunk-critic update (a window is K steps, so 4 gives ~K/2 updates per window at UTD 2)", range=">= 1"))
-    offline_fraction: float = field(default=0.5, metadata=_h("share of each batch from the offline buffer (RLPD 50/50) when it has data", range="[0, 1]"))
+    chunk_critic_every: int = field(default=4, metadata=_h("critic updates per chunk-critic update (a window is K steps, so 4 gives ~K/2 updates per window at UTD 2)"))
+    offline_fraction: float = field(default=0.5, metadata=_h("share of each batch from the offline buffer (RLPD 50/50) when it has data"))
     # --- hindsight goal relabelling (her.py) ---
     her_goal: str = field(default="", metadata=_h("comma-separated observation names holding the goal, e.g. target.x,target.y on push_cube: turns on hindsight relabelling (HER) of every finished online episode, with the base re-run for each relabelled goal. Empty = off"))
     her_achieved: str = field(default="", metadata=_h("comma-separated observation names holding where the object is, in the goal's units and order, e.g. cube.x,cube.y"))
-    her_radius: float = field(default=0.0, metadata=_h("success radius for relabelled goals, in the goal's units (the task's: push_cube 0.035 m); required with her_goal", range=">= 0"))
-    her_goals_per_episode: int = field(default=4, metadata=_h("relabelled copies per finished episode (HER's k)", range=">= 1"))
-    her_min_move: float = field(default=0.0, metadata=_h("a relabelled goal is where the object went at least this far from its start (0 = her_radius)", range=">= 0"))
-    her_fraction: float = field(default=0.5, metadata=_h("share of each batch's online part drawn from the relabelled rows once there are enough", range="[0, 1]"))
-    her_capacity: int = field(default=400_000, metadata=_h("relabelled ring buffer rows", range=">= 1"))
+    her_radius: float = field(default=0.0, metadata=_h("success radius for relabelled goals, in the goal's units (the task's: push_cube 0.035 m); required with her_goal"))
+    her_goals_per_episode: int = field(default=4, metadata=_h("relabelled copies per finished episode (HER's k)"))
+    her_min_move: float = field(default=0.0, metadata=_h("a relabelled goal is where the object went at least this far from its start (0 = her_radius)"))
+    her_fraction: float = field(default=0.5, metadata=_h("share of each batch's online part drawn from the relabelled rows once there are enough"))
+    her_capacity: int = field(default=400_000, metadata=_h("relabelled ring buffer rows"))
     # --- mirror-symmetry augmentation (mirror.py) ---
     mirror_obs: str = field(default="", metadata=_h("comma-separated observation names that change sign under the task's mirror symmetry, e.g. q.shoulder_pan,ee.y,cube.y,target.y on push_cube: turns on mirrored copies of every demo and finished online episode, with the base re-run on the mirrored observations. Empty = off"))
     mirror_action: str = field(default="", metadata=_h("comma-separated action names that change sign under it, e.g. shoulder_pan"))
-    mirror_fraction: float = field(default=0.5, metadata=_h("share of each batch's online part drawn from the mirrored rows (with her_goal too, her_fraction applies to both)", range="[0, 1]"))
-    learning_starts: int = field(default=500, metadata=_h("online transitions before the first update (ResFiT warms up with 10k env steps)", range=">= 0"))
-    warmup_env_steps: int = field(default=0, metadata=_h("env warm-up (ResFiT: 10k steps of base + uniform noise +-0.2): at start the learner publishes the zero residual with uniform exploration noise of half-width warmup_noise, and the actor does not move before this many online transitions arrived. 0 = off", range=">= 0"))
-    warmup_noise: float = field(default=0.2, metadata=_h("half-width of the uniform exploration noise during the env warm-up, in normalised action units (ResFiT 0.2)", range="(0, 1]"))
-    critic_warmup_updates: int = field(default=1000, metadata=_h("critic-only updates before the actor moves (ResFiT 10k)", range=">= 0"))
-    online_capacity: int = field(default=200_000, metadata=_h("online ring buffer rows", range=">= 1"))
-    offline_capacity: int = field(default=100_000, metadata=_h("offline ring buffer rows (demos + interventions)", range=">= 1"))
+    mirror_fraction: float = field(default=0.5, metadata=_h("share of each batch's online part drawn from the mirrored rows (with her_goal too, her_fraction applies to both)"))
+    learning_starts: int = field(default=500, metadata=_h("online transitions before the first update (ResFiT warms up with 10k env steps)"))
+    warmup_env_steps: int = field(default=0, metadata=_h("env warm-up (ResFiT: 10k steps of base + uniform noise +-0.2): at start the learner publishes the zero residual with uniform exploration noise of half-width warmup_noise, and the actor does not move before this many online transitions arrived. 0 = off"))
+    warmup_noise: float = field(default=0.2, metadata=_h("half-width of the uniform exploration noise during the env warm-up, in normalised action units (ResFiT 0.2)"))
+    critic_warmup_updates: int = field(default=1000, metadata=_h("critic-only updates before the actor moves (ResFiT 10k)"))
+    online_capacity: int = field(default=200_000, metadata=_h("online ring buffer rows"))
+    offline_capacity: int = field(default=100_000, metadata=_h("offline ring buffer rows (demos + interventions)"))
     # --- algorithm: ours, or the HIL-SERL / RLPD baseline (rlpd_sac.py) ---
-    algorithm: str = field(default="residual_td3", metadata=_h("residual_td3 (ours: residual over the BC base) or rlpd_sac (SAC from scratch with demos, the HIL-SERL/RLPD baseline; robots run it over a zero base). rlpd_sac uses actor_hidden/layers, critic_hidden/layers, gamma, n_step, utd, policy_delay, tau, batch_size, offline_fraction, learning_starts and the sac_* keys", choices=ALGORITHMS))
-    sac_critics: int = field(default=2, metadata=_h("rlpd_sac: Q networks (HIL-SERL 2; target = min of them)", range=">= 2"))
-    sac_lr: float = field(default=3e-4, metadata=_h("rlpd_sac: Adam lr of actor, critics and temperature (RLPD/HIL-SERL 3e-4)", range="> 0"))
-    sac_init_temperature: float = field(default=1.0, metadata=_h("rlpd_sac: initial entropy temperature alpha (RLPD 1.0)", range="> 0"))
+    algorithm: str = field(default="residual_td3", metadata=_h("residual_td3 (ours: residual over the BC base) or rlpd_sac (SAC from scratch with demos, the HIL-SERL/RLPD baseline; robots run it over a zero base). rlpd_sac uses actor_hidden/layers, critic_hidden/layers, gamma, n_step, utd, policy_delay, tau, batch_size, offline_fraction, learning_starts and the sac_* keys"))
+    sac_critics: int = field(default=2, metadata=_h("rlpd_sac: Q networks (HIL-SERL 2; target = min of them)"))
+    sac_lr: float = field(default=3e-4, metadata=_h("rlpd_sac: Adam lr of actor, critics and temperature (RLPD/HIL-SERL 3e-4)"))
+    sac_init_temperature: float = field(default=1.0, metadata=_h("rlpd_sac: initial entropy temperature alpha (RLPD 1.0)"))
     sac_target_entropy: float = field(default=-0.5, metadata=_h("rlpd_sac: target entropy per action dimension (RLPD/HIL-SERL -|A|/2; CleanRL -|A|)"))
     sac_backup_entropy: bool = field(default=True, metadata=_h("rlpd_sac: subtract alpha*log pi in the TD target (CleanRL)"))
-    sac_exploration_std: float = field(default=-1.0, metadata=_h("rlpd_sac: Gaussian std the robot adds around tanh(mu); < 0 = follow the policy's own spread, clipped to [sac_exploration_min, sac_exploration_max]", range="<= 1"))
-    sac_exploration_min: float = field(default=0.05, metadata=_h("rlpd_sac: lower clip of the adaptive exploration std", range="[0, 1]"))
-    sac_exploration_max: float = field(default=0.3, metadata=_h("rlpd_sac: upper clip of the adaptive exploration std", range="[0, 1]"))
+    sac_exploration_std: float = field(default=-1.0, metadata=_h("rlpd_sac: Gaussian std the robot adds around tanh(mu); < 0 = follow the policy's own spread, clipped to [sac_exploration_min, sac_exploration_max]"))
+    sac_exploration_min: float = field(default=0.05, metadata=_h("rlpd_sac: lower clip of the adaptive exploration std"))
+    sac_exploration_max: float = field(default=0.3, metadata=_h("rlpd_sac: upper clip of the adaptive exploration std"))
+
+
+allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+    "base_noise_scale": "[0, 2]", "max_robots": "[1, 100000]", "heartbeat_sec": "(0, 60]", "publish_every": ">= 1",
+    "keep_packages": ">= 1", "checkpoint_every": ">= 1", "checkpoint_every_s": "> 0", "max_updates": ">= 0",
+    "max_seconds": ">= 0", "progress_every_s": "> 0", "threads": ">= 1", "seed": ">= 0",
+    "residual_scale": "(0, 1]", "exploration_std": "[0, 1]", "exploration_rho": "[0, 1)", "actor_hidden": ">= 1",
+    "actor_layers": ">= 1", "critic_heads": ">= 2", "critic_hidden": ">= 1", "critic_layers": ">= 1",
+    "gamma": "(0, 1]", "n_step": ">= 1", "utd": "> 0", "policy_delay": ">= 1", "target_noise": ">= 0",
+    "target_noise_clip": ">= 0", "tau": "(0, 1]", "actor_lr": "> 0", "actor_bc_weight": ">= 0",
+    "actor_bc_source": ('offline', 'interventions'), "actor_residual_penalty": ">= 0", "actor_pessimism": ">= 0",
+    "critic_lr": "> 0", "weight_decay": ">= 0", "grad_clip": "> 0", "batch_size": ">= 2",
+    "intervention_action": ('executed', 'clipped'), "chunk_critic_every": ">= 1", "offline_fraction": "[0, 1]",
+    "her_radius": ">= 0", "her_goals_per_episode": ">= 1", "her_min_move": ">= 0", "her_fraction": "[0, 1]",
+    "her_capacity": ">= 1", "mirror_fraction": "[0, 1]", "learning_starts": ">= 0", "warmup_env_steps": ">= 0",
+    "warmup_noise": "(0, 1]", "critic_warmup_updates": ">= 0", "online_capacity": ">= 1",
+    "offline_capacity": ">= 1", "algorithm": ALGORITHMS, "sac_critics": ">= 2", "sac_lr": "> 0",
+    "sac_init_temperature": "> 0", "sac_exploration_std": "<= 1", "sac_exploration_min": "[0, 1]",
+    "sac_exploration_max": "[0, 1]",
+})
 
 
 def config_keys() -> set[str]:

@@ -76,7 +76,7 @@ def check_config(values: dict[str, Any], where: str) -> dict[str, Any]:
             value = float(value)
         if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
             raise ValueError(f"{where}: config key {key!r} must be {want.__name__}; found {value!r}")
-        check_value(fields[key], value, where)
+        check_value(Config, key, value, where)
         out[key] = value
     return out
 
@@ -119,7 +119,7 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
     for f in dataclasses.fields(Config):
         default = getattr(defaults, f.name)
         flag = "--" + f.name.replace("_", "-")
-        help_text = f"{help_with_range(f)} (default: {default!r})"
+        help_text = f"{help_with_range(Config, f)} (default: {default!r})"
         if isinstance(default, bool):
             parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text)
         else:

@@ -15,7 +15,7 @@ import numpy as np
 import zmq
 
 from . import __version__
-from .cli import help_meta as _h
+from .cli import allow, help_meta as _h
 from .protocol import PROTOCOL, ProtocolError, ValueRangeError, decode, encode
 from .security import Authenticator, CurveServer, bind_checked, load_curve_server
 
@@ -95,7 +95,7 @@ class DoorConfig:
     curve_secret: str = field(default="", metadata=_h("the learner's CURVE secret certificate (keys/learner.key_secret from `rlft keys`); empty = no CURVE"))
     curve_authorized: str = field(default="", metadata=_h("directory of robots' public .key certificates admitted over CURVE (keys/authorized); authorized/<robot_id>.key admits that key as robot_id only; required with curve_secret"))
     insecure_public_bind: bool = field(default=False, metadata=_h("allow binding a non-loopback address without CURVE (anyone on that network can send experience)"))
-    max_message_mb: float = field(default=MAX_MESSAGE_MB, metadata=_h("largest message accepted, in MiB (ZMQ_MAXMSGSIZE); a bigger one closes the sender's connection. Raise it for camera-frame datasets", range="(0, 4096]"))
+    max_message_mb: float = field(default=MAX_MESSAGE_MB, metadata=_h("largest message accepted, in MiB (ZMQ_MAXMSGSIZE); a bigger one closes the sender's connection. Raise it for camera-frame datasets"))
 
     def door(self) -> dict[str, Any]:
         """RouterEndpoint keyword arguments: the CURVE server (loaded; None without it), the public-bind opt-in and the
@@ -110,12 +110,7 @@ class DoorConfig:
                 "max_message_bytes": int(self.max_message_mb * (1 << 20))}
 
 
-@dataclass
-class ListenConfig(DoorConfig):
-    """Where a dataset command (train-bc, recap) listens for one upload."""
-
-    bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address the robot side uploads episodes to (a non-loopback address needs CURVE or --insecure-public-bind)"))
-    timeout: float = field(default=300.0, metadata=_h("seconds to wait for the next message before giving up", range="> 0"))
+allow(DoorConfig, {"max_message_mb": "(0, 4096]"})
 
 
 class RouterEndpoint:
@@ -248,11 +243,6 @@ class ExperienceServer(RouterEndpoint):
         self._hello: dict[bytes, dict[str, Any]] = {}
         self._episodes: list[Episode] = []
         self._steps = 0
-
-    @classmethod
-    def listen(cls, cfg: ListenConfig) -> "ExperienceServer":
-        """The server a dataset command's ListenConfig describes."""
-        return cls(cfg.bind, timeout_s=cfg.timeout, **cfg.door())
 
     def _handle(self, peer: Peer, frames: list[bytes]) -> Dataset | None:
         """Handle one message; returns the dataset when the client sent `end`."""

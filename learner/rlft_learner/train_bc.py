@@ -23,44 +23,52 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, help_meta as _h, run_command
+from .cli import add_dataclass_args, allow, help_meta as _h, run_command
 from .data import Normalizer, load_npz, make_windows, save_npz
 from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
 from .export import PackageMeta, export_package
 from .finite import StepGuard, finite_values
-from .server import Dataset, ExperienceServer, ListenConfig
+from .server import Dataset, DoorConfig, ExperienceServer
 
 log = logging.getLogger("rlft_learner.train_bc")
 
 
 @dataclass
-class Config(ListenConfig):
-    """bind, timeout and the door's keys (CURVE, insecure_public_bind, max_message_mb) come from server.ListenConfig."""
-
+class Config(DoorConfig):
+    bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address the robot side uploads demos to"))
     dataset: str = field(default="", metadata=_h("read demos from this .npz instead of the server"))
     save_dataset: str = field(default="", metadata=_h("also write the received episodes to this .npz (the format --dataset and serve's demo_dataset read)"))
+    timeout: float = field(default=300.0, metadata=_h("seconds to wait for the next message before giving up"))
     out: str = field(default="runs/bc", metadata=_h("run directory; the package goes to OUT/package"))
     steps: int = field(default=20000, metadata=_h("gradient steps; the default takes about 10 min on 2 CPU cores (32 steps/s). "
                                                     "Fewer leave the policy undertrained: 4000 steps score 54%% / 81%% on push_cube / peg_insert, "
-                                                    "20000 steps 79%% / 95.5%% (docs/residual.md)", range=">= 1"))
-    batch_size: int = field(default=256, metadata=_h("windows per gradient step", range=">= 1"))
-    lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate (short CPU budget, so higher than the paper's 1e-4)", range="> 0"))
-    weight_decay: float = field(default=1e-6, metadata=_h("AdamW weight decay (Diffusion Policy)", range=">= 0"))
-    warmup_steps: int = field(default=200, metadata=_h("linear LR warm-up before the cosine decay", range=">= 0"))
-    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights", range="[0, 1)"))
-    horizon: int = field(default=16, metadata=_h("predicted action chunk length (Diffusion Policy: 16)", range=">= 1"))
-    execute_steps: int = field(default=8, metadata=_h("actions executed per chunk on the robot (Diffusion Policy: 8)", range=">= 1"))
-    history: int = field(default=2, metadata=_h("observation history length (Diffusion Policy: 2)", range=">= 1"))
-    hidden: int = field(default=256, metadata=_h("MLP width", range=">= 1"))
-    blocks: int = field(default=3, metadata=_h("residual blocks", range=">= 1"))
-    train_timesteps: int = field(default=100, metadata=_h("DDPM training timesteps", range="[2, 10000]"))
-    ddim_steps: int = field(default=10, metadata=_h("DDIM sampling steps in the exported sampler", range=">= 1"))
-    obs_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension obs std", range="> 0"))
-    seed: int = field(default=1, metadata=_h("random seed", range=">= 0"))
+                                                    "20000 steps 79%% / 95.5%% (docs/residual.md)"))
+    batch_size: int = field(default=256, metadata=_h("windows per gradient step"))
+    lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate (short CPU budget, so higher than the paper's 1e-4)"))
+    weight_decay: float = field(default=1e-6, metadata=_h("AdamW weight decay (Diffusion Policy)"))
+    warmup_steps: int = field(default=200, metadata=_h("linear LR warm-up before the cosine decay"))
+    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights"))
+    horizon: int = field(default=16, metadata=_h("predicted action chunk length (Diffusion Policy: 16)"))
+    execute_steps: int = field(default=8, metadata=_h("actions executed per chunk on the robot (Diffusion Policy: 8)"))
+    history: int = field(default=2, metadata=_h("observation history length (Diffusion Policy: 2)"))
+    hidden: int = field(default=256, metadata=_h("MLP width"))
+    blocks: int = field(default=3, metadata=_h("residual blocks"))
+    train_timesteps: int = field(default=100, metadata=_h("DDPM training timesteps"))
+    ddim_steps: int = field(default=10, metadata=_h("DDIM sampling steps in the exported sampler"))
+    obs_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension obs std"))
+    seed: int = field(default=1, metadata=_h("random seed"))
     device: str = field(default="auto", metadata=_h("auto = cuda if available, else cpu"))
-    threads: int = field(default=1, metadata=_h("torch CPU threads. 1: on 2 shared cores, 2 OpenMP threads measured no faster idle (31 vs 29 steps/s) and up to 15x slower when the cores are busy", range=">= 1"))
-    log_every: int = field(default=100, metadata=_h("steps between progress lines", range=">= 1"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads. 1: on 2 shared cores, 2 OpenMP threads measured no faster idle (31 vs 29 steps/s) and up to 15x slower when the cores are busy"))
+    log_every: int = field(default=100, metadata=_h("steps between progress lines"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+    "timeout": "> 0", "steps": ">= 1", "batch_size": ">= 1", "lr": "> 0", "weight_decay": ">= 0",
+    "warmup_steps": ">= 0", "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "history": ">= 1",
+    "hidden": ">= 1", "blocks": ">= 1", "train_timesteps": "[2, 10000]", "ddim_steps": ">= 1",
+    "obs_std_floor": "> 0", "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
+})
 
 
 def cosine_lr(step: int, total: int, warmup: int) -> float:
@@ -134,7 +142,7 @@ def run(cfg: Config) -> dict:
     if cfg.dataset:
         data = load_npz(cfg.dataset)
     else:
-        with ExperienceServer.listen(cfg) as server:
+        with ExperienceServer(cfg.bind, timeout_s=cfg.timeout, **cfg.door()) as server:
             log.info("waiting for demos on %s (timeout %g s)", server.endpoint, cfg.timeout)
             data = server.collect()
             if server.stats.malformed:

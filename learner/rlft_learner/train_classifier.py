@@ -25,7 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, help_meta as _h, run_command
+from .cli import add_dataclass_args, allow, help_meta as _h, run_command
 from .export import onnx_export
 from .finite import StepGuard, require_finite
 
@@ -36,15 +36,21 @@ log = logging.getLogger("rlft_learner.train_classifier")
 class Config:
     data: str = field(default="data/labels", metadata=_h("directory with frames.npy and labels.npy (rlft label --out)"))
     out: str = field(default="runs/classifier", metadata=_h("directory for classifier.onnx and classifier.json"))
-    steps: int = field(default=1500, metadata=_h("gradient steps", range=">= 1"))
-    batch_size: int = field(default=64, metadata=_h("frames per step, half positive when possible (balanced batches)", range=">= 2"))
-    lr: float = field(default=3e-4, metadata=_h("Adam learning rate", range="> 0"))
-    channels: int = field(default=32, metadata=_h("conv width", range=">= 1"))
-    shift: int = field(default=4, metadata=_h("random-shift augmentation in pixels (DrQ); 0 = off", range=">= 0"))
-    val_fraction: float = field(default=0.2, metadata=_h("frames held out for the validation accuracy", range="(0, 1)"))
-    seed: int = field(default=0, metadata=_h("random seed", range=">= 0"))
-    threads: int = field(default=1, metadata=_h("torch CPU threads", range=">= 1"))
+    steps: int = field(default=1500, metadata=_h("gradient steps"))
+    batch_size: int = field(default=64, metadata=_h("frames per step, half positive when possible (balanced batches)"))
+    lr: float = field(default=3e-4, metadata=_h("Adam learning rate"))
+    channels: int = field(default=32, metadata=_h("conv width"))
+    shift: int = field(default=4, metadata=_h("random-shift augmentation in pixels (DrQ); 0 = off"))
+    val_fraction: float = field(default=0.2, metadata=_h("frames held out for the validation accuracy"))
+    seed: int = field(default=0, metadata=_h("random seed"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+    "steps": ">= 1", "batch_size": ">= 2", "lr": "> 0", "channels": ">= 1", "shift": ">= 0",
+    "val_fraction": "(0, 1)", "seed": ">= 0", "threads": ">= 1",
+})
 
 
 class SuccessCnn(nn.Module):

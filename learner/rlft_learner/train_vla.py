@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, help_meta as _h, run_command
+from .cli import add_dataclass_args, allow, help_meta as _h, run_command
 from .finite import StepGuard, finite_values
 from .tokenizer import WordLevelTokenizer
 from .vla import ImageSpec, TinyVla, VlaConfig, preprocess_images
@@ -36,37 +36,46 @@ class Config:
     dataset: str = field(default="", metadata=_h("rlft-vla-dataset directory (meta.json + .npy files)"))
     synthetic: bool = field(default=False, metadata=_h("train on a small synthetic dataset instead (tests, fixtures)"))
     out: str = field(default="runs/vla", metadata=_h("run directory; the package goes to OUT/package"))
-    steps: int = field(default=3000, metadata=_h("gradient steps", range=">= 1"))
-    batch_size: int = field(default=64, metadata=_h("samples per gradient step", range=">= 1"))
-    lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate", range="> 0"))
-    weight_decay: float = field(default=1e-4, metadata=_h("AdamW weight decay", range=">= 0"))
-    warmup_steps: int = field(default=200, metadata=_h("linear LR warm-up before the cosine decay", range=">= 0"))
-    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights", range="[0, 1)"))
-    horizon: int = field(default=16, metadata=_h("predicted action chunk length", range=">= 1"))
-    execute_steps: int = field(default=8, metadata=_h("actions executed per chunk on the robot", range=">= 1"))
-    flow_steps: int = field(default=10, metadata=_h("Euler steps at inference (pi0: 10)", range=">= 1"))
-    width: int = field(default=64, metadata=_h("token width of prefix and action expert", range=">= 1"))
-    heads: int = field(default=4, metadata=_h("attention heads", range=">= 1"))
-    prefix_layers: int = field(default=2, metadata=_h("transformer blocks in the prefix encoder", range=">= 1"))
+    steps: int = field(default=3000, metadata=_h("gradient steps"))
+    batch_size: int = field(default=64, metadata=_h("samples per gradient step"))
+    lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate"))
+    weight_decay: float = field(default=1e-4, metadata=_h("AdamW weight decay"))
+    warmup_steps: int = field(default=200, metadata=_h("linear LR warm-up before the cosine decay"))
+    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights"))
+    horizon: int = field(default=16, metadata=_h("predicted action chunk length"))
+    execute_steps: int = field(default=8, metadata=_h("actions executed per chunk on the robot"))
+    flow_steps: int = field(default=10, metadata=_h("Euler steps at inference (pi0: 10)"))
+    width: int = field(default=64, metadata=_h("token width of prefix and action expert"))
+    heads: int = field(default=4, metadata=_h("attention heads"))
+    prefix_layers: int = field(default=2, metadata=_h("transformer blocks in the prefix encoder"))
     film: bool = field(default=True, metadata=_h("FiLM-condition the image encoder on the instruction (RT-1 style)"))
-    keypoints: int = field(default=16, metadata=_h("spatial-softmax keypoint tokens per camera (0 = patch tokens only)", range=">= 0"))
-    expert_layers: int = field(default=2, metadata=_h("transformer blocks in the action expert", range=">= 1"))
-    max_tokens: int = field(default=16, metadata=_h("instruction length incl. [CLS]/[SEP] (truncate / pad)", range=">= 3"))
+    keypoints: int = field(default=16, metadata=_h("spatial-softmax keypoint tokens per camera (0 = patch tokens only)"))
+    expert_layers: int = field(default=2, metadata=_h("transformer blocks in the action expert"))
+    max_tokens: int = field(default=16, metadata=_h("instruction length incl. [CLS]/[SEP] (truncate / pad)"))
     state_prefix: str = field(default="q.", metadata=_h("observation names starting with this are the state input (proprioception only)"))
-    image_height: int = field(default=32, metadata=_h("model input height after crop + resize", range=">= 1"))
-    image_width: int = field(default=40, metadata=_h("model input width after crop + resize", range=">= 1"))
+    image_height: int = field(default=32, metadata=_h("model input height after crop + resize"))
+    image_width: int = field(default=40, metadata=_h("model input width after crop + resize"))
     crop: str = field(default="14,2,48,60", metadata=_h("top,left,height,width crop of the source frame"))
-    shift: int = field(default=2, metadata=_h("random-shift augmentation in pixels (DrQ); 0 = off", range=">= 0"))
-    state_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension state std", range="> 0"))
+    shift: int = field(default=2, metadata=_h("random-shift augmentation in pixels (DrQ); 0 = off"))
+    state_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension state std"))
     delta_actions: bool = field(default=True, metadata=_h("predict joint chunks relative to the measured joint positions (openpi DeltaActions)"))
     absolute_actions: str = field(default="gripper", metadata=_h("comma-separated action names kept absolute with --delta-actions"))
-    aux_weight: float = field(default=1.0, metadata=_h("weight of the auxiliary object-position loss (training only; 0 = off)", range=">= 0"))
+    aux_weight: float = field(default=1.0, metadata=_h("weight of the auxiliary object-position loss (training only; 0 = off)"))
     aux_names: str = field(default="cube.x,cube.y,target.x,target.y,red.x,red.y,blue.x,blue.y,left.x,left.y,right.x,right.y",
                            metadata=_h("observation names the prefix must predict in training (those the data has)"))
-    seed: int = field(default=1, metadata=_h("random seed", range=">= 0"))
-    threads: int = field(default=1, metadata=_h("torch CPU threads", range=">= 1"))
-    log_every: int = field(default=100, metadata=_h("steps between progress lines", range=">= 1"))
+    seed: int = field(default=1, metadata=_h("random seed"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads"))
+    log_every: int = field(default=100, metadata=_h("steps between progress lines"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+    "steps": ">= 1", "batch_size": ">= 1", "lr": "> 0", "weight_decay": ">= 0", "warmup_steps": ">= 0",
+    "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "flow_steps": ">= 1", "width": ">= 1",
+    "heads": ">= 1", "prefix_layers": ">= 1", "keypoints": ">= 0", "expert_layers": ">= 1", "max_tokens": ">= 3",
+    "image_height": ">= 1", "image_width": ">= 1", "shift": ">= 0", "state_std_floor": "> 0", "aux_weight": ">= 0",
+    "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
+})
 
 
 def cosine_lr(step: int, total: int, warmup: int) -> float:

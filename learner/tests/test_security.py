@@ -133,14 +133,15 @@ def test_train_bc_takes_a_curve_upload_from_an_admitted_robot_only(tmp_path):
     import numpy as np
 
     from rlft_learner.protocol import decode, encode
-    from rlft_learner.server import ExperienceServer, ListenConfig
+    from rlft_learner.server import ExperienceServer
+    from rlft_learner.train_bc import Config
     from test_server import free_port
 
     d = _keys(tmp_path)  # authorized/robot.key; rogue.key is not admitted
-    cfg = ListenConfig(bind=f"tcp://127.0.0.1:{free_port()}", timeout=10, curve_secret=str(d / "learner.key_secret"),
-                       curve_authorized=str(d / "authorized"))
+    cfg = Config(bind=f"tcp://127.0.0.1:{free_port()}", timeout=10, curve_secret=str(d / "learner.key_secret"),
+                 curve_authorized=str(d / "authorized"))
     result = {}
-    with ExperienceServer.listen(cfg) as server:
+    with ExperienceServer(cfg.bind, timeout_s=cfg.timeout, **cfg.door()) as server:  # as train-bc opens it
         thread = threading.Thread(target=lambda: result.setdefault("data", server.collect()))
         thread.start()
         ctx = zmq.Context.instance()
