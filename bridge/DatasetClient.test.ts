@@ -2,6 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { createInterface } from "node:readline";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,6 +11,8 @@ import { Router } from "zeromq";
 import { DatasetClient, DatasetClientError, type EpisodeUpload } from "./DatasetClient.ts";
 import { decodeMessage, encodeMessage, tensorToRows, type Message } from "./wire.ts";
 import { findPython } from "../app/python.ts";
+import { generateKeys } from "../app/keys.ts";
+import { loadCurveClientKeys } from "./CurveCertificate.ts";
 
 const LEARNER_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "learner");
 const OBS = ["q.a", "q.b", "cube.x"];
@@ -156,8 +160,22 @@ test("episode inputs are checked before sending", async () => {
 const python = findPython();
 const haveLearner = existsSync(join(LEARNER_DIR, "rlft_learner", "server.py")) && existsSync(python);
 
+/** `python3 -c <script>` in learner/; the script prints the bound endpoint, then one JSON line when it is done. */
+function pythonServer(script: string[]) {
+  const child = spawn(python, ["-c", script.join("\n")], { cwd: LEARNER_DIR, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const line = async (what: string): Promise<string> => {
+    const next = await lines.next();
+    assert.ok(!next.done, `server printed no ${what}: ${stderr}`);
+    return String(next.value).trim();
+  };
+  return { child, line };
+}
+
 test("against the real Python ExperienceServer", { skip: haveLearner ? false : "learner/rlft_learner/server.py or python3 not found" }, async () => {
-  const script = [
+  const server = pythonServer([
     "import json, sys",
     "from rlft_learner.server import ExperienceServer",
     "with ExperienceServer('tcp://127.0.0.1:*', timeout_s=30) as s:",
@@ -165,15 +183,9 @@ test("against the real Python ExperienceServer", { skip: haveLearner ? false : "
     "    d = s.collect()",
     "    print(json.dumps({'episodes': [{'id': e.episode_id, 'obs': e.obs.tolist(), 'action': e.action.tolist(), 'reward': e.reward.tolist(), 'success': e.success, 'seed': e.seed} for e in d.episodes],",
     "                      'obs_names': d.obs_names, 'robot_id': d.robot_id, 'config_hash': d.config_hash, 'malformed': s.stats.malformed}), flush=True)",
-  ].join("\n");
-  const child = spawn(python, ["-c", script], { cwd: LEARNER_DIR, stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  ]);
   try {
-    const first = await lines.next();
-    assert.ok(!first.done, `server printed no endpoint: ${stderr}`);
-    const endpoint = String(first.value).trim();
+    const endpoint = await server.line("endpoint");
     const client = await DatasetClient.connect(endpoint, { ...options, timeoutMs: 20_000 });
     try {
       assert.match(client.learner, /rlft_learner/);
@@ -184,9 +196,7 @@ test("against the real Python ExperienceServer", { skip: haveLearner ? false : "
     } finally {
       client.close();
     }
-    const second = await lines.next();
-    assert.ok(!second.done, `server printed no dataset: ${stderr}`);
-    const dataset = JSON.parse(String(second.value));
+    const dataset = JSON.parse(await server.line("dataset"));
     assert.equal(dataset.robot_id, "sim-0");
     assert.equal(dataset.config_hash, "sha256:abc");
     assert.deepEqual(dataset.obs_names, OBS);
@@ -198,6 +208,40 @@ test("against the real Python ExperienceServer", { skip: haveLearner ? false : "
     assert.equal(dataset.episodes[1].id, "7");
     assert.equal(dataset.malformed, 0);
   } finally {
-    child.kill();
+    server.child.kill();
+  }
+});
+
+test("over CURVE to train-bc's server: the key speaks for the robot its file names, and nobody else", { skip: haveLearner ? false : "learner/rlft_learner/server.py or python3 not found" }, async () => {
+  const keys = await mkdtemp(join(tmpdir(), "rlft-dataset-curve-"));
+  try {
+    await generateKeys(keys, { robots: ["sim-0"] });
+    const server = pythonServer([
+      "import json",
+      "from rlft_learner.server import DoorConfig, ExperienceServer",
+      `door = DoorConfig(curve_secret=${JSON.stringify(join(keys, "learner.key_secret"))}, curve_authorized=${JSON.stringify(join(keys, "authorized"))})`,
+      "with ExperienceServer('tcp://127.0.0.1:*', timeout_s=30, **door.door()) as s:",
+      "    print(s.endpoint, flush=True)",
+      "    d = s.collect()",
+      "    print(json.dumps({'robot_id': d.robot_id, 'episodes': len(d.episodes), 'refused': s.stats.refused}), flush=True)",
+    ]);
+    try {
+      const endpoint = await server.line("endpoint");
+      const curve = await loadCurveClientKeys({ secretCertificate: join(keys, "sim-0.key_secret"), serverCertificate: join(keys, "learner.key") });
+      await assert.rejects(DatasetClient.connect(endpoint, { ...options, robotId: "sim-1", curve }), /robot_id 'sim-1' is not admitted for this connection's CURVE key \(it is admitted as sim-0\)/);
+      await assert.rejects(DatasetClient.connect(endpoint, { ...options, timeoutMs: 1500 }), (e: unknown) => e instanceof DatasetClientError && e.code === "timeout"); // no CURVE: no handshake
+      const client = await DatasetClient.connect(endpoint, { ...options, curve, timeoutMs: 20_000 });
+      try {
+        await client.sendEpisode(episode);
+        await client.end();
+      } finally {
+        client.close();
+      }
+      assert.deepEqual(JSON.parse(await server.line("dataset")), { robot_id: "sim-0", episodes: 1, refused: 1 });
+    } finally {
+      server.child.kill();
+    }
+  } finally {
+    await rm(keys, { recursive: true, force: true });
   }
 });

@@ -4,6 +4,7 @@
  * reply is matched to its request by seq only, so a late reply is never applied to another request.
  */
 import { Dealer } from "zeromq";
+import { curveClientOptions, type CurveClientKeys } from "./CurveCertificate.ts";
 import { decodeMessage, encodeMessage, tensorFromRows, WireError, type Header } from "./wire.ts";
 
 /** Why a learner exchange failed. */
@@ -29,6 +30,8 @@ export interface DatasetClientOptions {
   timeoutMs?: number;
   /** Where dropped replies are reported. Default console. */
   logger?: { warn(msg: string): void };
+  /** CURVE keys (docs/security.md) for a learner started with curve_secret / curve_authorized (train-bc, recap). */
+  curve?: CurveClientKeys;
 }
 
 /** One episode as recorded: obs T × obs_dim, action T × action_dim, reward T. */
@@ -81,7 +84,7 @@ export class DatasetClient {
   /** Connects a DEALER to `endpoint` and does the hello handshake; rejects when no learner answers within timeoutMs. */
   static async connect(endpoint: string, options: DatasetClientOptions): Promise<DatasetClient> {
     const opts = { timeoutMs: 10_000, ...options };
-    const socket = new Dealer({ linger: 0, sendHighWaterMark: 1000 });
+    const socket = new Dealer({ linger: 0, sendHighWaterMark: 1000, ...curveClientOptions(opts.curve) });
     socket.connect(endpoint);
     const client = new DatasetClient(endpoint, socket, opts, "");
     void client.#receiveLoop();

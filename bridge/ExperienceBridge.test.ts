@@ -62,7 +62,11 @@ test("push refuses malformed transitions without throwing", async () => {
     const bridge = await s.open();
     assert.equal(bridge.push({ ...makeTransition(1, 0), obs: [1, 2] }), false);
     assert.equal(bridge.push({ ...makeTransition(1, 0), action: [NaN, 0] }), false);
-    assert.equal(bridge.stats().rejected, 2);
+    // Finite but beyond the learner's ±1e6 (issue 24): refused here, or the learner would refuse its batch forever.
+    assert.equal(bridge.push({ ...makeTransition(1, 0), reward: 3e38 }), false);
+    assert.equal(bridge.push({ ...makeTransition(1, 0), nextObs: makeTransition(1, 0).nextObs.map(() => -2e6) }), false);
+    assert.equal(bridge.push({ ...makeTransition(1, 0), reward: 1e6 }), true);
+    assert.equal(bridge.stats().rejected, 4);
     await bridge.close();
     assert.equal(bridge.push(makeTransition(1, 0)), false);
   } finally {

@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import { Dealer } from "zeromq";
-import { decodeMessage, WireError, type Message } from "./wire.ts";
+import { decodeMessage, WireError, wireValueProblem, type Message } from "./wire.ts";
 import { DiskSpool, type SpoolRecord } from "./DiskSpool.ts";
 import { encodeGetPolicy, encodeHeartbeat, encodeHello, encodeTransitions, toAck, toHeartbeatReply, toPolicy, toWelcome, type HeartbeatReply, type HelloFields, type PolicyMessage, type Welcome } from "./messages.ts";
 import type { Transition } from "../contracts/Transition.ts";
@@ -471,7 +471,9 @@ export class ExperienceBridge {
     const p = this.#pending.get(m.header.seq);
     if (p === undefined || (m.header.type !== p.expect && m.header.type !== "error")) {
       this.#stats.droppedReplies++;
-      this.#o.logger.warn(`ExperienceBridge: dropped a ${m.header.type} reply with seq ${m.header.seq} that matches no waiting request`);
+      // An unsolicited error (seq -1) is a notice, e.g. another peer said hello with this robot's id and was refused.
+      const why = m.header.type === "error" ? `: ${String(m.header.reason)}` : "";
+      this.#o.logger.warn(`ExperienceBridge: dropped a ${m.header.type} reply with seq ${m.header.seq} that matches no waiting request${why}`);
       return;
     }
     this.#pending.delete(m.header.seq);
@@ -486,9 +488,13 @@ function checkTransition(t: Transition, obsDim: number, aDim: number): string | 
   if (t === null || typeof t !== "object") return "not a transition object";
   for (const [name, v, n] of [["obs", t.obs, obsDim], ["nextObs", t.nextObs, obsDim], ["baseAction", t.baseAction, aDim], ["residualAction", t.residualAction, aDim], ["action", t.action, aDim], ["nextBaseAction", t.nextBaseAction, aDim]] as const) {
     if (!Array.isArray(v) || v.length !== n) return `${name} must have ${n} values; found ${Array.isArray(v) ? v.length : typeof v}`;
-    for (const x of v) if (!Number.isFinite(x)) return `${name} holds ${x}; values must be finite`;
+    for (const x of v) {
+      const problem = typeof x === "number" ? wireValueProblem(x) : `is ${typeof x}`;
+      if (problem !== undefined) return `${name} value ${problem}`;
+    }
   }
-  if (!Number.isFinite(t.reward)) return `reward is ${t.reward}`;
+  const rewardProblem = typeof t.reward === "number" ? wireValueProblem(t.reward) : "is not a number";
+  if (rewardProblem !== undefined) return `reward ${rewardProblem}`;
   if (!Number.isInteger(t.episode) || !Number.isInteger(t.step)) return `episode/step must be integers; found ${t.episode}/${t.step}`;
   if (typeof t.policyVersion !== "string" || typeof t.interventionSource !== "string") return "policyVersion and interventionSource must be strings";
   return undefined;

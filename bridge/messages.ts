@@ -2,7 +2,7 @@
  * Typed encoders and decoders for the online messages of `rlft-exp/1` (docs/protocol.md): hello/welcome,
  * transitions/ack, heartbeat, get_policy/policy. Generic validation lives in wire.ts; these map headers to types.
  */
-import { decodeMessage, encodeMessage, WireError, type Message, type Tensor } from "./wire.ts";
+import { decodeMessage, encodeMessage, WireError, wireValueProblem, type Message, type Tensor } from "./wire.ts";
 import type { Transition } from "../contracts/Transition.ts";
 
 /** `hello` of an online robot. */
@@ -164,7 +164,8 @@ export function encodeTransitions(seq: number, robotId: string, firstSeq: number
       const v = get(t);
       if (v.length !== width) throw new WireError(`transition ${i} (episode ${t.episode} step ${t.step}): ${name} has ${v.length} values; expected ${width}`);
       for (let j = 0; j < width; j++) {
-        if (!Number.isFinite(v[j])) throw new WireError(`transition ${i} (episode ${t.episode} step ${t.step}): ${name}[${j}] is ${v[j]}; tensors must be finite`);
+        const problem = wireValueProblem(v[j]);
+        if (problem !== undefined) throw new WireError(`transition ${i} (episode ${t.episode} step ${t.step}): ${name}[${j}] ${problem}`);
         data[i * width + j] = v[j];
       }
     });
@@ -172,7 +173,10 @@ export function encodeTransitions(seq: number, robotId: string, firstSeq: number
   };
   const column = (name: string, get: (t: Transition) => number): [string, Tensor] => {
     const data = Float32Array.from(ts, get);
-    for (let i = 0; i < n; i++) if (!Number.isFinite(data[i])) throw new WireError(`transition ${i}: ${name} is ${data[i]}; tensors must be finite`);
+    for (let i = 0; i < n; i++) {
+      const problem = wireValueProblem(data[i]);
+      if (problem !== undefined) throw new WireError(`transition ${i}: ${name} ${problem}`);
+    }
     return [name, { shape: [n], data }];
   };
   const tensors: [string, Tensor][] = [

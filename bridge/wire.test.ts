@@ -101,6 +101,7 @@ test("malformed messages are rejected with what was expected and found", () => {
     [[header({ ...hello, tensors: [{ name: "x", shape: [-1], dtype: "float32" }] }), Buffer.alloc(4)], /shape must be a list of non-negative ints/],
     [[header({ ...hello, tensors: [{ name: "x", shape: [1], dtype: "float32" }, { name: "x", shape: [1], dtype: "float32" }] }), Buffer.alloc(4), Buffer.alloc(4)], /appears twice/],
     [[header({ ...hello, tensors: [{ name: "x", shape: [1], dtype: "float32" }] }), Buffer.from(new Float32Array([NaN]).buffer)], /1 non-finite values/],
+    [[header({ ...hello, tensors: [{ name: "x", shape: [1], dtype: "float32" }] }), Buffer.from(new Float32Array([3e38]).buffer)], /1 values beyond ±1000000/],
     [[header({ type: "episode", protocol: PROTOCOL, seq: 1, episode_id: "e", seed: 0, task: "t", length: 0, success: true })], /length must be >= 1/],
   ];
   for (const [frames, re] of cases) assert.throws(() => decodeMessage(frames), (e: unknown) => e instanceof WireError && re.test(e.message), String(re));

@@ -9,6 +9,19 @@ export const PROTOCOL = "rlft-exp/1";
 const DTYPE = "float32";
 /** A header is a small map; anything bigger is not ours. */
 export const MAX_HEADER_BYTES = 1 << 20;
+/**
+ * Largest |value| a tensor may carry (learner/rlft_learner/protocol.py MAX_ABS_VALUE, where the bound is argued): far
+ * beyond any physical reading, small enough that the learner's squares and sums stay finite in float32. The learner
+ * refuses a batch holding more, so the robot refuses such a value at push() instead of spooling a batch forever refused.
+ */
+export const MAX_ABS_VALUE = 1e6;
+
+/** Why `x` may not go on the wire as float32 (non-finite, or beyond ±MAX_ABS_VALUE once rounded), or undefined. */
+export function wireValueProblem(x: number): string | undefined {
+  if (!Number.isFinite(x)) return `is ${x}; values must be finite`;
+  if (Math.abs(Math.fround(x)) > MAX_ABS_VALUE) return `is ${x}; values must be within ±${MAX_ABS_VALUE} (rlft-exp/1), check the sensor and its units`;
+  return undefined;
+}
 
 type FieldType = "string" | "int" | "bool" | "list" | "nil" | "number" | "map";
 /** Required header fields per message type, besides `type`, `protocol` and `seq` (docs/contracts.md, docs/protocol.md). */
@@ -122,8 +135,13 @@ export function decodeMessage(frames: readonly Uint8Array[]): Message {
     const data = new Float32Array(n);
     new Uint8Array(data.buffer).set(frame);
     let bad = 0;
-    for (let j = 0; j < n; j++) if (!Number.isFinite(data[j])) bad++;
+    let big = 0;
+    for (let j = 0; j < n; j++) {
+      if (!Number.isFinite(data[j])) bad++;
+      else if (Math.abs(data[j]) > MAX_ABS_VALUE) big++;
+    }
     if (bad > 0) throw new WireError(`tensor ${repr(name)} has ${bad} non-finite values (NaN/Inf)`, { seq });
+    if (big > 0) throw new WireError(`tensor ${repr(name)} has ${big} values beyond ±${MAX_ABS_VALUE}`, { seq });
     tensors.set(name, { shape, data });
   });
   if (type === "episode") checkEpisode(header, tensors, seq);
@@ -138,7 +156,8 @@ export function tensorFromRows(name: string, rows: readonly (readonly number[])[
   rows.forEach((row, t) => {
     if (row.length !== d) throw new WireError(`${name}[${t}]: expected ${d} values, found ${row.length}`);
     for (let j = 0; j < d; j++) {
-      if (!Number.isFinite(row[j])) throw new WireError(`${name}[${t}][${j}] is ${row[j]}; tensors must be finite`);
+      const problem = wireValueProblem(row[j]);
+      if (problem !== undefined) throw new WireError(`${name}[${t}][${j}] ${problem}`);
       data[t * d + j] = row[j];
     }
   });

@@ -31,6 +31,7 @@ import copy
 import numpy as np
 import torch
 
+from .finite import StepGuard
 from .residual_nets import CriticEnsemble
 
 
@@ -145,6 +146,7 @@ class ChunkCritic:
         self.rng = np.random.default_rng(seed + 7)
         self.gen = torch.Generator().manual_seed(seed + 7)
         self.updates = 0
+        self.guard = StepGuard("chunk_critic")
 
     def update(self) -> dict[str, float]:
         """One TD update on a batch of trainable windows; {} while there are fewer than 32 of them."""
@@ -159,10 +161,8 @@ class ChunkCritic:
             y = t(w.ret[idx]) + t(w.discount[idx]) * _redq(self.target(t(w.obs[nxt]), t(w.chunk[nxt])), self.gen)  # (B,)
         q = self.net(t(w.obs[idx]), t(w.chunk[idx]))  # (E, B)
         loss = ((q - y.unsqueeze(0)) ** 2).mean(dim=1).sum()
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.grad_clip)
-        self.opt.step()
+        if not self.guard.step("chunk_critic", loss, self.opt, self.net.parameters(), self.grad_clip):
+            return {}
         with torch.no_grad():
             for p, pt in zip(self.net.parameters(), self.target.parameters()):
                 pt.lerp_(p, self.tau)

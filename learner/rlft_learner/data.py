@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .protocol import value_problem
 from .server import Dataset, Episode
 
 
@@ -97,6 +98,11 @@ def load_npz(path: str) -> Dataset:
             if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[3] != 3 or len(frames) != len(obs):
                 raise ValueError(f"{path}: image.{cam} must be uint8 (N, H, W, 3) with one frame per step ({len(obs)}); "
                                  f"found {frames.dtype} {frames.shape}")
+    # A file is a door too: the same value rules as the wire (protocol.MAX_ABS_VALUE).
+    for key, arr in (("obs", obs), ("action", act), ("reward", reward)):
+        problem = value_problem(key, arr)
+        if problem is not None:
+            raise ValueError(f"{path}: {problem}")
     bounds = np.concatenate([[0], np.cumsum(lengths)])
     episodes = [Episode(obs=obs[a:b], action=act[a:b], reward=reward[a:b], success=bool(s), episode_id=str(i), task=task,
                         intervention=None if intervention is None else intervention[a:b], source=source[i],

@@ -17,6 +17,7 @@ import torch
 from . import __version__
 from .data import Normalizer
 from .diffusion import POSITIVE, DDIMSampler, ModelConfig, NoisePredictionNet, PixelSampler, cfg_combine
+from .finite import require_finite
 from .vision import CameraEncoders
 
 OPSET = 17  # supported by torch 1.13 and 2.x exporters and by onnxruntime-node
@@ -101,6 +102,8 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
     An indicator network (RECAP) gets an `indicator` int64 [B] input on both graphs and `meta.advantage` goes to
     policy.json; `meta.cfg_beta` != 1 bakes classifier-free guidance into sampler.onnx (two passes per step) and is
     declared there for the TS sampler. `value_net` (recap_value.ValueNet) is exported as value.onnx."""
+    require_finite(f"policy package {out_dir}", net=net, **({"value_net": value_net} if value_net is not None else {}),
+                   **({"encoders": encoders} if encoders is not None else {}))
     cfg: ModelConfig = net.cfg
     conditioned = bool(cfg.indicator)
     if conditioned != (meta.advantage is not None):
@@ -238,6 +241,8 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
     Returns (package dir, policy.json contents)."""
     import copy
 
+    require_finite("residual package", actor=actor, **({"critic": critic} if critic is not None else {}),
+                   **({"chunk_critic": chunk_critic[0]} if chunk_critic is not None else {}))
     os.makedirs(parent, exist_ok=True)
     tmp = os.path.join(parent, f".tmp-{os.urandom(4).hex()}")
     os.makedirs(tmp)

@@ -5,6 +5,12 @@ after `acked_seq + 1` (a gap) stores nothing and is answered with `acked_seq` so
 `durable_seq` (highest seq in the last completed checkpoint) is reported with it: the robot deletes only what is durable,
 so a learner killed hard and resumed from its checkpoint gets everything after its restored `acked_seq` again.
 Malformed messages are counted and answered with `error`; nothing a client sends can stop the server.
+
+Who speaks for a robot (issue 24): a robot id belongs to the connection that said `hello` as it, for as long as that
+connection is open and talks (robots heartbeat every `heartbeat_sec`); a second connection claiming it meanwhile is
+refused, and transitions for a robot id come only from its connection. With CURVE the id must also be one the
+connection's key is admitted for (authorized/<robot_id>.key). Without CURVE this is first come, first served on a
+loopback or trusted network; CURVE makes it an identity.
 """
 
 from __future__ import annotations
@@ -12,15 +18,21 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 import zmq
 
-from .protocol import ProtocolError, decode, encode
-from .security import Authenticator, CurveServer, make_curve_server
-from .server import LEARNER, RouterEndpoint
+from .protocol import MAX_ABS_VALUE, ProtocolError, decode, encode, value_problem
+from .security import bind_checked
+from .server import LEARNER, Peer, RouterEndpoint
+
+#: Largest normalised observation stored: the wire caps raw values at MAX_ABS_VALUE (1e6) and train-bc floors every
+#: observation std at 1e-2, so a base package's normalisation gives at most 1e8; squares (1e16) stay finite in float32.
+#: A base package with a smaller std, or a reading 1e8 stds from the demos, is refused here rather than stored.
+MAX_NORMALISED = 1e8
 
 log = logging.getLogger("rlft_learner.online")
 
@@ -34,7 +46,9 @@ class RobotState:
     durable_seq: int = -1
     index: int = 0  # small int stored in replay rows (links n-step chains per robot)
     config_hash: str = ""
-    hello: bool = False  # saw a hello since this learner process started
+    owner: list[bytes] | None = None  # route of the connection that said hello as this robot (None: none since start)
+    address: str = "?"  # the owner's IP, for errors
+    heard: float = 0.0  # time.monotonic() of the owner's last message
 
 
 @dataclass
@@ -65,54 +79,53 @@ class OnlineServer(RouterEndpoint):
 
     def __init__(self, bind: str, pub_bind: str, base, on_rows: Callable[[dict[str, np.ndarray]], None],
                  status: Callable[[], dict[str, Any]], config_hash: str = "", heartbeat_sec: float = 2.0,
-                 curve: CurveServer | None = None):
-        # ZAP must run before the first CURVE handshake; it admits only robots in curve.authorized_dir.
-        self._auth = Authenticator(zmq.Context.instance(), curve.authorized_dir) if curve is not None else None
-        try:
-            super().__init__(bind, flag="experience_bind", curve=curve)
-        except Exception:
-            self._stop_auth()
-            raise
+                 max_robots: int = 64, **door: Any):
+        """`door`: RouterEndpoint's curve / insecure_public_bind / max_message_bytes (server.DoorConfig.door())."""
+        super().__init__(bind, flag="experience_bind", **door)
         self.base = base  # residual_td3.BasePackage
         self.on_rows, self.status = on_rows, status
-        self.config_hash, self.heartbeat_sec = config_hash, heartbeat_sec
+        self.config_hash, self.heartbeat_sec, self.max_robots = config_hash, heartbeat_sec, max_robots
         self.robots: dict[str, RobotState] = {}
+        self._owned: dict[bytes, str] = {}  # connection -> the robot id it said hello as
         self.latest: Package | None = None
         self.packages: dict[str, Package] = {}
         self.keep_packages = 5
         self._pub_seq = 0
         self._pub = self._ctx.socket(zmq.PUB)
         self._pub.setsockopt(zmq.LINGER, 1000)
-        if curve is not None:
-            make_curve_server(self._pub, curve)  # robots pin the learner's key: nobody else can publish to them
+        self._pub.setsockopt(zmq.MAXMSGSIZE, 1 << 16)  # subscribers only send subscriptions upstream
         try:
-            self._pub.bind(pub_bind)
-        except zmq.ZMQError as exc:
+            # Robots pin the learner's key, so with CURVE nobody else can publish to them.
+            self.pub_endpoint = bind_checked(self._pub, pub_bind, "policy_bind", self.curve, door.get("insecure_public_bind", False))
+        except Exception:
             self._pub.close(0)
             self.close()
-            raise RuntimeError(f"Cannot bind the learner's PUB socket to {pub_bind}: {exc} — pick a free port with policy_bind") from None
-        self.pub_endpoint = self._pub.getsockopt_string(zmq.LAST_ENDPOINT)
+            raise
+
+    @property
+    def stale_after_s(self) -> float:
+        """A robot's connection that sent nothing for this long has lost its claim: robots heartbeat every heartbeat_sec
+        when idle and declare the link down after 3 unanswered ones (bridge/ExperienceBridge.ts)."""
+        return 3 * self.heartbeat_sec + 1.0
 
     def close(self) -> None:
         super().close()
         if hasattr(self, "_pub"):
             self._pub.close()
-        self._stop_auth()
-
-    def _stop_auth(self) -> None:
-        if self._auth is not None:
-            self._auth.stop()
-            self._auth = None
 
     # -- state for checkpoints --
     def robot_state(self) -> dict[str, dict]:
-        return {rid: {"acked_seq": r.acked_seq, "index": r.index, "config_hash": r.config_hash} for rid, r in self.robots.items()}
+        """What a checkpoint keeps per robot: only robots whose transitions it holds (acked_seq >= 0). An id that said
+        hello and sent nothing has no state to keep, so ids invented by a peer never reach a checkpoint."""
+        return {rid: {"acked_seq": r.acked_seq, "index": r.index, "config_hash": r.config_hash}
+                for rid, r in self.robots.items() if r.acked_seq >= 0}
 
     def restore(self, robots: dict[str, dict]) -> None:
-        """State from a checkpoint: everything in it is durable."""
+        """State from a checkpoint: everything in it is durable. Entries without transitions (written by learners before
+        issue 24) are dropped."""
         self.robots = {rid: RobotState(acked_seq=int(r["acked_seq"]), durable_seq=int(r["acked_seq"]), index=int(r["index"]),
                                        config_hash=str(r["config_hash"]))
-                       for rid, r in robots.items()}
+                       for rid, r in robots.items() if int(r["acked_seq"]) >= 0}
 
     def mark_durable(self, robots: dict[str, dict]) -> None:
         """A checkpoint holding `robots` (a `robot_state()` snapshot) completed: their acked_seqs are now durable."""
@@ -144,31 +157,90 @@ class OnlineServer(RouterEndpoint):
             got = self._recv(timeout_ms if handled == 0 else 0)
             if got is None:
                 break
-            route, frames = got
+            peer, frames = got
             handled += 1
-            try:
-                self._handle(route, frames)
-            except Exception as exc:  # never let one message take the learner down
-                log.exception("internal error while handling a message")
-                self._error(route, None, f"learner failed to handle the message: {exc}")
+            self._handle_safely(peer, frames)
         return handled
 
-    def _handle(self, route: list[bytes], frames: list[bytes]) -> None:
+    def _handle(self, peer: Peer, frames: list[bytes]) -> None:
+        owned = self._owned.get(peer.connection)
+        if owned is not None and owned in self.robots:
+            self.robots[owned].heard = time.monotonic()
         try:
             header, tensors = decode(frames)
         except ProtocolError as exc:
-            self._error(route, exc.seq, str(exc))
+            self._refuse(peer.route, exc)
             return
         seq, msg_type = header["seq"], header["type"]
         handler = {"hello": self._hello, "transitions": self._transitions, "heartbeat": self._heartbeat,
                    "get_policy": self._get_policy}.get(msg_type)
         if handler is None:
-            self._error(route, seq, f"an online robot may send hello, transitions, heartbeat or get_policy; found {msg_type!r}"
-                                    + (" (episode/end belong to `train-bc`)" if msg_type in ("episode", "end") else ""))
+            self._error(peer.route, seq, f"an online robot may send hello, transitions, heartbeat or get_policy; found {msg_type!r}"
+                                         + (" (episode/end belong to `train-bc`)" if msg_type in ("episode", "end") else ""))
             return
-        handler(route, seq, header, tensors)
+        handler(peer, seq, header, tensors)
 
-    def _hello(self, route: list[bytes], seq: int, h: dict, _: dict) -> None:
+    # -- who speaks for a robot --
+    def _owner_problem(self, peer: Peer, rid: str, what: str) -> str | None:
+        """Why this connection may not send `what` for robot `rid` (None when it said hello as it)."""
+        robot = self.robots.get(rid)
+        if robot is not None and robot.owner is not None and robot.owner[0] == peer.connection:
+            return None
+        if robot is None or robot.owner is None:
+            return f"{what} from robot {rid!r} before its hello; send hello first"
+        return (f"{what} for robot {rid!r} from a connection that did not say hello as it: robot_id {rid!r} belongs to the "
+                f"connection from {robot.address} that said hello first; send hello (robot ids are one per robot)")
+
+    def _claim_problem(self, peer: Peer, rid: str) -> str | None:
+        """Why this connection may not take robot id `rid` now: another connection holds it and is still open and talking."""
+        robot = self.robots.get(rid)
+        if robot is None or robot.owner is None or robot.owner[0] == peer.connection:
+            return None
+        silent = time.monotonic() - robot.heard
+        notice = f"another connection (from {peer.address}) said hello as robot_id {rid!r} and was refused; this connection keeps it"
+        if silent <= self.stale_after_s and self._still_connected(robot.owner, notice):
+            return (f"robot_id {rid!r} is in use by another connection (from {robot.address}, last message {silent:.1f} s "
+                    f"ago): each robot needs its own learner.robot_id. A robot that reconnects is let in once its old "
+                    f"connection is closed or has been silent for {self.stale_after_s:g} s")
+        log.warning("robot %r: its connection from %s is %s; the connection from %s takes it over", rid, robot.address,
+                    f"silent for {silent:.1f} s" if silent > self.stale_after_s else "closed", peer.address)
+        return None
+
+    def _still_connected(self, route: list[bytes], notice: str) -> bool:
+        """Whether ZeroMQ still has a connection for `route`: with ZMQ_ROUTER_MANDATORY a send to a closed connection
+        fails with EHOSTUNREACH instead of being dropped. What is sent is `notice` as an `error` with seq -1, which
+        matches none of the robot's requests: it logs it (someone else said hello as it and was refused)."""
+        self._sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        try:
+            self._sock.send_multipart(route + encode({"type": "error", "seq": -1, "reason": notice}), flags=zmq.DONTWAIT)
+            return True
+        except zmq.Again:
+            return True  # connected; its queue is full
+        except zmq.ZMQError as exc:
+            if exc.errno == zmq.EHOSTUNREACH:
+                return False
+            raise
+        finally:
+            self._sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
+
+    def _room_for(self, rid: str) -> bool:
+        """Whether robot id `rid` fits under max_robots, after forgetting ids that never sent a transition and whose
+        connection is silent (they have nothing to keep)."""
+        if rid in self.robots or len(self.robots) < self.max_robots:
+            return True
+        now = time.monotonic()
+        for other, r in list(self.robots.items()):
+            if r.acked_seq < 0 and (r.owner is None or now - r.heard > self.stale_after_s):
+                self._release(other)
+        return len(self.robots) < self.max_robots
+
+    def _release(self, rid: str) -> None:
+        r = self.robots.pop(rid)
+        if r.owner is not None and self._owned.get(r.owner[0]) == rid:
+            del self._owned[r.owner[0]]
+
+    def _hello(self, peer: Peer, seq: int, h: dict, _: dict) -> None:
+        route = peer.route
         base = self.base
         problems = []
         if h.get("mode") != "online":
@@ -181,29 +253,43 @@ class OnlineServer(RouterEndpoint):
         if h["obs_names"] != base.obs_names or h["action_names"] != base.action_names:
             problems.append(f"obs_names/action_names {h['obs_names']}/{h['action_names']} differ from the base package's "
                             f"{base.obs_names}/{base.action_names}")
+        rid = h["robot_id"]
+        if not problems:
+            problem = self._key_problem(peer, rid) or self._claim_problem(peer, rid)
+            if problem is None and not self._room_for(rid):
+                problem = (f"this learner already serves max_robots = {self.max_robots} robot ids (ids holding transitions, "
+                           f"and ids whose connection still talks); raise max_robots, or reuse a robot id")
+            problems += [problem] if problem else []
         if problems:
             self._error(route, seq, "hello rejected: " + "; ".join(problems), malformed=False)
             return
-        rid = h["robot_id"]
+        previous = self._owned.get(peer.connection)
+        if previous is not None and previous != rid and previous in self.robots:
+            self.robots[previous].owner = None  # a connection speaks for one robot: its last hello
         robot = self.robots.get(rid)
         if robot is None:
-            robot = self.robots[rid] = RobotState(index=len(self.robots))
+            robot = self.robots[rid] = RobotState(index=max((r.index for r in self.robots.values()), default=-1) + 1)
         if robot.config_hash and robot.config_hash != h["config_hash"]:
             log.warning("robot %r changed config_hash %s -> %s", rid, robot.config_hash, h["config_hash"])
-        robot.config_hash, robot.hello = h["config_hash"], True
+        if robot.owner is not None and self._owned.get(robot.owner[0]) == rid:
+            del self._owned[robot.owner[0]]
+        robot.config_hash = h["config_hash"]
+        robot.owner, robot.address, robot.heard = list(peer.route), peer.address, time.monotonic()
+        self._owned[peer.connection] = rid
         log.info("hello from robot %r (task %r), acked_seq %d", rid, h["task"], robot.acked_seq)
         latest = {"version": self.latest.version, "kind": self.latest.kind} if self.latest else None
         self._reply(route, {"type": "welcome", "seq": seq, "learner": LEARNER, "acked_seq": robot.acked_seq,
                             "durable_seq": robot.durable_seq, "latest_policy": latest, "heartbeat_sec": self.heartbeat_sec})
 
-    def _transitions(self, route: list[bytes], seq: int, h: dict, t: dict) -> None:
-        rid = h["robot_id"]
-        robot = self.robots.get(rid)
-        if robot is None or not robot.hello:
-            self._error(route, seq, f"transitions from robot {rid!r} before its hello; send hello first")
+    def _transitions(self, peer: Peer, seq: int, h: dict, t: dict) -> None:
+        route, rid = peer.route, h["robot_id"]
+        problem = self._owner_problem(peer, rid, "transitions")
+        if problem is not None:
+            self._error(route, seq, problem)
             return
+        robot = self.robots[rid]
         obs_dim, act_dim = len(self.base.obs_names), len(self.base.action_names)
-        if t["obs"].shape[1] != obs_dim or t["action"].shape[1] != act_dim:
+        if any(t[k].shape[1] != obs_dim for k in ("obs", "next_obs")) or t["action"].shape[1] != act_dim:
             self._error(route, seq, f"transitions obs/action widths {t['obs'].shape[1]}/{t['action'].shape[1]}; the base "
                                     f"package has {obs_dim} observations and {act_dim} actions")
             return
@@ -213,7 +299,13 @@ class OnlineServer(RouterEndpoint):
         elif first + n - 1 > robot.acked_seq:
             keep = slice(robot.acked_seq + 1 - first, n)  # drop what is already stored (a resend)
             seqs = np.arange(first, first + n, dtype=np.int64)[keep]
-            rows = {"obs": self.base.norm_obs(t["obs"][keep]), "next_obs": self.base.norm_obs(t["next_obs"][keep]),
+            obs, next_obs = self.base.norm_obs(t["obs"][keep]), self.base.norm_obs(t["next_obs"][keep])
+            problem = value_problem("normalised obs", obs, MAX_NORMALISED) or value_problem("normalised next_obs", next_obs, MAX_NORMALISED)
+            if problem is not None:
+                self._error(route, seq, f"{problem} (raw values are within ±{MAX_ABS_VALUE:g}, but the base package's "
+                                        f"observation std is {float(self.base.obs_std.min()):.3g} at its smallest)", values=True)
+                return
+            rows = {"obs": obs, "next_obs": next_obs,
                     **{k: np.clip(t[k][keep], -1, 1) for k in ("base_action", "action", "next_base_action")},
                     **{k: t[k][keep] for k in ("reward", "terminated", "truncated", "intervention")},
                     "robot": np.full(len(seqs), robot.index, np.int64), "seq": seqs,
@@ -222,20 +314,27 @@ class OnlineServer(RouterEndpoint):
             robot.acked_seq = int(seqs[-1])  # only after the rows are stored
         self._reply(route, {"type": "ack", "seq": seq, "acked_seq": robot.acked_seq, "durable_seq": robot.durable_seq})
 
-    def _heartbeat(self, route: list[bytes], seq: int, h: dict, _: dict) -> None:
-        rid = h.get("robot_id")
+    def _heartbeat(self, peer: Peer, seq: int, h: dict, _: dict) -> None:
+        route, rid = peer.route, h.get("robot_id")
         if not isinstance(rid, str):
             self._error(route, seq, "heartbeat lacks robot_id (string)")
             return
-        robot = self.robots.get(rid)
+        problem = self._owner_problem(peer, rid, "heartbeat")
+        if problem is not None:
+            self._error(route, seq, problem)
+            return
+        robot = self.robots[rid]
         s = self.status()
-        self._reply(route, {"type": "heartbeat", "seq": seq, "acked_seq": robot.acked_seq if robot else -1,
-                            "durable_seq": robot.durable_seq if robot else -1,
+        self._reply(route, {"type": "heartbeat", "seq": seq, "acked_seq": robot.acked_seq,
+                            "durable_seq": robot.durable_seq,
                             "policy_version": self.latest.version if self.latest else None, "updates": s["updates"],
                             "online_transitions": s["online"], "offline_transitions": s["offline"]})
 
-    def _get_policy(self, route: list[bytes], seq: int, h: dict, _: dict) -> None:
-        version = h.get("version")
+    def _get_policy(self, peer: Peer, seq: int, h: dict, _: dict) -> None:
+        route, version = peer.route, h.get("version")
+        if version is not None and not isinstance(version, str):
+            self._error(route, seq, f"get_policy.version must be a string (or absent for the latest); found {type(version).__name__}")
+            return
         pkg = self.packages.get(version) if version else self.latest
         if pkg is None:
             why = f"package {version!r} is not kept (latest is {self.latest.version if self.latest else None!r})" if version \

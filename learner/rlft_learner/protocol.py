@@ -16,6 +16,17 @@ import numpy as np
 PROTOCOL = "rlft-exp/1"
 DTYPE = "float32"
 MAX_HEADER_BYTES = 1 << 20  # a header is a small map; anything bigger is not ours
+#: Largest magnitude of a tensor value on the wire. Observations are physical readings in SI units (rad, m, N, m/s),
+#: actions normalised to [-1, 1] or joint positions, rewards task-scaled (sparse 0/1 in the shipped tasks): 1e6 is far
+#: beyond all of them, and its square (1e12), summed over a million rows (1e18), stays far inside float32's 3.4e38, so
+#: normalisation statistics, n-step returns and squared TD errors cannot overflow. A finite 3e38 overflows the first
+#: square and turned the critic NaN (issue 24); the robot's bridge refuses the same values at push() (bridge/wire.ts).
+MAX_ABS_VALUE = 1e6
+#: Integers in headers (seq, counts, steps, shapes): JavaScript's Number.MAX_SAFE_INTEGER, 2^53 - 1. The robot side
+#: cannot send more intact, and every counter then fits the learner's int64 columns with room to add.
+MAX_INT = 2**53 - 1
+#: A robot id names spools, MQTT topics, key files and checkpoint entries; 128 characters is plenty for a name.
+MAX_ROBOT_ID = 128
 
 # Required header fields per message type, besides `type`, `protocol` and `seq` (docs/contracts.md).
 REQUIRED_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
@@ -50,6 +61,34 @@ class ProtocolError(ValueError):
     def __init__(self, message: str, seq: int | None = None):
         super().__init__(message)
         self.seq = seq
+
+
+class ValueRangeError(ProtocolError):
+    """A well-formed message whose tensor values are non-finite or beyond MAX_ABS_VALUE (counted apart: poisoning)."""
+
+
+def value_problem(name: str, arr: np.ndarray, limit: float = MAX_ABS_VALUE) -> str | None:
+    """Why `arr` may not enter the learner (non-finite values, or |x| > limit), naming where; None when it is fine."""
+    if np.size(arr) == 0:
+        return None
+    flat = np.asarray(arr).reshape(len(arr) if np.ndim(arr) else 1, -1)  # rows x columns, for the message
+    finite = np.isfinite(flat)
+    if not finite.all():
+        bad = int(flat.size - finite.sum())
+        row, col = (int(i[0]) for i in np.nonzero(~finite))
+        return f"{name} has {bad} non-finite values (NaN/Inf), the first at row {row}, column {col}"
+    big = np.abs(flat) > limit
+    if big.any():
+        row, col = (int(i[0]) for i in np.nonzero(big))
+        return (f"{name} has {int(big.sum())} values beyond ±{limit:g} (largest |x| {float(np.abs(flat).max()):.3g}, the first "
+                f"at row {row}, column {col}); values must be finite with |x| <= {limit:g} so normalisation and squared "
+                f"errors stay finite — send physical units (rad, m, N) and check the sensor")
+    return None
+
+
+def _check_int(where: str, value: int, seq: int | None, low: int = 0) -> None:
+    if not low <= value <= MAX_INT:
+        raise ProtocolError(f"{where} is {value}; expected an integer in [{low}, 2^53 - 1]", seq)
 
 
 def encode(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray] | None = None) -> list[bytes]:
@@ -88,8 +127,8 @@ def _decode_header(frame: bytes) -> dict[str, Any]:
 
 def _check_fields(header: dict[str, Any], seq: int) -> str:
     msg_type = header.get("type")
-    if msg_type not in REQUIRED_FIELDS:
-        raise ProtocolError(f"unknown message type {msg_type!r}; expected one of {sorted(REQUIRED_FIELDS)}", seq)
+    if not isinstance(msg_type, str) or msg_type not in REQUIRED_FIELDS:
+        raise ProtocolError(f"unknown message type {msg_type!r}; expected one of {sorted(REQUIRED_FIELDS)}"[:300], seq)
     for field, types in REQUIRED_FIELDS[msg_type].items():
         if field not in header:
             raise ProtocolError(f"{msg_type} header lacks required field {field!r}", seq)
@@ -98,7 +137,11 @@ def _check_fields(header: dict[str, Any], seq: int) -> str:
         if not ok:
             want = " or ".join(t.__name__ for t in types)
             raise ProtocolError(f"{msg_type}.{field} must be {want}; found {type(value).__name__}", seq)
+        if _is_int(value):
+            _check_int(f"{msg_type}.{field}", value, seq, low=-MAX_INT)
     if msg_type == "hello":
+        if not 1 <= len(header["robot_id"]) <= MAX_ROBOT_ID:
+            raise ProtocolError(f"hello.robot_id must be 1 to {MAX_ROBOT_ID} characters; found {len(header['robot_id'])}", seq)
         for field in ("obs_names", "action_names"):
             names = header[field]
             if not names or not all(isinstance(n, str) for n in names):
@@ -120,8 +163,8 @@ def _check_specs(header: dict[str, Any], n_frames: int, seq: int) -> list[tuple[
         if spec.get("dtype") != DTYPE:
             raise ProtocolError(f"tensor {name!r}: dtype must be {DTYPE!r}; found {spec.get('dtype')!r}", seq)
         shape = spec.get("shape")
-        if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
-            raise ProtocolError(f"tensor {name!r}: shape must be a list of non-negative ints; found {shape!r}", seq)
+        if not isinstance(shape, list) or len(shape) > 8 or not all(_is_int(d) and 0 <= d <= MAX_INT for d in shape):
+            raise ProtocolError(f"tensor {name!r}: shape must be a list of at most 8 non-negative ints; found {shape!r}"[:300], seq)
         if any(name == seen for seen, _ in out):
             raise ProtocolError(f"tensor name {name!r} appears twice", seq)
         out.append((name, tuple(shape)))
@@ -157,6 +200,9 @@ def _check_transitions(header: dict[str, Any], tensors: dict[str, np.ndarray], s
         values = header[name]
         if len(values) != n or not all(isinstance(v, kind) and not isinstance(v, bool) for v in values):
             raise ProtocolError(f"transitions.{name} must be a list of {n} {kind.__name__}s (count); found {len(values)} items", seq)
+        if kind is int:
+            for v in values:
+                _check_int(f"transitions.{name} item", v, seq)
     widths: dict[str, int] = {}
     for name, kind in TRANSITION_TENSORS.items():
         if name not in tensors:
@@ -203,12 +249,12 @@ def decode(frames: Sequence[bytes]) -> tuple[dict[str, Any], dict[str, np.ndarra
         raise ProtocolError("empty message; expected [header, ...tensor frames]")
     header = _decode_header(bytes(frames[0]))
     seq = header.get("seq")
-    seq = seq if _is_int(seq) else None
+    seq = seq if _is_int(seq) and -1 <= seq <= MAX_INT else None
     if header.get("protocol") != PROTOCOL:
         raise ProtocolError(f"protocol must be {PROTOCOL!r}; found {header.get('protocol')!r}", seq)
     # An error reply to a message whose header could not be read carries seq -1 (server.py).
     if seq is None or seq < (-1 if header.get("type") == "error" else 0):
-        raise ProtocolError(f"seq must be a non-negative integer; found {header.get('seq')!r}")
+        raise ProtocolError(f"seq must be an integer in [0, 2^53 - 1]; found {header.get('seq')!r}"[:200])
     msg_type = _check_fields(header, seq)
     if msg_type == "policy":  # file frames, described by header.files instead of header.tensors
         _check_policy_files(header, frames[1:], seq)
@@ -222,9 +268,9 @@ def decode(frames: Sequence[bytes]) -> tuple[dict[str, Any], dict[str, np.ndarra
                 f"tensor {name!r} with shape {list(shape)} needs {expected} bytes of float32; frame has {len(data)}", seq
             )
         arr = np.frombuffer(data, dtype="<f4").reshape(shape).astype(np.float32)
-        if not np.isfinite(arr).all():
-            bad = int(np.size(arr) - np.isfinite(arr).sum())
-            raise ProtocolError(f"tensor {name!r} has {bad} non-finite values (NaN/Inf)", seq)
+        problem = value_problem(f"tensor {name!r}", arr)
+        if problem is not None:
+            raise ValueRangeError(problem, seq)
         tensors[name] = arr
     if msg_type == "episode":
         _check_episode(header, tensors, seq)

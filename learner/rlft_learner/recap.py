@@ -35,18 +35,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, help_meta as _h, run_command
+from .cli import add_dataclass_args, allow, help_meta as _h, run_command
 from .data import Normalizer, load_npz, make_windows
 from .diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
 from .export import PackageMeta, export_package
+from .finite import StepGuard, finite_values
 from .recap_value import ReturnSpec, ValueConfig, calibration, plot_calibration, predict, train_value
-from .server import Dataset, Episode, ExperienceServer
+from .server import DoorConfig, Episode, ExperienceServer
 
 log = logging.getLogger("rlft_learner.recap")
 
 
 @dataclass
-class Config:
+class Config(DoorConfig):
     bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address the robot side uploads episodes to"))
     dataset: str = field(default="", metadata=_h("read episodes from this .npz instead of the server"))
     timeout: float = field(default=300.0, metadata=_h("seconds to wait for the next message before giving up"))
@@ -76,6 +77,15 @@ class Config:
     threads: int = field(default=1, metadata=_h("torch CPU threads (default 1: extra OpenMP threads spin-wait for cores the simulator or robot stack also uses)"))
     log_every: int = field(default=100, metadata=_h("steps between progress lines"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+    "timeout": "> 0", "n_step": ">= 0", "positive_fraction": "(0, 1)",
+    "intervention_positive": ('always', 'success', 'none'), "indicator_dropout": "[0, 1)", "cfg_beta": "[0, 10]",
+    "value_bins": ">= 2", "value_hidden": ">= 1", "value_steps": ">= 1", "value_lr": "> 0", "steps": ">= 1",
+    "batch_size": ">= 1", "lr": "> 0", "indicator_lr": "> 0", "warmup_steps": ">= 0", "ema_decay": "[0, 1)",
+    "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
+})
 
 
 # --- advantages and indicators -------------------------------------------------------------------------------
@@ -195,6 +205,7 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
     opt = torch.optim.AdamW(groups, lr=cfg.lr, weight_decay=1e-6)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    guard = StepGuard("recap")
     losses: list[float] = []
     t0 = time.perf_counter()
     for step in range(cfg.steps):
@@ -204,10 +215,7 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
         t = torch.randint(0, T_train, (cfg.batch_size,), device=device, generator=gen)  # (B,)
         i_b = None if ind_all is None else drop_indicators(ind_all[idx], cfg.indicator_dropout, gen)  # (B,)
         loss = F.mse_loss(net(obs_all[idx], add_noise(x0, noise, t, ac), t, i_b), noise)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-        opt.step()
+        guard.step("policy", loss, opt, net.parameters(), 1.0)
         sched.step()
         decay = min(cfg.ema_decay, (1 + step) / (10 + step))
         with torch.no_grad():
@@ -215,7 +223,7 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
                 pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
-            emit({"phase": "policy", "step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(losses[-cfg.log_every:])),
+            emit({"phase": "policy", "step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(finite_values(losses[-cfg.log_every:]))),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0)})
     return ema.eval(), losses
 
@@ -265,16 +273,22 @@ def run(cfg: Config) -> dict:
 
     torch.set_num_threads(cfg.threads)
     device = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else ("cpu" if cfg.device == "auto" else cfg.device))
-    if not cfg.pretrained:
-        raise ValueError("--pretrained is required: the BC package every RECAP iteration fine-tunes from")
-    pre = load_pretrained(cfg.pretrained)
-    if cfg.dataset:
-        data = load_npz(cfg.dataset)
-    else:
-        with ExperienceServer(cfg.bind, timeout_s=cfg.timeout) as server:
-            say({"event": "ready", "endpoint": server.endpoint})  # bound: whoever started us may connect now
+    # Bind first (the address check fails fast), then load the package while robots may already connect.
+    server = None if cfg.dataset else ExperienceServer(cfg.bind, timeout_s=cfg.timeout, **cfg.door())
+    if server is not None:
+        say({"event": "ready", "endpoint": server.endpoint})  # bound: whoever started us may connect now
+    try:
+        if not cfg.pretrained:
+            raise ValueError("--pretrained is required: the BC package every RECAP iteration fine-tunes from")
+        pre = load_pretrained(cfg.pretrained)
+        if server is None:
+            data = load_npz(cfg.dataset)
+        else:
             log.info("waiting for episodes on %s (timeout %g s)", server.endpoint, cfg.timeout)
             data = server.collect()
+    finally:
+        if server is not None:
+            server.close()
     eps = [e for e in data.episodes if len(e.obs) > 0]
     if not eps:
         raise ValueError("the dataset has no episodes; collect some first")
@@ -336,9 +350,9 @@ def run(cfg: Config) -> dict:
         "positive_fraction": float(ind.mean()), "positive_fraction_autonomous": float(ind[free].mean()) if free.any() else 0.0,
         "advantage": {"mean": float(adv_all.mean()), "std": float(adv_all.std()), "p10": float(np.quantile(adv_all, 0.1)),
                       "p50": float(np.quantile(adv_all, 0.5)), "p90": float(np.quantile(adv_all, 0.9))},
-        "value": {"final_ce": float(np.mean(vlosses[-cfg.log_every:])), "calibration": calib,
+        "value": {"final_ce": float(np.mean(finite_values(vlosses[-cfg.log_every:]))), "calibration": calib,
                   "note": "in-sample: V on the episodes it was trained on (all data, as RECAP trains it)"},
-        "policy": {"final_loss": float(np.mean(plosses[-cfg.log_every:])), "plain": cfg.plain, "cfg_beta": cfg.cfg_beta,
+        "policy": {"final_loss": float(np.mean(finite_values(plosses[-cfg.log_every:]))), "plain": cfg.plain, "cfg_beta": cfg.cfg_beta,
                    "pretrained": os.path.abspath(cfg.pretrained), "pretrained_version": pre.policy.get("version", "")},
     }
     order = sorted(range(len(eps)), key=lambda i: (not eps[i].success, len(eps[i].obs)))

@@ -23,6 +23,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .finite import StepGuard, finite_values
 from .server import Episode
 
 log = logging.getLogger("rlft_learner.recap_value")
@@ -133,19 +134,17 @@ def train_value(obs: np.ndarray, returns: np.ndarray, cfg: ValueConfig, device: 
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.5 * (1 + np.cos(np.pi * s / max(1, cfg.steps))))
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    guard = StepGuard("recap value")
     losses: list[float] = []
     t0 = time.perf_counter()
     for step in range(cfg.steps):
         idx = torch.randint(0, len(x), (cfg.batch_size,), device=device, generator=gen)  # (B,)
         loss = F.cross_entropy(net.logits(x[idx]), y[idx])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-        opt.step()
+        guard.step("value", loss, opt, net.parameters(), 1.0)
         sched.step()
         losses.append(loss.item())
         if (step + 1) % log_every == 0 or step + 1 == cfg.steps:
-            emit({"phase": "value", "step": step + 1, "total": cfg.steps, "losses/value_ce": float(np.mean(losses[-log_every:])),
+            emit({"phase": "value", "step": step + 1, "total": cfg.steps, "losses/value_ce": float(np.mean(finite_values(losses[-log_every:]))),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0)})
     return net.eval(), losses
 

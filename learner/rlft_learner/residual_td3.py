@@ -19,15 +19,23 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import torch
 
-from .cli import help_meta as _h
+from .cli import allow, help_meta as _h
 from .chunk_critic import ChunkCritic, mirrored_rows
+from .finite import StepGuard
 from .replay import Batch, ReplayBuffer, to_batch
+from .server import DoorConfig
 from .residual_nets import CriticEnsemble, ObsFeatures, ResidualActor, combine
 
 
+#: The learner `algorithm`s: ours (residual over the BC base) and the HIL-SERL / RLPD SAC baseline (rlpd_sac.py).
+ALGORITHMS = ("residual_td3", "rlpd_sac")
+
+
 @dataclass
-class Config:
-    """Everything `serve` reads from its YAML file (same names as keys; each also a --flag). Unknown keys are errors."""
+class Config(DoorConfig):
+    """Everything `serve` reads from its YAML file (same names as keys; each also a --flag). Unknown keys are errors;
+    what each key accepts is declared once, in the `allow` table below the class. The door's keys (curve_secret,
+    curve_authorized, insecure_public_bind, max_message_mb) come from server.DoorConfig."""
 
     # --- sockets and files ---
     experience_bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address robots send hello/transitions/heartbeat/get_policy to"))
@@ -37,12 +45,9 @@ class Config:
     demo_dataset: str = field(default="", metadata=_h("optional .npz of demos (train-bc format) put in the offline buffer, base actions relabelled by the base policy"))
     base_noise_scale: float = field(default=1.0, metadata=_h("sampling temperature the robot runs the base at (launch actor.noise_scale; rlft session passes it): demo base actions are relabelled with the initial DDIM noise x this, so offline rows match what the robot executes"))
     config_hash: str = field(default="", metadata=_h("robot config hash to require in hello; empty = accept any and record it"))
+    max_robots: int = field(default=64, metadata=_h("robot ids this learner serves at once; a hello for one more is refused. Ids that never sent a transition are forgotten when their connection is gone and never checkpointed, so invented ids cannot pile up"))
     heartbeat_sec: float = field(default=2.0, metadata=_h("heartbeat period told to robots in welcome"))
-    # --- security (docs/security.md) ---
-    curve_secret: str = field(default="", metadata=_h("the learner's CURVE secret certificate (keys/learner.key_secret from `rlft keys`); empty = no CURVE"))
-    curve_authorized: str = field(default="", metadata=_h("directory of robots' public .key certificates admitted over CURVE (keys/authorized); required with curve_secret"))
     sign_key: str = field(default="", metadata=_h("ed25519 private key (keys/learner.sign.pem) that signs every published package (policy.sig); empty = unsigned"))
-    insecure_public_bind: bool = field(default=False, metadata=_h("allow binding a non-loopback address without CURVE (anyone on that network can send experience)"))
     # --- schedule ---
     publish_every: int = field(default=1000, metadata=_h("critic updates between residual package exports (none while the actor has not moved)"))
     keep_packages: int = field(default=5, metadata=_h("newest packages kept on disk; older ones are deleted"))
@@ -115,6 +120,26 @@ class Config:
     sac_exploration_std: float = field(default=-1.0, metadata=_h("rlpd_sac: Gaussian std the robot adds around tanh(mu); < 0 = follow the policy's own spread, clipped to [sac_exploration_min, sac_exploration_max]"))
     sac_exploration_min: float = field(default=0.05, metadata=_h("rlpd_sac: lower clip of the adaptive exploration std"))
     sac_exploration_max: float = field(default=0.3, metadata=_h("rlpd_sac: upper clip of the adaptive exploration std"))
+
+
+allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+    "base_noise_scale": "[0, 2]", "max_robots": "[1, 100000]", "heartbeat_sec": "(0, 60]", "publish_every": ">= 1",
+    "keep_packages": ">= 1", "checkpoint_every": ">= 1", "checkpoint_every_s": "> 0", "max_updates": ">= 0",
+    "max_seconds": ">= 0", "progress_every_s": "> 0", "threads": ">= 1", "seed": ">= 0",
+    "residual_scale": "(0, 1]", "exploration_std": "[0, 1]", "exploration_rho": "[0, 1)", "actor_hidden": ">= 1",
+    "actor_layers": ">= 1", "critic_heads": ">= 2", "critic_hidden": ">= 1", "critic_layers": ">= 1",
+    "gamma": "(0, 1]", "n_step": ">= 1", "utd": "> 0", "policy_delay": ">= 1", "target_noise": ">= 0",
+    "target_noise_clip": ">= 0", "tau": "(0, 1]", "actor_lr": "> 0", "actor_bc_weight": ">= 0",
+    "actor_bc_source": ('offline', 'interventions'), "actor_residual_penalty": ">= 0", "actor_pessimism": ">= 0",
+    "critic_lr": "> 0", "weight_decay": ">= 0", "grad_clip": "> 0", "batch_size": ">= 2",
+    "intervention_action": ('executed', 'clipped'), "chunk_critic_every": ">= 1", "offline_fraction": "[0, 1]",
+    "her_radius": ">= 0", "her_goals_per_episode": ">= 1", "her_min_move": ">= 0", "her_fraction": "[0, 1]",
+    "her_capacity": ">= 1", "mirror_fraction": "[0, 1]", "learning_starts": ">= 0", "warmup_env_steps": ">= 0",
+    "warmup_noise": "(0, 1]", "critic_warmup_updates": ">= 0", "online_capacity": ">= 1",
+    "offline_capacity": ">= 1", "algorithm": ALGORITHMS, "sac_critics": ">= 2", "sac_lr": "> 0",
+    "sac_init_temperature": "> 0", "sac_exploration_std": "<= 1", "sac_exploration_min": "[0, 1]",
+    "sac_exploration_max": "[0, 1]",
+})
 
 
 def config_keys() -> set[str]:
@@ -240,6 +265,7 @@ class ResidualTD3:
         self.intervention_steps = 0
         self.chunk = None
         self.chunk_mirror = None
+        self.guard = StepGuard("residual_td3")  # skips optimiser steps on non-finite losses/gradients, counts them
 
     def enable_chunk_critic(self, k: int, mirror=None) -> None:
         """Train a chunk critic over windows of the base package's K = action.execute_steps (chunk_critic.py). With
@@ -321,13 +347,11 @@ class ResidualTD3:
             y = b.ret + b.discount * q_next  # (B,)
         q = self.critic(b.obs, b.action)  # (E, B): the critic scores the executed (combined / human) action
         critic_loss = ((q - y.unsqueeze(0)) ** 2).mean(dim=1).sum()  # every head regresses to the same target (REDQ)
-        self.critic_opt.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.grad_clip)
-        self.critic_opt.step()
-        self._polyak(self.critic, self.critic_target)
-        self.updates += 1
-        out = {"losses/critic": critic_loss.item() / cfg.critic_heads, "charts/q_mean": q.mean().item()}
+        self.updates += 1  # the UTD clock advances also when the step is skipped (finite.StepGuard)
+        out: dict[str, float] = {}
+        if self.guard.step("critic", critic_loss, self.critic_opt, self.critic.parameters(), cfg.grad_clip):
+            self._polyak(self.critic, self.critic_target)
+            out = {"losses/critic": critic_loss.item() / cfg.critic_heads, "charts/q_mean": q.mean().item()}
         if self.chunk is not None and self.updates % cfg.chunk_critic_every == 0:
             out.update(self.chunk.update())
         # Delayed actor updates (TD3), only after the critic warm-up (ResFiT: critic-only updates before the actor moves).
@@ -354,14 +378,14 @@ class ResidualTD3:
                     bc = ((residual[-n_off:][mask] - target) ** 2).mean() / (s * s)
                     actor_loss = actor_loss + cfg.actor_bc_weight * bc
                     out["losses/actor_bc"] = bc.item()
-            self.actor_opt.zero_grad(set_to_none=True)
-            actor_loss.backward()
-            torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.grad_clip)
-            self.actor_opt.step()
-            self._polyak(self.actor, self.actor_target)
-            self.actor_updates += 1
-            out["losses/actor"] = actor_loss.item()
-            out["charts/residual_abs"] = residual.detach().abs().mean().item()
+            if self.guard.step("actor", actor_loss, self.actor_opt, self.actor.parameters(), cfg.grad_clip):
+                self._polyak(self.actor, self.actor_target)
+                self.actor_updates += 1
+                out["losses/actor"] = actor_loss.item()
+                out["charts/residual_abs"] = residual.detach().abs().mean().item()
+            else:
+                out.pop("losses/actor_residual_penalty", None)
+                out.pop("losses/actor_bc", None)
         return out
 
     def _polyak(self, net: torch.nn.Module, target: torch.nn.Module) -> None:

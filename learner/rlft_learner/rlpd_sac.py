@@ -28,6 +28,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from .finite import StepGuard
 from .replay import ReplayBuffer
 from .residual_nets import CriticEnsemble
 from .residual_td3 import BasePackage, Config, ResidualTD3
@@ -116,6 +117,7 @@ class RlpdSAC:
         self.actor_updates = 0
         self.env_steps = 0
         self.intervention_steps = 0
+        self.guard = StepGuard("rlpd_sac")
         self.policy_spread = float("nan")  # mean action-space std of the policy on the last actor batch
         with torch.no_grad():  # the spread of the untrained policy, for the first package
             _, _, mean, std = self.sac_actor.sample(torch.zeros(1, obs_dim, device=self.device), self.gen)
@@ -144,23 +146,19 @@ class RlpdSAC:
             y = b.ret + b.discount * q_next  # n-step target; discount 0 after a success
         q = self.critic(b.obs, b.action)  # (E, B): the executed action (policy + noise, or the operator's)
         critic_loss = ((q - y.unsqueeze(0)) ** 2).mean(dim=1).sum()
-        self.critic_opt.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self.critic_opt.step()
-        self._polyak(self.critic, self.critic_target)
-        self.updates += 1
-        out = {"losses/critic": critic_loss.item() / cfg.sac_critics, "charts/q_mean": q.mean().item()}
+        self.updates += 1  # the UTD clock advances also when the step is skipped (finite.StepGuard)
+        out: dict[str, float] = {}
+        if self.guard.step("critic", critic_loss, self.critic_opt):
+            self._polyak(self.critic, self.critic_target)
+            out = {"losses/critic": critic_loss.item() / cfg.sac_critics, "charts/q_mean": q.mean().item()}
         if self.updates % cfg.policy_delay == 0:
             a, logp, mean, std = self.sac_actor.sample(b.obs, self.gen)
             q_pi = self.critic(b.obs, a).min(dim=0).values  # (B,)
             actor_loss = (alpha * logp - q_pi).mean()
-            self.actor_opt.zero_grad(set_to_none=True)
-            actor_loss.backward()
-            self.actor_opt.step()
+            if not self.guard.step("actor", actor_loss, self.actor_opt):
+                return out
             alpha_loss = (-self.log_alpha.exp() * (logp.detach() + self.target_entropy)).mean()  # CleanRL
-            self.alpha_opt.zero_grad(set_to_none=True)
-            alpha_loss.backward()
-            self.alpha_opt.step()
+            self.guard.step("alpha", alpha_loss, self.alpha_opt)
             self.actor_updates += 1
             self.policy_spread = float(((1 - torch.tanh(mean.detach()) ** 2) * std.detach()).mean())
             out.update({"losses/actor": actor_loss.item(), "losses/alpha": alpha_loss.item(), "charts/alpha": self.alpha,

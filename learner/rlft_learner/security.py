@@ -8,6 +8,9 @@
   file): `policy.sig` = {"alg": "ed25519", "key_id", "signature"}. Keys are PEM (PKCS#8 private, SPKI public), read by
   python3-cryptography here and by node:crypto on the robot.
 - A bind to anything but loopback needs CURVE, or `insecure_public_bind: true`: nothing listens on the network open.
+  Every learner socket binds through `bind_checked` (serve, train-bc, recap), so no command can skip the check.
+- A robot key speaks for the robot its file names: `authorized/<robot_id>.key` admits that key as `robot_id` only
+  (`rlft keys --robot sim-0` writes authorized/sim-0.key); the same key copied under several names speaks for each.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import ipaddress
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import zmq
@@ -30,11 +33,29 @@ SIGNATURE_FILE = "policy.sig"
 
 @dataclass
 class CurveServer:
-    """The learner's CURVE identity and who it admits."""
+    """The learner's CURVE identity and who it admits: `robots` maps each admitted public key (Z85, as ZAP reports it
+    in a message's User-Id) to the robot ids it may speak for, from the file names in `authorized_dir`."""
 
     public_key: bytes
     secret_key: bytes
     authorized_dir: str
+    robots: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+def authorized_robots(authorized_dir: str) -> dict[str, frozenset[str]]:
+    """{Z85 public key: robot ids} from `<robot_id>.key` files (the files pyzmq's ZAP handler admits)."""
+    import zmq.auth
+
+    out: dict[str, set[str]] = {}
+    for name in sorted(os.listdir(authorized_dir)):
+        if name.endswith(".key"):
+            try:
+                public, _ = zmq.auth.load_certificate(os.path.join(authorized_dir, name))
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"curve_authorized {authorized_dir}/{name}: {exc} — it must be a public certificate "
+                                 "written by `rlft keys`") from None
+            out.setdefault(public.decode("ascii"), set()).add(name[: -len(".key")])
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def load_curve_server(secret_path: str, authorized_dir: str) -> CurveServer:
@@ -52,9 +73,10 @@ def load_curve_server(secret_path: str, authorized_dir: str) -> CurveServer:
     if not authorized_dir or not os.path.isdir(authorized_dir):
         raise ValueError(f"curve_authorized {authorized_dir!r} is not a directory — it must hold the robots' public .key files "
                          "(`rlft keys` writes keys/authorized/)")
-    if not zmq.auth.load_certificates(authorized_dir):
+    robots = authorized_robots(authorized_dir)
+    if not robots:
         log.warning("curve_authorized %s holds no .key files: no robot can connect", authorized_dir)
-    return CurveServer(public, secret, authorized_dir)
+    return CurveServer(public, secret, authorized_dir, robots)
 
 
 class Authenticator:
@@ -100,8 +122,22 @@ def check_bind(endpoint: str, flag: str, secured: bool, insecure_public_bind: bo
     if not insecure_public_bind:
         raise ValueError(f"{flag} {endpoint!r} listens beyond this machine without CURVE: anyone on the network could send "
                          "experience or receive policies. Set curve_secret and curve_authorized (keys from `rlft keys`), or "
-                         "bind tcp://127.0.0.1:PORT, or set insecure_public_bind: true on a network you trust")
+                         "bind tcp://127.0.0.1:PORT, or set insecure_public_bind: true (--insecure-public-bind) on a network "
+                         "you trust")
     log.warning("%s %s listens beyond this machine WITHOUT authentication (insecure_public_bind)", flag, endpoint)
+
+
+def bind_checked(sock: zmq.Socket, endpoint: str, flag: str, curve: CurveServer | None, insecure_public_bind: bool) -> str:
+    """The one way a learner socket binds: `check_bind`, CURVE server keys when given, then bind; returns the bound
+    endpoint. A failed bind raises RuntimeError naming `flag` (the caller closes the socket)."""
+    check_bind(endpoint, flag, secured=curve is not None, insecure_public_bind=insecure_public_bind)
+    if curve is not None:
+        make_curve_server(sock, curve)
+    try:
+        sock.bind(endpoint)
+    except zmq.ZMQError as exc:
+        raise RuntimeError(f"Cannot bind {flag} {endpoint}: {exc} — pick a free port (or a valid address) with {flag}") from None
+    return sock.getsockopt_string(zmq.LAST_ENDPOINT)
 
 
 # --- package signatures ---------------------------------------------------------------------------------------------

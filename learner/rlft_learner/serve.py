@@ -24,18 +24,18 @@ from typing import Any, Callable
 
 import numpy as np
 import torch
-import yaml
 
+from .cli import check_value, help_with_range, read_yaml
 from .export import export_residual_package
+from .finite import NonFiniteError, require_finite
 from .her import EpisodeRelabeler, HindsightRelabeler
 from .mirror import Mirror, MirrorRelabeler
-from .online_server import OnlineServer
+from .online_server import MAX_NORMALISED, OnlineServer
+from .protocol import MAX_ABS_VALUE, value_problem
 from .replay import FIELDS
 from .residual_nets import ObsFeatures
 from .residual_td3 import BasePackage, Config, ResidualTD3, config_keys, demo_rows
-from .security import check_bind, load_curve_server, load_signing_key, sign_package
-
-ALGORITHMS = ("residual_td3", "rlpd_sac")
+from .security import load_signing_key, sign_package
 
 
 def _names(csv: str) -> list[str]:
@@ -62,63 +62,53 @@ log = logging.getLogger("rlft_learner.serve")
 # Config: YAML file, then --flags; unknown keys and wrong types are errors that name the key.
 
 def check_config(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """Keys, types and ranges of config `values` read from `where` (a file or the command line); errors name all three."""
     defaults = Config()
+    fields = {f.name: f for f in dataclasses.fields(Config)}
     out: dict[str, Any] = {}
     for key, value in values.items():
-        if key not in config_keys():
-            close = difflib.get_close_matches(key, sorted(config_keys()), n=1)
-            hint = f" — did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(config_keys()))}"
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), sorted(fields), n=1)
+            hint = f" — did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(fields))}"
             raise ValueError(f"{where}: unknown config key {key!r}{hint}")
         want = type(getattr(defaults, key))
         if want is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
             raise ValueError(f"{where}: config key {key!r} must be {want.__name__}; found {value!r}")
+        check_value(Config, key, value, where)
         out[key] = value
     return out
 
 
 def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Config:
-    """Config from a YAML mapping (may be empty) with `overrides` (from flags) on top."""
+    """Config from a YAML mapping (may be empty) with `overrides` (from flags) on top. Each value is range-checked where
+    it is read (check_config); what depends on several keys is checked here."""
     values: dict[str, Any] = {}
     if path:
-        with open(path) as f:
-            loaded = yaml.safe_load(f)
+        loaded = read_yaml(path)
         if loaded is not None and not isinstance(loaded, dict):
             raise ValueError(f"{path}: expected a YAML mapping of config keys; found {type(loaded).__name__}")
         values.update(check_config(loaded or {}, path))
     values.update(check_config(overrides or {}, "command line"))
     cfg = Config(**values)
-    if cfg.utd <= 0 or cfg.n_step < 1 or cfg.critic_heads < 2 or cfg.batch_size < 2 or cfg.policy_delay < 1:
-        raise ValueError("config: utd must be > 0, n_step >= 1, critic_heads >= 2 (REDQ picks 2), batch_size >= 2, policy_delay >= 1")
-    if cfg.algorithm not in ALGORITHMS:
-        raise ValueError(f"config: algorithm must be one of {', '.join(ALGORITHMS)}; found {cfg.algorithm!r}")
     if cfg.chunk_critic and cfg.algorithm != "residual_td3":
         raise ValueError(f"config: chunk_critic ranks base chunks, so it needs algorithm residual_td3 (found {cfg.algorithm})")
-    if cfg.chunk_critic_every < 1:
-        raise ValueError(f"config: chunk_critic_every must be >= 1 (critic updates per chunk-critic update); found {cfg.chunk_critic_every}")
     if cfg.warmup_env_steps > 0 and cfg.algorithm != "residual_td3":
         raise ValueError("config: warmup_env_steps is the residual learner's warm-up; rlpd_sac explores with its own initial actor")
-    if cfg.warmup_env_steps < 0 or not 0.0 < cfg.warmup_noise <= 1.0:
-        raise ValueError(f"config: warmup_env_steps must be >= 0 and warmup_noise in (0, 1]; found {cfg.warmup_env_steps}, {cfg.warmup_noise}")
-    if not (cfg.exploration_std >= 0.0 and 0.0 <= cfg.exploration_rho < 1.0):
-        raise ValueError(f"config: exploration_std must be >= 0 and exploration_rho in [0, 1) (robots refuse a package with rho >= 1); found {cfg.exploration_std}, {cfg.exploration_rho}")
-    if cfg.actor_bc_source not in ("offline", "interventions"):
-        raise ValueError(f"config: actor_bc_source must be offline or interventions; found {cfg.actor_bc_source!r}")
-    if cfg.mirror_obs and (cfg.algorithm != "residual_td3" or not 0.0 <= cfg.mirror_fraction <= 1.0):
-        raise ValueError(f"config: mirror_obs is a residual_td3 option (it re-runs the base) and mirror_fraction must be in "
-                         f"[0, 1]; found algorithm {cfg.algorithm}, mirror_fraction {cfg.mirror_fraction}")
+    if cfg.mirror_obs and cfg.algorithm != "residual_td3":
+        raise ValueError(f"config: mirror_obs is a residual_td3 option (it re-runs the base); found algorithm {cfg.algorithm}")
     if cfg.obs_features and cfg.algorithm != "residual_td3":
         raise ValueError(f"config: obs_features is a residual_td3 option; found algorithm {cfg.algorithm}")
     if cfg.her_goal:
         if cfg.algorithm != "residual_td3":
             raise ValueError(f"config: her_goal relabels goals for the residual learner (it re-runs the base); found algorithm {cfg.algorithm}")
-        if not cfg.her_radius > 0 or cfg.her_goals_per_episode < 1 or cfg.her_min_move < 0 or not 0.0 <= cfg.her_fraction <= 1.0:
-            raise ValueError(f"config: with her_goal, her_radius must be > 0 (the task's success radius, push_cube 0.035), "
-                             f"her_goals_per_episode >= 1, her_min_move >= 0 and her_fraction in [0, 1]; found {cfg.her_radius}, "
-                             f"{cfg.her_goals_per_episode}, {cfg.her_min_move}, {cfg.her_fraction}")
-    if not 0.0 <= cfg.base_noise_scale <= 2.0:
-        raise ValueError(f"config: base_noise_scale must be in [0, 2] (the robot's actor.noise_scale); found {cfg.base_noise_scale}")
+        if not cfg.her_radius > 0:
+            raise ValueError(f"config: with her_goal, her_radius must be > 0 (the task's success radius, push_cube 0.035); "
+                             f"found {cfg.her_radius}")
+    if cfg.sac_exploration_min > cfg.sac_exploration_max:
+        raise ValueError(f"config: sac_exploration_min ({cfg.sac_exploration_min}) must not exceed sac_exploration_max "
+                         f"({cfg.sac_exploration_max})")
     return cfg
 
 
@@ -129,7 +119,7 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
     for f in dataclasses.fields(Config):
         default = getattr(defaults, f.name)
         flag = "--" + f.name.replace("_", "-")
-        help_text = f"{f.metadata.get('help', '')} (default: {default!r})"
+        help_text = f"{help_with_range(Config, f)} (default: {default!r})"
         if isinstance(default, bool):
             parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text)
         else:
@@ -174,22 +164,53 @@ def save_checkpoint(run_dir: str, agent: ResidualTD3, meta: dict) -> str:
     return name
 
 
-def load_checkpoint(run_dir: str, agent: ResidualTD3) -> dict | None:
-    """Restore `agent` from run_dir's current checkpoint; returns its meta, or None when there is none."""
-    pointer = os.path.join(run_dir, "checkpoint.json")
-    if not os.path.exists(pointer):
-        return None
-    ckpt = os.path.join(run_dir, json.load(open(pointer))["dir"])
+def _read_checkpoint(ckpt: str, agent: ResidualTD3) -> tuple[dict, dict, dict[str, dict[str, np.ndarray]]]:
+    """(meta, agent state, buffers) of one checkpoint directory, checked before anything is loaded into `agent`: a
+    checkpoint with non-finite weights, or buffers holding values the door would refuse, raises ValueError."""
     meta = json.load(open(os.path.join(ckpt, "meta.json")))
     # Our own file (optimiser state holds Python floats/tuples): load it fully on torch 2.x, whose default is weights_only.
     extra = {"weights_only": False} if "weights_only" in inspect.signature(torch.load).parameters else {}
-    agent.load_state_dict(torch.load(os.path.join(ckpt, "state.pt"), map_location=agent.device, **extra))
+    state = torch.load(os.path.join(ckpt, "state.pt"), map_location=agent.device, **extra)
+    require_finite(f"checkpoint {ckpt}", **state)
+    buffers: dict[str, dict[str, np.ndarray]] = {}
     for buf, name in ((agent.online, "online.npz"), (agent.offline, "offline.npz"), (agent.her, "her.npz")):
         if buf is None or (name == "her.npz" and not os.path.exists(os.path.join(ckpt, name))):
             continue  # HER off, or turned on for a run checkpointed without it
         with np.load(os.path.join(ckpt, name)) as f:
-            buf.load_state({k: f[k] for k in f.files})
-    return meta
+            buffers[name] = {k: f[k] for k in f.files}
+        for key, limit in (("obs", MAX_NORMALISED), ("next_obs", MAX_NORMALISED), ("reward", MAX_ABS_VALUE)):
+            problem = value_problem(f"{name} {key}", buffers[name][key], limit) if key in buffers[name] else None
+            if problem is not None:
+                raise NonFiniteError(f"checkpoint {ckpt}: {problem}")
+    return meta, state, buffers
+
+
+def load_checkpoint(run_dir: str, agent: ResidualTD3) -> dict | None:
+    """Restore `agent` from run_dir's current checkpoint; returns its meta, or None when there is none. A checkpoint
+    with non-finite weights or poisoned buffers is refused; an older complete one left in run_dir is used instead."""
+    pointer = os.path.join(run_dir, "checkpoint.json")
+    if not os.path.exists(pointer):
+        return None
+    current = json.load(open(pointer))["dir"]
+    older = sorted((d for d in os.listdir(run_dir) if d.startswith("ckpt-") and d != current
+                    and os.path.exists(os.path.join(run_dir, d, "meta.json"))), reverse=True)
+    refused: list[str] = []
+    for name in [current] + older:
+        try:
+            meta, state, buffers = _read_checkpoint(os.path.join(run_dir, name), agent)
+        except NonFiniteError as exc:
+            log.error("%s", exc)
+            refused.append(str(exc))
+            continue
+        agent.load_state_dict(state)
+        for buf, file in ((agent.online, "online.npz"), (agent.offline, "offline.npz"), (agent.her, "her.npz")):
+            if file in buffers:
+                buf.load_state(buffers[file])
+        if name != current:
+            log.warning("resuming from the older checkpoint %s: the current one (%s) was refused", name, current)
+        return meta
+    raise ValueError(f"{run_dir} holds no usable checkpoint: {refused[0]} — it was written by a learner without finite "
+                     f"guards (issue 24). Start a new run_dir, or move {pointer} away to start afresh in this one")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -223,18 +244,12 @@ class Learner:
         self.latest_version: str | None = None
         self.published_at = -1
         self.resumed_from: int | None = None
-        curve = None
-        if cfg.curve_secret or cfg.curve_authorized:
-            if not (cfg.curve_secret and cfg.curve_authorized):
-                raise ValueError("config: curve_secret and curve_authorized go together (the learner's secret certificate and "
-                                 "the directory of robots it admits)")
-            curve = load_curve_server(cfg.curve_secret, cfg.curve_authorized)
-        for flag, endpoint in (("experience_bind", cfg.experience_bind), ("policy_bind", cfg.policy_bind)):
-            check_bind(endpoint, flag, secured=curve is not None, insecure_public_bind=cfg.insecure_public_bind)
+        self.refused = {"publish": 0, "checkpoint": 0}  # exports/checkpoints refused for non-finite weights
+        door = cfg.door()
         self.sign_key = load_signing_key(cfg.sign_key) if cfg.sign_key else None
         self.server = OnlineServer(cfg.experience_bind, cfg.policy_bind, self.base, on_rows=self._on_rows,
                                    status=self.status, config_hash=cfg.config_hash, heartbeat_sec=cfg.heartbeat_sec,
-                                   curve=curve)
+                                   max_robots=cfg.max_robots, **door)
         self.server.keep_packages = cfg.keep_packages
         try:
             self._resume_or_start()
@@ -284,7 +299,27 @@ class Learner:
     def status(self) -> dict[str, Any]:
         return {"updates": self.agent.updates, "online": len(self.agent.online), "offline": len(self.agent.offline)}
 
+    def guards(self) -> dict[str, Any]:
+        """What the finite guards and the door refused so far (in progress and done events, metrics.jsonl)."""
+        st = self.server.stats
+        skipped = dict(self.agent.guard.skipped)
+        if self.agent.chunk is not None:
+            skipped.update(self.agent.chunk.guard.skipped)
+        return {"malformed": st.malformed, "rejected_values": st.rejected_values, "refused_requests": st.refused,
+                "internal_errors": st.internal_errors, "skipped_updates": skipped, "refused_exports": dict(self.refused)}
+
+    def _refuse(self, what: str, exc: ValueError) -> None:
+        self.refused[what] += 1
+        if self.refused[what] == 1 or self.refused[what] % 100 == 0:
+            log.error("%s refused (#%d): %s — the last good one stays", what, self.refused[what], exc)
+
     def checkpoint(self) -> None:
+        """Save a checkpoint, unless a network or optimiser state is non-finite: then the last good one stays."""
+        try:
+            require_finite("checkpoint", **self.agent.state_dict())
+        except NonFiniteError as exc:
+            self._refuse("checkpoint", exc)
+            return
         robots = self.server.robot_state()
         meta = {"base_version": self.base.version, "robots": robots, "latest_version": self.latest_version,
                 "published_at": self.published_at, "updates": self.agent.updates, "config": dataclasses.asdict(self.cfg)}
@@ -294,15 +329,15 @@ class Learner:
         log.info("checkpoint %s (update %d)", name, self.agent.updates)
 
     def publish(self, exploration_uniform: float = 0.0) -> None:
+        """Export, sign and publish the actor as a new package, unless a network in it is non-finite (export refuses;
+        robots keep the last good package)."""
         a = self.agent
-        sac = self.cfg.algorithm == "rlpd_sac"
-        path, policy = export_residual_package(
-            a.actor, self.base, self.packages_dir, a.updates, a.exploration_std() if sac else self.cfg.exploration_std,
-            provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps,
-                        "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
-            version_prefix="sac" if sac else "res", critic=None if sac else a.critic,
-            chunk_critic=(a.chunk.net, a.chunk.k) if a.chunk is not None else None,
-            exploration_uniform=exploration_uniform, exploration_rho=0.0 if sac else self.cfg.exploration_rho)
+        try:
+            path, policy = self._export(exploration_uniform)
+        except NonFiniteError as exc:
+            self._refuse("publish", exc)
+            self.published_at = a.updates  # next try after publish_every more updates
+            return
         if self.sign_key is not None:
             sign_package(path, self.sign_key)
         self.server.publish(path, policy)
@@ -313,6 +348,17 @@ class Learner:
             shutil.rmtree(os.path.join(self.packages_dir, old), ignore_errors=True)
         if self.cfg.json_progress:
             self.out(json.dumps({"event": "policy", "version": policy["version"], "updates": a.updates}))
+
+    def _export(self, exploration_uniform: float) -> tuple[str, dict]:
+        a = self.agent
+        sac = self.cfg.algorithm == "rlpd_sac"
+        return export_residual_package(
+            a.actor, self.base, self.packages_dir, a.updates, a.exploration_std() if sac else self.cfg.exploration_std,
+            provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps,
+                        "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
+            version_prefix="sac" if sac else "res", critic=None if sac else a.critic,
+            chunk_critic=(a.chunk.net, a.chunk.k) if a.chunk is not None else None,
+            exploration_uniform=exploration_uniform, exploration_rho=0.0 if sac else self.cfg.exploration_rho)
 
     def run(self, stop: threading.Event | None = None) -> dict:
         cfg, a = self.cfg, self.agent
@@ -349,7 +395,8 @@ class Learner:
             self.checkpoint()
             self.server.close()
         done = {"event": "done", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
-                "policy_version": self.latest_version, "malformed": self.server.stats.malformed, "robots": self.robot_summary()}
+                "policy_version": self.latest_version, "malformed": self.server.stats.malformed, "robots": self.robot_summary(),
+                "guards": self.guards()}
         if cfg.json_progress:
             self.out(json.dumps(done))
         return done
@@ -371,13 +418,14 @@ class Learner:
                "charts/online": len(a.online), "charts/offline": len(a.offline),
                **({"charts/her": len(a.her)} if a.her is not None else {}),
                "charts/intervention_fraction": a.intervention_steps / max(1, a.env_steps),
+               "charts/rejected_values": self.server.stats.rejected_values, "charts/skipped_updates": a.guard.total,
                **{k: float(np.mean(v)) for k, v in window.items()}}
         metrics.write(json.dumps(row) + "\n")
         metrics.flush()
         if self.cfg.json_progress:
             self.out(json.dumps({"event": "progress", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
                                  **({"her": len(a.her)} if a.her is not None else {}),
-                                 "updates_per_s": round(ups, 1), "policy_version": self.latest_version,
+                                 "updates_per_s": round(ups, 1), "policy_version": self.latest_version, "guards": self.guards(),
                                  "losses": {k: round(float(np.mean(v)), 6) for k, v in window.items()}}))
 
 

@@ -23,18 +23,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, help_meta as _h, run_command
+from .cli import add_dataclass_args, allow, help_meta as _h, run_command
 from .data import Normalizer, frame_index, load_npz, make_windows, save_npz
 from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
 from .vision import CameraEncoders, EncoderConfig, random_shift
 from .export import PackageMeta, export_package
-from .server import Dataset, ExperienceServer
+from .finite import StepGuard, finite_values
+from .server import Dataset, DoorConfig, ExperienceServer
 
 log = logging.getLogger("rlft_learner.train_bc")
 
 
 @dataclass
-class Config:
+class Config(DoorConfig):
     bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address the robot side uploads demos to"))
     dataset: str = field(default="", metadata=_h("read demos from this .npz instead of the server"))
     save_dataset: str = field(default="", metadata=_h("also write the received episodes to this .npz (the format --dataset and serve's demo_dataset read)"))
@@ -63,6 +64,15 @@ class Config:
     threads: int = field(default=1, metadata=_h("torch CPU threads (default 1: extra OpenMP threads spin-wait for cores the simulator or robot stack also uses)"))
     log_every: int = field(default=100, metadata=_h("steps between progress lines"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+    "timeout": "> 0", "steps": ">= 1", "batch_size": ">= 0", "lr": "> 0", "weight_decay": ">= 0",
+    "warmup_steps": ">= 0", "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "history": ">= 1",
+    "hidden": ">= 1", "blocks": ">= 1", "train_timesteps": "[2, 10000]", "ddim_steps": ">= 1",
+    "obs_std_floor": "> 0", "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
+    "image_shift": "[0, 32]", "encoder_channels": ">= 8", "encoder_features": ">= 1", "keypoints": ">= 1",
+})
 
 
 def cosine_lr(step: int, total: int, warmup: int) -> float:
@@ -126,6 +136,7 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    guard = StepGuard("train-bc")
     log.info("training on %d windows from %d episodes (obs %d x %d, action %d x %d%s) on %s, %d params", n,
              len(data.episodes), cfg.history, obs_w.shape[2], cfg.horizon, mcfg.action_dim,
              f", cameras {', '.join(cameras)} at {frames[0].shape[2]}x{frames[0].shape[1]}" if cameras else "", device,
@@ -142,10 +153,7 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
         noise = torch.randn(x0.shape, device=device, generator=gen)  # (B, H, A)
         t = torch.randint(0, cfg.train_timesteps, (batch_size,), device=device, generator=gen)  # (B,)
         loss = F.mse_loss(net(obs, add_noise(x0, noise, t, alphas_cumprod), t), noise)  # epsilon objective (DDPM)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
+        guard.step("diffusion", loss, opt, params, 1.0)
         sched.step()
         # EMA of the weights, warming up as in Diffusion Policy's EMAModel so early steps are not frozen in.
         decay = min(cfg.ema_decay, (1 + step) / (10 + step))
@@ -157,7 +165,7 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
                 pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
-            window = losses[-cfg.log_every:]
+            window = finite_values(losses[-cfg.log_every:])
             emit({"step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(window)),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0), "charts/learning_rate": sched.get_last_lr()[0]})
     return TrainedPolicy(net=ema.eval(), encoders=None if ema_enc is None else ema_enc.eval(), norm=norm, losses=losses)
@@ -176,7 +184,7 @@ def run(cfg: Config) -> dict:
     if cfg.dataset:
         data = load_npz(cfg.dataset)
     else:
-        with ExperienceServer(cfg.bind, timeout_s=cfg.timeout) as server:
+        with ExperienceServer(cfg.bind, timeout_s=cfg.timeout, **cfg.door()) as server:
             say({"event": "ready", "endpoint": server.endpoint})  # bound: whoever started us may connect now
             log.info("waiting for demos on %s (timeout %g s)", server.endpoint, cfg.timeout)
             data = server.collect()
@@ -211,7 +219,7 @@ def run(cfg: Config) -> dict:
                    norm, meta, package, seed=cfg.seed, encoders=trained.encoders)
     with open(os.path.join(cfg.out, "config.json"), "w") as f:
         json.dump(asdict(cfg), f, indent=2)
-    final = float(np.mean(losses[-cfg.log_every:]))
+    final = float(np.mean(finite_values(losses[-cfg.log_every:])))
     done = {"event": "done", "package": os.path.abspath(package), "final_loss": final, "steps": cfg.steps,
             "episodes": len(data.episodes), "seconds": round(time.perf_counter() - started, 2)}
     if cfg.json_progress:

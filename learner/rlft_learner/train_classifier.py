@@ -25,8 +25,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, help_meta as _h, run_command
+from .cli import add_dataclass_args, allow, help_meta as _h, run_command
 from .export import onnx_export
+from .finite import StepGuard, require_finite
 
 log = logging.getLogger("rlft_learner.train_classifier")
 
@@ -44,6 +45,12 @@ class Config:
     seed: int = field(default=0, metadata=_h("random seed"))
     threads: int = field(default=1, metadata=_h("torch CPU threads"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+    "steps": ">= 1", "batch_size": ">= 2", "lr": "> 0", "channels": ">= 1", "shift": ">= 0",
+    "val_fraction": "(0, 1)", "seed": ">= 0", "threads": ">= 1",
+})
 
 
 class SuccessCnn(nn.Module):
@@ -113,6 +120,7 @@ def train(cfg: Config) -> dict:
     net = SuccessCnn(cfg.channels)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     gen = torch.Generator().manual_seed(cfg.seed)
+    guard = StepGuard("train-classifier")
     t0 = time.time()
     loss = torch.tensor(0.0)
     half = cfg.batch_size // 2
@@ -121,9 +129,7 @@ def train(cfg: Config) -> dict:
         b = np.concatenate([rng.choice(pos_idx, half), rng.choice(neg_idx, cfg.batch_size - half)])
         xb = random_shift(x[b], cfg.shift, gen)
         loss = F.binary_cross_entropy_with_logits(net.logits(xb).squeeze(1), y[b])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        guard.step("classifier", loss, opt)
         if cfg.json_progress and (step % 100 == 0 or step == cfg.steps):
             print(json.dumps({"event": "progress", "step": step, "loss": float(loss)}), flush=True)
     net.eval()
@@ -133,6 +139,7 @@ def train(cfg: Config) -> dict:
     os.makedirs(cfg.out, exist_ok=True)
     onnx_path = os.path.join(cfg.out, "classifier.onnx")
     h, w = frames.shape[1], frames.shape[2]
+    require_finite(f"classifier {onnx_path}", net=net)
     onnx_export(net, (torch.zeros(1, h, w, 3, dtype=torch.uint8),), onnx_path, ["image"], ["prob"])
     with open(onnx_path, "rb") as f:
         sha = hashlib.sha256(f.read()).hexdigest()

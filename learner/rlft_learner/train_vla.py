@@ -21,7 +21,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, help_meta as _h, run_command
+from .cli import add_dataclass_args, allow, help_meta as _h, run_command
+from .finite import StepGuard, finite_values
 from .tokenizer import WordLevelTokenizer
 from .vla import ImageSpec, TinyVla, VlaConfig, preprocess_images
 from .vla_data import VlaDataset, load_vla_dataset, synthetic_vla_dataset
@@ -66,6 +67,15 @@ class Config:
     threads: int = field(default=1, metadata=_h("torch CPU threads"))
     log_every: int = field(default=100, metadata=_h("steps between progress lines"))
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+    "steps": ">= 1", "batch_size": ">= 1", "lr": "> 0", "weight_decay": ">= 0", "warmup_steps": ">= 0",
+    "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "flow_steps": ">= 1", "width": ">= 1",
+    "heads": ">= 1", "prefix_layers": ">= 1", "keypoints": ">= 0", "expert_layers": ">= 1", "max_tokens": ">= 3",
+    "image_height": ">= 1", "image_width": ">= 1", "shift": ">= 0", "state_std_floor": "> 0", "aux_weight": ">= 0",
+    "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
+})
 
 
 def cosine_lr(step: int, total: int, warmup: int) -> float:
@@ -161,6 +171,7 @@ def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, l
     n = len(tensors["state"])
     log.info("training on %d ticks, %d params", n, sum(p.numel() for p in model.parameters()))
     losses, t0 = [], time.perf_counter()
+    guard = StepGuard("train-vla")
     for step in range(cfg.steps):
         idx = torch.randint(0, n, (cfg.batch_size,), generator=gen)
         imgs = [random_shift(x[idx], cfg.shift, gen) for x in tensors["images"]]
@@ -176,10 +187,7 @@ def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, l
             pooled = (prefix * pmask[:, :, None]).sum(1) / pmask.sum(1, keepdim=True)  # (B, D)
             aux_loss = F.mse_loss(aux_head(pooled), aux[idx])
             total = loss + cfg.aux_weight * aux_loss
-        opt.zero_grad(set_to_none=True)
-        total.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
+        guard.step("flow", total, opt, params, 1.0)
         sched.step()
         decay = min(cfg.ema_decay, (1 + step) / (10 + step))
         with torch.no_grad():
@@ -187,7 +195,7 @@ def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, l
                 pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
-            emit({"step": step + 1, "total": cfg.steps, "losses/flow": float(np.mean(losses[-cfg.log_every:])),
+            emit({"step": step + 1, "total": cfg.steps, "losses/flow": float(np.mean(finite_values(losses[-cfg.log_every:]))),
                   **({"losses/aux": float(aux_loss.item())} if aux_head is not None else {}),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0)})
     return ema.eval(), losses
@@ -224,7 +232,7 @@ def run(cfg: Config) -> dict:
     export_vla_package(model, tok, norm, meta, package, flow_steps=cfg.flow_steps, execute_steps=cfg.execute_steps, seed=cfg.seed)
     with open(os.path.join(cfg.out, "config.json"), "w") as f:
         json.dump(asdict(cfg), f, indent=2)
-    done = {"event": "done", "package": os.path.abspath(package), "final_loss": float(np.mean(losses[-cfg.log_every:])),
+    done = {"event": "done", "package": os.path.abspath(package), "final_loss": float(np.mean(finite_values(losses[-cfg.log_every:]))),
             "steps": cfg.steps, "episodes": int(len(data.lengths)), "seconds": round(time.perf_counter() - started, 2)}
     print(json.dumps(done) if cfg.json_progress else f"done: package {done['package']}  final loss {done['final_loss']:.4f}  ({done['seconds']} s)", flush=True)
     return done

@@ -12,6 +12,7 @@ import torch
 
 from . import __version__
 from .export import _export_multi, _git_commit, sha256_file
+from .finite import require_finite
 from .tokenizer import WordLevelTokenizer
 from .vla import TinyVla, preprocess_images
 
@@ -32,6 +33,7 @@ def export_vla_package(model: TinyVla, tok: WordLevelTokenizer, norm: dict, meta
     """`norm`: {state: {mean, std}, actions: {min, max}} (numpy) and optionally relative_to_state (per action: the
     state name the runtime adds to it, or None for an absolute action); `meta`: task, state_names, action_names,
     observation_names, episodes, instructions (examples). Returns the path of policy.json."""
+    require_finite(f"VLA package {out_dir}", model=model)
     cfg = model.cfg
     os.makedirs(out_dir, exist_ok=True)
     model = model.to("cpu").eval()

@@ -46,11 +46,21 @@ def transitions(seq, first, n, robot="r0", intervention=0.0, obs_dim=3):
                            "intervention": np.full(n, intervention)})
 
 
-@pytest.fixture
-def learner(tmp_path):
+def policy_sub(endpoint, timeout_ms=30000):
+    """A robot-side SUB on the learner's policy PUB (topic `policy`)."""
+    sub = zmq.Context.instance().socket(zmq.SUB)
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.SUBSCRIBE, b"policy")
+    sub.setsockopt(zmq.RCVTIMEO, timeout_ms)
+    sub.connect(endpoint)
+    return sub
+
+
+def running_learner(tmp_path, **over):
+    """A Learner on free loopback ports, run in a thread: yields (learner, cfg, its JSON lines), stops it after."""
     cfg = Config(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
                  experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}",
-                 publish_every=10, **SMALL)
+                 **{"publish_every": 10, **SMALL, **over})
     lines = []
     lr = Learner(cfg, out=lines.append)
     stop = threading.Event()
@@ -59,8 +69,13 @@ def learner(tmp_path):
     thread.start()
     yield lr, cfg, lines
     stop.set()
-    thread.join(20)
+    thread.join(30)
     assert "done" in result
+
+
+@pytest.fixture
+def learner(tmp_path):
+    yield from running_learner(tmp_path)
 
 
 def test_two_robots_dedup_gap_and_bad_frames_keep_serving(learner):
@@ -102,11 +117,7 @@ def test_two_robots_dedup_gap_and_bad_frames_keep_serving(learner):
 
 def test_packages_are_published_and_served_with_matching_sha256(learner):
     lr, cfg, lines = learner
-    sub = zmq.Context.instance().socket(zmq.SUB)
-    sub.setsockopt(zmq.LINGER, 0)
-    sub.setsockopt(zmq.SUBSCRIBE, b"policy")
-    sub.setsockopt(zmq.RCVTIMEO, 20000)
-    sub.connect(cfg.policy_bind)
+    sub = policy_sub(cfg.policy_bind)
     sock = client(cfg.experience_bind)
     try:
         ask(sock, hello(0))

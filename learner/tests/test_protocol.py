@@ -86,3 +86,48 @@ def test_wrong_dtype_is_rejected():
     header["tensors"][0]["dtype"] = "float64"
     with pytest.raises(ProtocolError, match="dtype must be 'float32'"):
         decode([msgpack.packb(header)] + frames[1:])
+
+
+def _transitions(**changes):
+    n = 2
+    header = {"type": "transitions", "seq": 3, "robot_id": "r", "first_seq": 0, "count": n, "episode": [0, 0], "step": [0, 1],
+              "policy_version": ["v", "v"], "intervention_source": ["", ""], **changes}
+    return encode(header, {k: np.zeros((n, 3) if k in ("obs", "next_obs") else (n, 2) if "action" in k else n)
+                           for k in ("obs", "next_obs", "base_action", "residual_action", "action", "next_base_action",
+                                     "reward", "terminated", "truncated", "intervention")})
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"step": [0, 2**64 - 1]}, r"transitions.step item is 18446744073709551615; expected an integer in \[0, 2\^53 - 1\]"),
+    ({"episode": [-(2**63), 0]}, r"transitions.episode item is -9223372036854775808"),
+    ({"first_seq": 2**53}, r"transitions.first_seq is 9007199254740992"),
+    ({"count": 2**64 - 1}, r"transitions.count is 18446744073709551615"),
+    ({"seq": 2**64 - 1}, r"seq must be an integer in \[0, 2\^53 - 1\]; found 18446744073709551615"),
+])
+def test_extreme_integers_are_protocol_errors(changes, message):
+    with pytest.raises(ProtocolError, match=message):
+        decode(_transitions(**changes))
+
+
+@pytest.mark.parametrize("value, message", [
+    (3e38, r"tensor 'reward' has 1 values beyond ±1e\+06 \(largest \|x\| 3e\+38, the first at row 1, column 0\)"),
+    (-1e6 - 1, r"tensor 'reward' has 1 values beyond ±1e\+06"),
+    (float("inf"), r"tensor 'reward' has 1 non-finite values \(NaN/Inf\), the first at row 1, column 0"),
+])
+def test_values_beyond_the_cap_are_value_range_errors(value, message):
+    from rlft_learner.protocol import ValueRangeError
+
+    header, tensors = decode(_transitions())
+    tensors["reward"][1] = value
+    with pytest.raises(ValueRangeError, match=message):
+        decode(encode({k: v for k, v in header.items() if k not in ("tensors", "protocol")}, tensors))
+    tensors["reward"][1] = 1e6  # the cap itself is allowed
+    decode(encode({k: v for k, v in header.items() if k not in ("tensors", "protocol")}, tensors))
+
+
+def test_robot_ids_are_short_names():
+    hello = {"type": "hello", "seq": 0, "config_hash": "h", "obs_names": ["o"], "action_names": ["a"], "task": "t"}
+    decode(encode({**hello, "robot_id": "r" * 128}))
+    for rid in ("", "r" * 129):
+        with pytest.raises(ProtocolError, match=r"hello.robot_id must be 1 to 128 characters"):
+            decode(encode({**hello, "robot_id": rid}))

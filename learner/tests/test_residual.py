@@ -109,7 +109,7 @@ def test_config_rejects_unknown_keys_and_wrong_types(tmp_path):
     p.write_text("utd: 4\ncritic_heads: 6\n")
     cfg = load_config(str(p), {"critic_heads": 4})
     assert cfg.utd == 4.0 and cfg.critic_heads == 4 and cfg.actor_lr == 1e-4
-    with pytest.raises(ValueError, match="base_noise_scale must be in \\[0, 2\\].*actor.noise_scale"):
+    with pytest.raises(ValueError, match="base_noise_scale = 3.0 is out of range; allowed: \\[0, 2\\].*actor.noise_scale"):
         load_config(overrides={"base_noise_scale": 3.0})
 
 

@@ -71,7 +71,7 @@ def test_sac_exports_a_scale_1_residual_package_of_the_mean_action(tmp_path):
 def test_config_algorithm_selects_the_agent_and_sac_learner_publishes_at_start(tmp_path):
     assert isinstance(make_agent(load_config(), 3, 2), ResidualTD3)
     assert isinstance(make_agent(load_config(overrides={"algorithm": "rlpd_sac"}), 3, 2), RlpdSAC)
-    with pytest.raises(ValueError, match="algorithm must be one of"):
+    with pytest.raises(ValueError, match="algorithm = .ppo. is not one of residual_td3, rlpd_sac"):
         load_config(overrides={"algorithm": "ppo"})
     # demos without relabelling: base actions are zero for a zero-base learner
     base_dir = write_base(tmp_path / "base")

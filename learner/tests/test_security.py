@@ -100,3 +100,90 @@ def test_sign_package_signs_policy_json_bytes(tmp_path):
     with pytest.raises(ValueError, match="ed25519|sign_key"):
         (tmp_path / "bad.pem").write_text("not a key")
         load_signing_key(str(tmp_path / "bad.pem"))
+
+
+# --- every command that binds goes through the one check (issue 24 item 8) ------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ["train-bc", "--bind", "tcp://0.0.0.0:{port}", "--timeout", "1"],
+    ["recap", "--bind", "tcp://*:{port}", "--pretrained", "nowhere", "--timeout", "1"],
+    ["serve", "--experience-bind", "tcp://0.0.0.0:{port}", "--base-package", "{base}"],
+    ["serve", "--policy-bind", "tcp://0.0.0.0:{port}", "--experience-bind", "tcp://127.0.0.1:{port2}", "--base-package", "{base}"],
+])
+def test_every_binding_command_refuses_a_public_address_without_curve(argv, tmp_path, capsys):
+    from rlft_learner.__main__ import main
+    from test_residual import write_base
+    from test_server import free_port
+
+    base = write_base(tmp_path / "base")
+    port, port2 = free_port(), free_port()
+    args = [a.format(port=port, port2=port2, base=base) for a in argv] + (["--run-dir", str(tmp_path / "run")] if argv[0] == "serve" else [])
+    assert main(args) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"{argv[0]}: ") and "listens beyond this machine without CURVE" in err and "insecure_public_bind" in err, err
+    # Nothing is listening on the port afterwards (the refusal came before the bind).
+    import socket
+    with socket.socket() as s:
+        assert s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_train_bc_takes_a_curve_upload_from_an_admitted_robot_only(tmp_path):
+    import threading
+
+    import numpy as np
+
+    from rlft_learner.protocol import decode, encode
+    from rlft_learner.server import ExperienceServer
+    from rlft_learner.train_bc import Config
+    from test_server import free_port
+
+    d = _keys(tmp_path)  # authorized/robot.key; rogue.key is not admitted
+    cfg = Config(bind=f"tcp://127.0.0.1:{free_port()}", timeout=10, curve_secret=str(d / "learner.key_secret"),
+                 curve_authorized=str(d / "authorized"))
+    result = {}
+    with ExperienceServer(cfg.bind, timeout_s=cfg.timeout, **cfg.door()) as server:  # as train-bc opens it
+        thread = threading.Thread(target=lambda: result.setdefault("data", server.collect()))
+        thread.start()
+        ctx = zmq.Context.instance()
+        good, rogue = _client(ctx, d, "robot", cfg.bind), _client(ctx, d, "rogue", cfg.bind)
+        try:
+            hello = {"type": "hello", "seq": 0, "robot_id": "robot", "config_hash": "h", "obs_names": ["o"], "action_names": ["a"], "task": "t"}
+            rogue.send_multipart(encode(hello))
+            good.send_multipart(encode({**hello, "robot_id": "sim-9"}))
+            r = decode(good.recv_multipart())[0]
+            assert r["type"] == "error" and "not admitted for this connection's CURVE key (it is admitted as robot)" in r["reason"]
+            good.send_multipart(encode(hello))
+            assert decode(good.recv_multipart())[0]["type"] == "welcome"
+            good.send_multipart(encode({"type": "episode", "seq": 1, "episode_id": "e", "seed": 0, "task": "t", "length": 2, "success": True},
+                                       {"obs": np.zeros((2, 1)), "action": np.zeros((2, 1)), "reward": np.ones(2)}))
+            assert decode(good.recv_multipart())[0]["type"] == "ack"
+            good.send_multipart(encode({"type": "end", "seq": 2, "episodes": 1}))
+            assert decode(good.recv_multipart())[0]["type"] == "ack"
+            thread.join(10)
+            with pytest.raises(zmq.Again):
+                rogue.recv_multipart()  # the ZAP handler refused its handshake: it never got an answer
+        finally:
+            good.close()
+            rogue.close()
+    assert len(result["data"].episodes) == 1 and result["data"].robot_id == "robot"
+
+
+def test_a_message_over_the_size_cap_closes_its_connection_and_the_server_keeps_serving(tmp_path):
+    from rlft_learner.protocol import decode, encode
+    from rlft_learner.server import ExperienceServer
+    from test_server import client, free_port
+
+    with ExperienceServer(f"tcp://127.0.0.1:{free_port()}", timeout_s=5, max_message_bytes=64 * 1024) as server:
+        big, small = client(server.endpoint, timeout_ms=1000), client(server.endpoint, timeout_ms=5000)
+        try:
+            big.send_multipart([b"x" * (65 * 1024)])
+            with pytest.raises(zmq.Again):
+                big.recv_multipart()  # ZeroMQ dropped the connection: no reply
+            hello = encode({"type": "hello", "seq": 0, "robot_id": "r", "config_hash": "h", "obs_names": ["o"], "action_names": ["a"], "task": "t"})
+            small.send_multipart(hello)
+            got = server._recv(5000)
+            assert got is not None and decode(got[1])[0]["type"] == "hello"
+            assert server.stats.messages == 1  # the oversize one never reached the learner
+        finally:
+            big.close()
+            small.close()

@@ -1,0 +1,80 @@
+"""Learner config values (issue 24 item 9): every value is range-checked where its field is declared, errors name the
+key, the value and what is allowed; a YAML syntax error is one line `file:line:column: what` and exit code 1."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rlft_learner import recap, train_bc, train_classifier, train_vla
+from rlft_learner.cli import check_dataclass, in_range
+from rlft_learner.residual_td3 import Config
+from rlft_learner.serve import load_config
+
+LEARNER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+@pytest.mark.parametrize("yaml_text, message", [
+    ("gamma: 7\n", r"gamma = 7.0 is out of range; allowed: \(0, 1\] — discount"),
+    ("tau: -3\n", r"tau = -3.0 is out of range; allowed: \(0, 1\]"),
+    ("actor_lr: 0\n", r"actor_lr = 0.0 is out of range; allowed: > 0"),
+    ("batch_size: 1\n", r"batch_size = 1 is out of range; allowed: >= 2"),
+    ("critic_lr: .nan\n", r"critic_lr = nan is not a finite number"),
+    ("utd: .inf\n", r"utd = inf is not a finite number"),
+    ("exploration_rho: 1.0\n", r"exploration_rho = 1.0 is out of range; allowed: \[0, 1\)"),
+    ("intervention_action: sometimes\n", r"intervention_action = 'sometimes' is not one of executed, clipped"),
+    ("max_message_mb: 0\n", r"max_message_mb = 0.0 is out of range"),
+    ("gamma: 0.99\ntau: 0.01\ngamma: 0.9\n", r"c.yaml:3:1: YAML syntax error: .*key 'gamma' appears twice \(first on line 1\)"),
+    ("gamma: [0.99\n", r"c.yaml:2:1: YAML syntax error: "),
+    ("gama: 0.9\n", r"unknown config key 'gama' — did you mean 'gamma'\?"),
+])
+def test_bad_serve_config_values_are_named_with_what_is_allowed(tmp_path, yaml_text, message):
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml_text)
+    with pytest.raises(ValueError, match=message):
+        load_config(str(p))
+
+
+def test_the_file_is_named_and_flags_are_checked_too(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("gamma: 0.95\n")
+    with pytest.raises(ValueError, match=r"c.yaml: gamma = 1.5"):
+        p.write_text("gamma: 1.5\n")
+        load_config(str(p))
+    with pytest.raises(ValueError, match=r"^command line: tau = 2.0"):
+        load_config(overrides={"tau": 2.0})
+    assert load_config(overrides={"gamma": 1.0, "tau": 1.0}).gamma == 1.0  # the closed ends are allowed
+
+
+def test_every_declared_range_holds_for_the_defaults():
+    """The defaults of every command's config pass their own ranges (and every range spec parses)."""
+    for cls in (Config, train_bc.Config, recap.Config, train_vla.Config, train_classifier.Config):
+        check_dataclass(cls(), cls.__module__)
+    assert in_range(0.5, "(0, 1]") and not in_range(0.0, "(0, 1]") and in_range(1.0, "(0, 1]") and not in_range(float("nan"), "> 0")
+    assert {"gamma", "tau", "actor_lr", "critic_lr", "sac_lr", "batch_size", "base_noise_scale", "utd", "max_message_mb"} <= set(Config.__allowed__)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train-bc", "--lr", "-1", "--dataset", "x.npz"], "train-bc: command line: lr = -1.0 is out of range; allowed: > 0"),
+    (["recap", "--positive-fraction", "1.0", "--dataset", "x.npz"], "recap: command line: positive_fraction = 1.0 is out of range; allowed: (0, 1)"),
+    (["recap", "--intervention-positive", "sometimes", "--dataset", "x.npz"], "recap: command line: intervention_positive = 'sometimes' is not one of always, success, none"),
+    (["train-vla", "--steps", "0", "--synthetic"], "train-vla: command line: steps = 0 is out of range; allowed: >= 1"),
+    (["train-classifier", "--val-fraction", "nan"], "train-classifier: command line: val_fraction = nan is not a finite number"),
+])
+def test_training_commands_check_their_flags(argv, message, capsys):
+    from rlft_learner.__main__ import main
+
+    assert main(argv) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(message)
+
+
+def test_a_yaml_syntax_error_is_one_line_and_exit_code_1_without_a_traceback(tmp_path):
+    p = tmp_path / "learner.yaml"
+    p.write_text("base_package: runs/bc/package\ngamma: 0.99\n  tau: 0.005\n")
+    env = {**os.environ, "PYTHONPATH": LEARNER_DIR, "OPENBLAS_NUM_THREADS": "1"}
+    r = subprocess.run([sys.executable, "-m", "rlft_learner", "serve", "--config", str(p)], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1] == f"serve: {p}:3:6: YAML syntax error: mapping values are not allowed here", r.stderr
