@@ -1,10 +1,10 @@
 /**
- * `rlft dataset import <lerobot-dir> --out <folder>`: a LeRobotDataset (v2.0/v2.1 per-episode files, or v3.0 files
- * holding several episodes) → one rlft MCAP episode per LeRobot episode. Per frame: /observation from
- * observation.state (names from info.json), /joint_command from action, /joint_states from the state's `q.*`
- * dimensions (or the whole state when it is as long as the action), /arbiter/intervention when an `intervention`
- * column exists, each video feature decoded by ffmpeg into /camera/<name>/image. Stamps are timestamp (seconds).
- * What rlft exported itself (meta/rlft_episodes.jsonl) restores robot, task, seed and outcome.
+ * `rlft dataset import <lerobot-dir> --out <folder>`: a LeRobotDataset (v3.0: files holding several episodes, located
+ * through meta/episodes; v2.0/v2.1: one parquet and one MP4 per episode) → one rlft MCAP episode per LeRobot episode.
+ * Per frame: /observation from observation.state (names from info.json), /joint_command from action, /joint_states
+ * from the state's `q.*` dimensions (or the whole state when it is as long as the action), /arbiter/intervention when
+ * an `intervention` column exists, each video feature decoded by ffmpeg into /camera/<name>/image. Stamps are
+ * timestamp (seconds). What rlft exported itself (meta/rlft_episodes.jsonl) restores robot, task, seed and outcome.
  */
 import { readFileSync, existsSync, readdirSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { McapEpisodeWriter } from "../../recording/McapEpisodeWriter.ts";
 import { TOPICS } from "../../nodes/topics.ts";
 import { readVideoFrames } from "./ffmpeg.ts";
-import { formatPath, type LeRobotInfo } from "./layout.ts";
+import { V30, formatPath, type Feature, type LeRobotInfo } from "./layout.ts";
 
 /** Options of {@link importLeRobot}. */
 export interface LeRobotImportOptions {
@@ -27,7 +27,7 @@ type Row = Record<string, unknown>;
 
 const toNs = (sec: number) => BigInt(Math.round(sec * 1e9));
 const stamp = (ns: bigint) => ({ sec: Number(ns / 1_000_000_000n), nanosec: Number(ns % 1_000_000_000n) });
-const names = (f: { names?: unknown; shape: number[] } | undefined, prefix: string): string[] => {
+const names = (f: Feature | undefined, prefix: string): string[] => {
   const n = f?.names;
   const flat = Array.isArray(n) ? (Array.isArray(n[0]) ? (n[0] as string[]) : (n as string[])) : n && typeof n === "object" ? (Object.values(n)[0] as string[]) : undefined;
   return flat && flat.length === (f?.shape[0] ?? 0) ? flat.map(String) : Array.from({ length: f?.shape[0] ?? 0 }, (_, i) => `${prefix}_${i}`);
@@ -37,21 +37,31 @@ function readJsonl(path: string): Row[] {
   return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Row) : [];
 }
 
-/** Rows of every data file, grouped by episode_index (v3.0 files hold several episodes). */
-async function* episodesOf(dir: string, info: LeRobotInfo): AsyncGenerator<[number, Row[]]> {
+/** Every .parquet under `dir`, sorted (chunk-XXX/file-XXX or chunk-XXX/episode_XXXXXX). */
+function parquetFiles(dir: string): string[] {
   const files: string[] = [];
   const walk = (d: string) => {
+    if (!existsSync(d)) return;
     for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       if (e.isDirectory()) walk(join(d, e.name));
       else if (e.name.endsWith(".parquet")) files.push(join(d, e.name));
     }
   };
-  walk(join(dir, "data"));
+  walk(dir);
+  return files;
+}
+
+async function readRows(file: string, columns?: string[]): Promise<Row[]> {
+  return (await parquetReadObjects({ file: await asyncBufferFromFile(file), columns })) as Row[];
+}
+
+/** Rows of every data file, grouped by episode_index (v3.0 files hold several episodes). */
+async function* episodesOf(dir: string, info: LeRobotInfo): AsyncGenerator<[number, Row[]]> {
+  const files = parquetFiles(join(dir, "data"));
   if (!files.length) throw new Error(`${dir}/data holds no .parquet files — is ${dir} a LeRobot dataset (meta/info.json says ${info.codebase_version})?`);
   for (const f of files) {
-    const rows = (await parquetReadObjects({ file: await asyncBufferFromFile(f) })) as Row[];
     const by = new Map<number, Row[]>();
-    for (const r of rows) {
+    for (const r of await readRows(f)) {
       const e = Number(r.episode_index);
       let list = by.get(e);
       if (!list) by.set(e, (list = []));
@@ -61,6 +71,32 @@ async function* episodesOf(dir: string, info: LeRobotInfo): AsyncGenerator<[numb
   }
 }
 
+/** Task strings by task_index: meta/tasks.parquet (v3.0: the strings are the pandas index column) or tasks.jsonl. */
+async function readTasks(dir: string): Promise<Map<number, string>> {
+  const tasks = new Map<number, string>();
+  const pq = join(dir, V30.tasks);
+  if (existsSync(pq)) {
+    for (const r of await readRows(pq)) {
+      const text = Object.entries(r).find(([k, v]) => k !== "task_index" && typeof v === "string")?.[1];
+      tasks.set(Number(r.task_index), String(text ?? "unknown"));
+    }
+  } else for (const t of readJsonl(join(dir, "meta", "tasks.jsonl"))) tasks.set(Number(t.task_index), String(t.task));
+  return tasks;
+}
+
+/** Where episode `ep`'s video of `key` is and from which second (v3.0 from meta/episodes; v2.x one file each). */
+function videoOf(dir: string, info: LeRobotInfo, key: string, ep: number, meta: Row | undefined): { path: string; startSec: number } | null {
+  if (!info.video_path) return null;
+  if (meta) {
+    const chunk = meta[`videos/${key}/chunk_index`];
+    if (chunk === undefined || chunk === null) return null;
+    const path = join(dir, formatPath(info.video_path, { video_key: key, chunk_index: Number(chunk), file_index: Number(meta[`videos/${key}/file_index`]) }));
+    return { path, startSec: Number(meta[`videos/${key}/from_timestamp`] ?? 0) };
+  }
+  const path = join(dir, formatPath(info.video_path, { episode_chunk: Math.floor(ep / (info.chunks_size || 1000)), episode_index: ep, video_key: key }));
+  return { path, startSec: 0 };
+}
+
 /** Imports the dataset in `dir` into MCAP episodes in `out`; returns how many episodes and frames. */
 export async function importLeRobot(dir: string, out: string, opts: LeRobotImportOptions = {}): Promise<{ episodes: number; frames: number; files: string[] }> {
   const infoPath = join(dir, "meta", "info.json");
@@ -68,12 +104,19 @@ export async function importLeRobot(dir: string, out: string, opts: LeRobotImpor
   const info = JSON.parse(readFileSync(infoPath, "utf8")) as LeRobotInfo;
   const feats = info.features ?? {};
   if (!feats["observation.state"] || !feats.action) throw new Error(`${infoPath}: features need observation.state and action (found ${Object.keys(feats).join(", ")})`);
+  const v3 = /^v?3\./.test(info.codebase_version ?? "");
   const obsNames = names(feats["observation.state"], "state");
   const actNames = names(feats.action, "action");
-  const tasks = new Map<number, string>();
-  for (const t of readJsonl(join(dir, "meta", "tasks.jsonl"))) tasks.set(Number(t.task_index), String(t.task));
+  const tasks = await readTasks(dir);
   const rlft = new Map<number, Row>(readJsonl(join(dir, "meta", "rlft_episodes.jsonl")).map((r) => [Number(r.episode_index), r]));
   const videoKeys = Object.entries(feats).filter(([, f]) => f.dtype === "video").map(([k]) => k);
+  const epMeta = new Map<number, Row>();
+  if (v3) {
+    const files = parquetFiles(join(dir, "meta", "episodes"));
+    if (!files.length) throw new Error(`${dir}/meta/episodes holds no .parquet files, which a v3.0 dataset needs to locate its episodes' videos`);
+    const cols = ["episode_index", ...videoKeys.flatMap((k) => ["chunk_index", "file_index", "from_timestamp"].map((c) => `videos/${k}/${c}`))];
+    for (const f of files) for (const r of await readRows(f, cols)) epMeta.set(Number(r.episode_index), r);
+  }
   const jointIdx = obsNames.map((n, i) => (n.startsWith("q.") ? i : -1)).filter((i) => i >= 0);
   const jointFromState = jointIdx.length ? jointIdx : obsNames.length === actNames.length ? obsNames.map((_, i) => i) : [];
   const jointNames = jointIdx.length ? jointIdx.map((i) => obsNames[i].slice(2)) : actNames;
@@ -103,14 +146,17 @@ export async function importLeRobot(dir: string, out: string, opts: LeRobotImpor
       void w.write(TOPICS.jointCommand.topic, { header: h, name: actNames, position: action, velocity: [], effort: [] }, ns, { type: TOPICS.jointCommand.type });
       if ("intervention" in r) void w.write(TOPICS.arbiterIntervention.topic, { header: h, active: Boolean(r.intervention), source: r.intervention ? "lerobot_intervention" : "policy", action: r.intervention ? action : [] }, ns, { type: TOPICS.arbiterIntervention.type });
     });
-    if (!opts.noVideo && info.video_path) {
+    if (!opts.noVideo) {
       for (const key of videoKeys) {
         const f = feats[key];
-        const [height, width] = f.names?.[0] === "channels" || f.names?.[0] === "channel" || f.names?.[0] === "c" ? [f.shape[1], f.shape[2]] : [f.shape[0], f.shape[1]];
-        const vpath = join(dir, formatPath(info.video_path, { episode_chunk: Math.floor(ep / (info.chunks_size || 1000)), episode_index: ep, video_key: key, chunk_index: 0, file_index: 0 }));
-        if (!existsSync(vpath)) continue;
+        const channelsFirst = Array.isArray(f.names) && ["channels", "channel", "c"].includes(String(f.names[0]));
+        const [height, width] = channelsFirst ? [f.shape[1], f.shape[2]] : [f.shape[0], f.shape[1]];
+        const v = videoOf(dir, info, key, ep, v3 ? epMeta.get(ep) : undefined);
+        if (!v || !existsSync(v.path)) continue;
         const topic = `/camera/${key.replace(/^observation\.images?\./, "")}/image`;
-        await readVideoFrames(vpath, { width, height }, (rgb, i) => {
+        // Seek half a frame early so a frame whose pts rounds just below the episode's start is not lost.
+        const startSec = Math.max(0, v.startSec - 0.5 / info.fps);
+        await readVideoFrames(v.path, { width, height, startSec, frames: rows.length }, (rgb, i) => {
           if (i >= times.length) return;
           void w.write(topic, { header: { stamp: stamp(times[i]), frame_id: key }, height, width, encoding: "rgb8", is_bigendian: 0, step: width * 3, data: rgb }, times[i], { type: "sensor_msgs/msg/Image" });
         });
