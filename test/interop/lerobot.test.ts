@@ -15,7 +15,7 @@ import { importLeRobot } from "../../data/lerobot/LeRobotImport.ts";
 import { EpisodeReader } from "../../recording/EpisodeReader.ts";
 import { TASKS } from "../../sim/tasks.ts";
 import { LEROBOT, runPeer } from "./peers.ts";
-import { frameFromRed, latestFrameAt, tickValues, writeSyntheticEpisode, type SyntheticCamera, type SyntheticEpisode } from "./syntheticEpisode.ts";
+import { frameFromRed, latestFrameAt, tickValues, writeSyntheticEpisode, type SyntheticCamera, type SyntheticEpisode } from "../support/syntheticEpisode.ts";
 
 const root = mkdtempSync(join(tmpdir(), "rlft-lerobot-"));
 const CAMS: SyntheticCamera[] = [

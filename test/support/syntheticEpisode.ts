@@ -1,5 +1,5 @@
 /**
- * A small episode log with known content for the interop tests: control ticks at `hz` with /observation,
+ * A small episode log with known content for the interop and frame-causality tests: control ticks at `hz` with /observation,
  * /joint_states, /joint_command and /arbiter/intervention, and cameras whose frames start late and run at their own
  * rate (not on the ticks). Frame j of camera c is one flat colour that encodes j, so a reader that decodes a video can
  * tell which frame it got, and so whether a tick was paired with a frame from its future.
@@ -26,6 +26,14 @@ export interface SyntheticEpisode {
   success: boolean;
   /** Tick indices where the operator acted. */
   interventions?: readonly number[];
+  /** The episode's language instruction (/task/instruction), for VLA datasets. */
+  instruction?: string;
+  /**
+   * Log time of camera frames this much before their stamp (a log whose frames precede their capture stamps, e.g.
+   * recorded against another clock): a player publishing by log time then delivers a frame before the ticks it
+   * follows, which whoever pairs frames with ticks must not take.
+   */
+  imageLogLeadNs?: bigint;
 }
 
 export const JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex"];
@@ -72,6 +80,7 @@ export async function writeSyntheticEpisode(file: string, o: SyntheticEpisode): 
   const w = await McapEpisodeWriter.create(file, { episode: { task: "push_cube", seed: o.seed, robot: "rlft_arm5", policy_version: "synthetic", git_revision: "test", control_hz: String(o.hz), episode: o.seed } });
   const msgs: { ns: bigint; topic: string; type: string; msg: unknown }[] = [];
   const add = (ns: bigint, t: { topic: string; type: string }, msg: unknown) => msgs.push({ ns, topic: t.topic, type: t.type, msg });
+  if (o.instruction) add(T0, TOPICS.instruction, { data: o.instruction });
   const event = (ns: bigint, e: string) => add(ns, TOPICS.episodeEvent, { header: { stamp: stamp(ns), frame_id: "" }, episode: o.seed, event: e, seed: BigInt(o.seed), task: "push_cube", detail: "" });
   event(T0, "start");
   for (let i = 0; i < o.ticks; i++) {
@@ -91,7 +100,7 @@ export async function writeSyntheticEpisode(file: string, o: SyntheticEpisode): 
       const data = new Uint8Array(cam.width * cam.height * 3);
       const rgb = frameColour(c, j);
       for (let p = 0; p < data.length; p += 3) data.set(rgb, p);
-      add(ns, { topic: `/camera/${cam.name}/image`, type: "sensor_msgs/msg/Image" }, { header: { stamp: stamp(ns), frame_id: `camera_${cam.name}` }, height: cam.height, width: cam.width, encoding: "rgb8", is_bigendian: 0, step: cam.width * 3, data });
+      add(ns - (o.imageLogLeadNs ?? 0n), { topic: `/camera/${cam.name}/image`, type: "sensor_msgs/msg/Image" }, { header: { stamp: stamp(ns), frame_id: `camera_${cam.name}` }, height: cam.height, width: cam.width, encoding: "rgb8", is_bigendian: 0, step: cam.width * 3, data });
     }
   });
   event(end, o.success ? "success" : "timeout");
