@@ -55,11 +55,17 @@ if (!existsSync(py)) {
   run(base, ["-m", "venv", ...(systemSite ? ["--system-site-packages"] : []), venv],
     `${base} -m venv (Debian/Ubuntu: sudo apt-get install python3-venv)`);
 }
-run(py, ["-m", "pip", "install", "--quiet", "--constraint", "learner/constraints.txt", "--editable", "learner[test,peers]"],
-  "pip install of learner/ into .venv");
+if (systemSite) {
+  // apt-only machines: Debian's python3-torch (1.13), python3-numpy, ... meet the learner's lower bounds, so pip adds
+  // the learner alone. The pinned versions (torch 2.13) and the test extras would replace them: left out here.
+  run(py, ["-m", "pip", "install", "--quiet", "--editable", "learner"], "pip install of learner/ into .venv (system site packages)");
+} else {
+  run(py, ["-m", "pip", "install", "--quiet", "--constraint", "learner/constraints.txt", "--editable", "learner[test,peers]"],
+    "pip install of learner/ into .venv");
+}
 // Peers pip cannot resolve next to the project's torch (learner/peers-aside.txt): each without its dependencies into
 // a folder of its own, so pip's resolver and `pip check` never see their torch pins.
-for (const line of readFileSync(join(root, "learner/peers-aside.txt"), "utf8").split("\n")) {
+for (const line of systemSite ? [] : readFileSync(join(root, "learner/peers-aside.txt"), "utf8").split("\n")) {
   const spec = line.replace(/#.*/, "").trim();
   if (!spec) continue;
   const m = /^([A-Za-z0-9_.-]+)==([A-Za-z0-9_.+-]+)$/.exec(spec);
