@@ -7,7 +7,7 @@
  * timestamp (seconds). What rlft exported itself (meta/rlft_episodes.jsonl) restores robot, task, seed and outcome.
  */
 import { readFileSync, existsSync, readdirSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { McapEpisodeWriter } from "../../recording/McapEpisodeWriter.ts";
 import { TOPICS } from "../../nodes/topics.ts";
@@ -32,6 +32,13 @@ const names = (f: Feature | undefined, prefix: string): string[] => {
   const flat = Array.isArray(n) ? (Array.isArray(n[0]) ? (n[0] as string[]) : (n as string[])) : n && typeof n === "object" ? (Object.values(n)[0] as string[]) : undefined;
   return flat && flat.length === (f?.shape[0] ?? 0) ? flat.map(String) : Array.from({ length: f?.shape[0] ?? 0 }, (_, i) => `${prefix}_${i}`);
 };
+
+/** A row's vector column as numbers, `n` of them, or an error naming where. */
+function vector(v: unknown, n: number, where: string): number[] {
+  const a = Array.isArray(v) || ArrayBuffer.isView(v) ? Array.from(v as ArrayLike<number>, Number) : null;
+  if (!a || a.length !== n || a.some((x) => !Number.isFinite(x))) throw new Error(`${where} is ${a ? `${a.length} values${a.some((x) => !Number.isFinite(x)) ? " with non-finite ones" : ""}` : typeof v}; info.json says ${n} finite numbers`);
+  return a;
+}
 
 function readJsonl(path: string): Row[] {
   return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Row) : [];
@@ -63,6 +70,7 @@ async function* episodesOf(dir: string, info: LeRobotInfo): AsyncGenerator<[numb
     const by = new Map<number, Row[]>();
     for (const r of await readRows(f)) {
       const e = Number(r.episode_index);
+      if (!Number.isInteger(e) || e < 0) throw new Error(`${f}: a row has episode_index ${String(r.episode_index)}; expected an integer ≥ 0`);
       let list = by.get(e);
       if (!list) by.set(e, (list = []));
       list.push(r);
@@ -84,26 +92,58 @@ async function readTasks(dir: string): Promise<Map<number, string>> {
   return tasks;
 }
 
+/** `rel` under `dir`, or an error: a dataset's paths (info.json templates, feature names) must not leave it. */
+function inside(dir: string, rel: string, what: string): string {
+  const path = resolve(dir, rel);
+  const r = relative(resolve(dir), path);
+  if (!r || r.startsWith("..") || isAbsolute(r)) throw new Error(`${join(dir, "meta", "info.json")}: ${what} resolves to ${path}, outside the dataset — refusing to read it`);
+  return path;
+}
+
 /** Where episode `ep`'s video of `key` is and from which second (v3.0 from meta/episodes; v2.x one file each). */
 function videoOf(dir: string, info: LeRobotInfo, key: string, ep: number, meta: Row | undefined): { path: string; startSec: number } | null {
   if (!info.video_path) return null;
   if (meta) {
     const chunk = meta[`videos/${key}/chunk_index`];
     if (chunk === undefined || chunk === null) return null;
-    const path = join(dir, formatPath(info.video_path, { video_key: key, chunk_index: Number(chunk), file_index: Number(meta[`videos/${key}/file_index`]) }));
-    return { path, startSec: Number(meta[`videos/${key}/from_timestamp`] ?? 0) };
+    const rel = formatPath(info.video_path, { video_key: key, chunk_index: Number(chunk), file_index: Number(meta[`videos/${key}/file_index`]) });
+    const startSec = Number(meta[`videos/${key}/from_timestamp`] ?? 0);
+    if (!(startSec >= 0)) throw new Error(`${dir}/meta/episodes: episode ${ep} has videos/${key}/from_timestamp ${String(meta[`videos/${key}/from_timestamp`])}; expected seconds ≥ 0`);
+    return { path: inside(dir, rel, `video ${key} of episode ${ep}`), startSec };
   }
-  const path = join(dir, formatPath(info.video_path, { episode_chunk: Math.floor(ep / (info.chunks_size || 1000)), episode_index: ep, video_key: key }));
-  return { path, startSec: 0 };
+  const rel = formatPath(info.video_path, { episode_chunk: Math.floor(ep / (info.chunks_size || 1000)), episode_index: ep, video_key: key });
+  return { path: inside(dir, rel, `video ${key} of episode ${ep}`), startSec: 0 };
+}
+
+/** meta/info.json, checked for what import relies on; each problem named with the fix. */
+function readInfo(dir: string): LeRobotInfo {
+  const infoPath = join(dir, "meta", "info.json");
+  if (!existsSync(infoPath)) throw new Error(`${infoPath} not found — expected a LeRobotDataset directory (meta/info.json, data/, videos/)`);
+  let info: LeRobotInfo;
+  try {
+    info = JSON.parse(readFileSync(infoPath, "utf8")) as LeRobotInfo;
+  } catch (e) {
+    throw new Error(`${infoPath} is not valid JSON (${(e as Error).message})`);
+  }
+  if (!info || typeof info !== "object" || !info.features || typeof info.features !== "object") throw new Error(`${infoPath}: no "features" object — not a LeRobotDataset info.json`);
+  if (!(Number(info.fps) > 0 && Number(info.fps) <= 10_000)) throw new Error(`${infoPath}: fps is ${JSON.stringify(info.fps)}; expected a rate in Hz (> 0)`);
+  for (const key of ["observation.state", "action"]) {
+    const f = info.features[key];
+    if (!f) throw new Error(`${infoPath}: features need observation.state and action (found ${Object.keys(info.features).join(", ")})`);
+    if (!Array.isArray(f.shape) || f.shape.length !== 1 || !(Number.isInteger(f.shape[0]) && f.shape[0] > 0)) throw new Error(`${infoPath}: ${key} has shape ${JSON.stringify(f.shape)}; expected [n], a vector`);
+  }
+  for (const [key, f] of Object.entries(info.features)) {
+    if (f.dtype !== "video") continue;
+    if (!/^[\w.-]+$/.test(key)) throw new Error(`${infoPath}: video feature name ${JSON.stringify(key)} has characters a topic or file name cannot hold`);
+    if (!Array.isArray(f.shape) || f.shape.length !== 3 || !f.shape.every((x) => Number.isInteger(x) && x > 0 && x <= 16384)) throw new Error(`${infoPath}: ${key} has shape ${JSON.stringify(f.shape)}; expected [height, width, 3]`);
+  }
+  return info;
 }
 
 /** Imports the dataset in `dir` into MCAP episodes in `out`; returns how many episodes and frames. */
 export async function importLeRobot(dir: string, out: string, opts: LeRobotImportOptions = {}): Promise<{ episodes: number; frames: number; files: string[] }> {
-  const infoPath = join(dir, "meta", "info.json");
-  if (!existsSync(infoPath)) throw new Error(`${infoPath} not found — expected a LeRobotDataset directory (meta/info.json, data/, videos/)`);
-  const info = JSON.parse(readFileSync(infoPath, "utf8")) as LeRobotInfo;
-  const feats = info.features ?? {};
-  if (!feats["observation.state"] || !feats.action) throw new Error(`${infoPath}: features need observation.state and action (found ${Object.keys(feats).join(", ")})`);
+  const info = readInfo(dir);
+  const feats = info.features;
   const v3 = /^v?3\./.test(info.codebase_version ?? "");
   const obsNames = names(feats["observation.state"], "state");
   const actNames = names(feats.action, "action");
@@ -139,8 +179,8 @@ export async function importLeRobot(dir: string, out: string, opts: LeRobotImpor
     rows.forEach((r, i) => {
       const ns = times[i];
       const h = { stamp: stamp(ns), frame_id: "" };
-      const state = Array.from(r["observation.state"] as number[]);
-      const action = Array.from(r.action as number[]);
+      const state = vector(r["observation.state"], obsNames.length, `episode ${ep} frame ${i}: observation.state`);
+      const action = vector(r.action, actNames.length, `episode ${ep} frame ${i}: action`);
       if (jointFromState.length) void w.write(TOPICS.jointStates.topic, { header: h, name: jointNames, position: jointFromState.map((j) => state[j]), velocity: [], effort: [] }, ns, { type: TOPICS.jointStates.type });
       void w.write(TOPICS.observation.topic, { header: h, names: obsNames, values: state }, ns, { type: TOPICS.observation.type });
       void w.write(TOPICS.jointCommand.topic, { header: h, name: actNames, position: action, velocity: [], effort: [] }, ns, { type: TOPICS.jointCommand.type });

@@ -5,7 +5,7 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
@@ -91,4 +91,31 @@ test("v3.0: past the size limits each episode starts the next file (chunk-000/fi
   });
   for (let e = 0; e < EPISODES.length; e++) assert.equal((await rows(join(out, `data/chunk-000/file-00${e}.parquet`))).length, EPISODES[e].ticks - 2);
   await checkImport(out);
+});
+
+test("import refuses a malformed or hostile dataset with one clear error naming the file and what was expected", async () => {
+  const good = join(root, "hostile-base");
+  await exportLeRobot(files.slice(0, 1), good);
+  const variant = (name: string, edit: (info: Record<string, unknown> & { features: Record<string, Record<string, unknown>> }) => unknown, raw?: string) => {
+    const dir = join(root, `hostile-${name}`);
+    cpSync(good, dir, { recursive: true });
+    const path = join(dir, "meta", "info.json");
+    if (raw !== undefined) writeFileSync(path, raw);
+    else {
+      const info = JSON.parse(readFileSync(path, "utf8"));
+      edit(info);
+      writeFileSync(path, JSON.stringify(info));
+    }
+    return dir;
+  };
+  const cases: [string, RegExp][] = [
+    [variant("json", () => undefined, "{ not json"), /info\.json is not valid JSON/],
+    [variant("fps", (i) => (i.fps = 0)), /fps is 0; expected a rate in Hz/],
+    [variant("escape", (i) => (i.video_path = "../../../{video_key}.mp4")), /outside the dataset — refusing to read it/],
+    [variant("absolute", (i) => (i.video_path = "/etc/{video_key}")), /outside the dataset/],
+    [variant("shape", (i) => (i.features["observation.state"].shape = [99])), /episode 0 frame 0: observation\.state is 5 values; info\.json says 99/],
+    [variant("name", (i) => (i.features["observation.images.x/../../y"] = { ...i.features["observation.images.front"] })), /video feature name .* has characters/],
+    [variant("nostate", (i) => delete i.features["observation.state"]), /features need observation\.state and action/],
+  ];
+  for (const [dir, pattern] of cases) await assert.rejects(importLeRobot(dir, join(dir, "..", `${dir.split("/").at(-1)}-out`)), pattern, dir);
 });

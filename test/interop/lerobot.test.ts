@@ -112,23 +112,19 @@ function checkLoaded(got: Loaded, r: LeRobotExportResult): void {
   assert.match(got.arrow_types.action, /^fixed_size_list<.*: float>\[3\]$/);
 }
 
-test(`LeRobot ${LEROBOT.v30} loads rlft's v3.0 export: frames, decoded videos (no frame from the future), stats`, async () => {
-  const out = join(root, "v30");
-  const r = await exportLeRobot(files, out);
-  assert.equal(r.version, "3.0");
-  for (const f of allFiles(out)) assert.ok(!readFileSync(f).includes(root), `${f} holds a path of the exporting machine`);
-  const got = runPeer<Loaded>("lerobot_load.py", [out], { tmp: root, lerobot: LEROBOT.v30 });
-  checkLoaded(got, r);
-  assert.deepEqual(JSON.parse(got.hf_metadata).info.features["observation.state"], { feature: { dtype: "float32", _type: "Value" }, length: 5, _type: "List" });
-});
-
-test(`LeRobot ${LEROBOT.v30} converts rlft's v2.1 export with its own converter and loads it`, async () => {
-  const out = join(root, "v21");
-  const r = await exportLeRobot(files, out, { version: "2.1" });
-  assert.equal(JSON.parse(readFileSync(join(out, "meta", "info.json"), "utf8")).codebase_version, "v2.1");
-  const got = runPeer<Loaded>("lerobot_load.py", [out, "--convert-v21"], { tmp: root, lerobot: LEROBOT.v30 });
-  checkLoaded(got, r);
-  assert.deepEqual(JSON.parse(got.hf_metadata).info.features.action, { feature: { dtype: "float32", _type: "Value" }, length: 3, _type: "Sequence" });
+test(`LeRobot ${LEROBOT.v30} loads rlft's v3.0 export, and its v2.1 export after LeRobot's own converter: frames, decoded videos (no frame from the future), stats`, async () => {
+  const v30 = join(root, "v30");
+  const v21 = join(root, "v21");
+  const r30 = await exportLeRobot(files, v30);
+  const r21 = await exportLeRobot(files, v21, { version: "2.1" });
+  assert.equal(r30.version, "3.0");
+  assert.equal(JSON.parse(readFileSync(join(v21, "meta", "info.json"), "utf8")).codebase_version, "v2.1");
+  for (const f of [...allFiles(v30), ...allFiles(v21)]) assert.ok(!readFileSync(f).includes(root), `${f} holds a path of the exporting machine`);
+  const [got30, got21] = runPeer<Loaded[]>("lerobot_load.py", [v30, v21], { tmp: root, lerobot: LEROBOT.v30 });
+  checkLoaded(got30, r30);
+  assert.deepEqual(JSON.parse(got30.hf_metadata).info.features["observation.state"], { feature: { dtype: "float32", _type: "Value" }, length: 5, _type: "List" });
+  checkLoaded(got21, r21);
+  assert.deepEqual(JSON.parse(got21.hf_metadata).info.features.action, { feature: { dtype: "float32", _type: "Value" }, length: 3, _type: "Sequence" });
 });
 
 interface Written {

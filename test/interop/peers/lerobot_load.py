@@ -1,16 +1,18 @@
 """LeRobot's own code reads a dataset directory that rlft exported and reports what it saw, as one line of JSON.
 
-    lerobot_load.py ROOT [--convert-v21]
+    lerobot_load.py ROOT... (one JSON line: a list, one report per ROOT; one process, so LeRobot is imported once)
 
---convert-v21: ROOT holds v2.1; LeRobot's converter (lerobot/datasets/v30/convert_dataset_v21_to_v30.py, the way
-LeRobot 0.4 users read v2.1) turns it into v3.0 in place first. Then `LeRobotDataset` loads ROOT from disk (no hub):
+A ROOT whose info.json says v2.1 is converted in place first by LeRobot's converter
+(lerobot/datasets/v30/convert_dataset_v21_to_v30.py, the way LeRobot 0.4 users read v2.1). Then `LeRobotDataset`
+loads ROOT from disk (no hub):
 every frame (vectors, scalars, task, and the per-channel mean of each decoded video frame), the stats it would
 normalise with, and, recomputed with LeRobot's `get_feature_stats` / `aggregate_stats` from the frames it loaded, how
 far the stats rlft wrote are from LeRobot's own. The TypeScript test compares all of it with what it exported.
 """
-import argparse
 import glob
+import json
 import os
+import sys
 
 import peer_env
 
@@ -42,18 +44,15 @@ def max_diff(a, b):
     return float(np.max(np.abs(a - b))) if a.size else 0.0
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("root")
-    ap.add_argument("--convert-v21", action="store_true")
-    a = ap.parse_args()
-    root = os.path.abspath(a.root)
+def load(root):
+    root = os.path.abspath(root)
     # The column types and `huggingface` metadata of the data files as rlft wrote them (before any conversion).
     schema = pq.read_schema(sorted(glob.glob(os.path.join(root, "data/*/*.parquet")))[0])
-    if a.convert_v21:
-        from lerobot.datasets.v30.convert_dataset_v21_to_v30 import convert_dataset
+    with open(os.path.join(root, "meta", "info.json")) as f:
+        if json.load(f)["codebase_version"] == "v2.1":
+            from lerobot.datasets.v30.convert_dataset_v21_to_v30 import convert_dataset
 
-        convert_dataset(repo_id=os.path.basename(root), root=os.path.dirname(root), push_to_hub=False)
+            convert_dataset(repo_id=os.path.basename(root), root=os.path.dirname(root), push_to_hub=False)
 
     ds = LeRobotDataset("rlft/" + os.path.basename(root), root=root, video_backend="torchcodec")
     meta = ds.meta
@@ -110,7 +109,7 @@ def main():
     agg_diff = {k: {s: max_diff(meta.stats[k][s], v) for s, v in st.items() if s in meta.stats.get(k, {})} for k, st in agg.items()}
 
     data_files = sorted(glob.glob(os.path.join(root, "data/*/*.parquet")))
-    peer_env.emit({
+    return {
         "codebase_version": meta.info["codebase_version"],
         "len": len(ds),
         "num_episodes": ds.num_episodes,
@@ -126,8 +125,8 @@ def main():
         "hf_metadata": (schema.metadata or {}).get(b"huggingface", b"").decode(),
         "data_files": [os.path.relpath(f, root) for f in data_files],
         "items": items,
-    })
+    }
 
 
 if __name__ == "__main__":
-    main()
+    peer_env.emit([load(root) for root in sys.argv[1:]])
