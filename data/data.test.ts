@@ -5,7 +5,7 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -150,40 +150,54 @@ test("inspect and dataset stats summarise episodes", async () => {
   assert.equal(st.action.mean.length, 5);
 });
 
-test("LeRobot export is read back by hyparquet (independent reader); video by ffprobe; import restores the episode", async () => {
-  const out = join(root, "lerobot");
-  const r = await exportLeRobot([demoFile(), onlineFile()], out, { warn: () => undefined });
-  assert.equal(r.episodes, 2);
-  const info = JSON.parse(readFileSync(join(out, "meta", "info.json"), "utf8"));
-  assert.equal(info.codebase_version, "v2.1");
-  assert.equal(info.total_episodes, 2);
-  assert.equal(info.fps, 10);
-  assert.deepEqual(info.features["observation.state"].shape, [12]);
-  assert.equal(info.features["observation.images.front"].dtype, "video");
+test("LeRobot export (v3.0 and v2.1) is read back by hyparquet (independent reader); video by ffprobe; import restores the episode", async () => {
   const tr = await readEpisodeTrace(demoFile());
-  const frames = tr.ticks.filter((k) => k.obs.length && k.executed.length);
-  const rows = (await parquetReadObjects({ file: await asyncBufferFromFile(join(out, "data/chunk-000/episode_000000.parquet")) })) as Record<string, unknown>[];
-  assert.equal(rows.length, frames.length);
-  assert.equal(info.total_frames, rows.length + (await readEpisodeTrace(onlineFile())).ticks.filter((k) => k.obs.length && k.executed.length).length);
-  rows.forEach((row, i) => {
-    assert.deepEqual(row["observation.state"], frames[i].obs.map(Math.fround));
-    assert.deepEqual(row.action, frames[i].executed.map(Math.fround));
-    assert.equal(row.frame_index, BigInt(i));
-    assert.equal(row.episode_index, 0n);
-    assert.equal(row.timestamp, Math.fround(i / 10));
-  });
-  assert.equal(rows.at(-1)!["next.reward"], 1);
-  const video = join(out, "videos/chunk-000/observation.images.front/episode_000000.mp4");
-  const probe = spawnSync("ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames,width,height", "-of", "csv=p=0", video], { encoding: "utf8" });
-  assert.equal(probe.stdout.trim(), `32,32,${frames.length}`);
-  const back = await importLeRobot(out, join(root, "imported"));
-  assert.equal(back.episodes, 2);
-  const im = await readEpisodeTrace(back.files[0]);
-  assert.equal(im.info.robot, "rlft_arm5");
-  assert.equal(im.info.seed, "3");
-  assert.equal(im.outcome, "success");
-  assert.equal(im.ticks.length, frames.length);
-  im.ticks.forEach((k, i) => assert.deepEqual(k.obs, frames[i].obs.map(Math.fround)));
-  assert.equal(im.counts.get("/camera/front/image"), frames.length);
-  assert.ok(existsSync(back.files[1]));
+  const ticks = tr.ticks.filter((k) => k.obs.length && k.executed.length);
+  const onlineTicks = (await readEpisodeTrace(onlineFile())).ticks.filter((k) => k.obs.length && k.executed.length).length;
+  const imported = join(root, "imported");
+  for (const version of ["3.0", "2.1"] as const) {
+    const out = join(root, `lerobot-${version}`);
+    // The online episode has no camera: with the demo's camera in the dataset it is skipped, so export it alone too.
+    const r = await exportLeRobot([demoFile(), onlineFile()], out, { version, warn: () => undefined });
+    assert.equal(r.episodes, 1);
+    assert.match(r.skipped[0], /no 32×32 rgb8 \/camera\/front\/image/);
+    const info = JSON.parse(readFileSync(join(out, "meta", "info.json"), "utf8"));
+    assert.equal(info.codebase_version, `v${version}`);
+    assert.equal(info.fps, 10);
+    assert.deepEqual(info.features["observation.state"].shape, [12]);
+    assert.equal(info.features["observation.images.front"].dtype, "video");
+    // The camera runs at 2 Hz from the episode's start: ticks before its first frame are left out, none paired with a later frame.
+    const firstFrame = ticks.findIndex((k) => k.t >= 0.5 - 1e-9);
+    assert.ok(r.droppedTicks > 0 && r.droppedTicks <= firstFrame + 1, `dropped ${r.droppedTicks}`);
+    const frames = ticks.slice(r.droppedTicks);
+    const dataFile = version === "3.0" ? "data/chunk-000/file-000.parquet" : "data/chunk-000/episode_000000.parquet";
+    const rows = (await parquetReadObjects({ file: await asyncBufferFromFile(join(out, dataFile)) })) as Record<string, unknown>[];
+    assert.equal(rows.length, frames.length);
+    assert.equal(info.total_frames, rows.length);
+    rows.forEach((row, i) => {
+      assert.deepEqual(row["observation.state"], frames[i].obs.map(Math.fround));
+      assert.deepEqual(row.action, frames[i].executed.map(Math.fround));
+      assert.equal(row.frame_index, BigInt(i));
+      assert.equal(row.episode_index, 0n);
+      assert.equal(row.timestamp, Math.fround(i / 10));
+    });
+    assert.equal(rows.at(-1)!["next.reward"], 1);
+    const video = join(out, version === "3.0" ? "videos/observation.images.front/chunk-000/file-000.mp4" : "videos/chunk-000/observation.images.front/episode_000000.mp4");
+    const probe = spawnSync("ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames,width,height", "-of", "csv=p=0", video], { encoding: "utf8" });
+    assert.equal(probe.stdout.trim(), `32,32,${frames.length}`);
+    const source = readFileSync(join(out, "meta", "rlft_episodes.jsonl"), "utf8");
+    assert.ok(!source.includes(root), "no path of the exporting machine in meta/rlft_episodes.jsonl");
+    const back = await importLeRobot(out, join(imported, version));
+    assert.equal(back.episodes, 1);
+    const im = await readEpisodeTrace(back.files[0]);
+    assert.equal(im.info.robot, "rlft_arm5");
+    assert.equal(im.info.seed, "3");
+    assert.equal(im.outcome, "success");
+    assert.equal(im.ticks.length, frames.length);
+    im.ticks.forEach((k, i) => assert.deepEqual(k.obs, frames[i].obs.map(Math.fround)));
+    assert.equal(im.counts.get("/camera/front/image"), frames.length);
+  }
+  const noCam = await exportLeRobot([onlineFile()], join(root, "lerobot-online"), { warn: () => undefined });
+  assert.equal(noCam.frames, onlineTicks);
+  assert.equal(noCam.droppedTicks, 0);
 });

@@ -6,9 +6,12 @@
 import type { NodeHandle, Publisher, Time } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
 import { TOPICS } from "../contracts/topics.ts";
-import { jointState, sameTime, type EpisodeEventMsg, type ObservationMsg } from "../contracts/msgs.ts";
+import { jointState, sameTime, timeNs, type EpisodeEventMsg, type ObservationMsg } from "../contracts/msgs.ts";
 import type { Actor, CameraImage } from "../policies/actors/Actor.ts";
 import { SafetyEventConstants, type SafetyEvent } from "../contracts/msgs.generated.ts";
+
+/** Frames kept per camera to pick the tick's from: a few camera periods at any rate the stack runs. */
+const FRAMES_KEPT = 4;
 
 /** Options of an actor node. */
 export interface ActorNodeOptions {
@@ -25,7 +28,8 @@ export class ActorNode extends NodeBase {
   #lastHold: string | null = null;
   #obs: ObservationMsg | null = null;
   #lastActed: ObservationMsg | null = null;
-  #images: Record<string, CameraImage> = {};
+  /** Per camera the last few frames, newest last (a frame stamped after the observation may arrive before the tick). */
+  #images: Record<string, CameraImage[]> = {};
   #errors = 0;
   /** Last error from `act`, if any. */
   lastError = "";
@@ -58,7 +62,9 @@ export class ActorNode extends NodeBase {
     for (const cam of this.actor.cameras ?? []) {
       type ImageMsg = { header: { stamp: Time }; width: number; height: number; encoding: string; step: number; data: Uint8Array };
       this.subscribe<ImageMsg>({ topic: `/camera/${cam}/image`, type: TOPICS.image.type }, (m) => {
-        this.#images[cam] = { width: m.width, height: m.height, encoding: m.encoding, data: m.data, step: m.step, stamp: m.header.stamp };
+        const list = (this.#images[cam] ??= []);
+        list.push({ width: m.width, height: m.height, encoding: m.encoding, data: m.data, step: m.step, stamp: m.header.stamp });
+        if (list.length > FRAMES_KEPT) list.shift();
       });
     }
   }
@@ -72,13 +78,28 @@ export class ActorNode extends NodeBase {
     return this.#errors;
   }
 
+  /** Each camera's newest frame stamped at or before `stamp`. */
+  #framesAt(stamp: Time): Record<string, CameraImage> {
+    const at = timeNs(stamp);
+    const out: Record<string, CameraImage> = {};
+    for (const [cam, list] of Object.entries(this.#images)) {
+      for (let i = list.length - 1; i >= 0; i--) {
+        if (timeNs(list[i].stamp) <= at) {
+          out[cam] = list[i];
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
   /** One tick: act once per new observation. */
   async tick(): Promise<void> {
     const obs = this.#obs;
     if (!obs || (this.#lastActed && sameTime(obs.header.stamp, this.#lastActed.header.stamp))) return;
     this.#lastActed = obs;
     try {
-      const action = await this.actor.act({ names: obs.names, values: Array.from(obs.values), stamp: obs.header.stamp, images: { ...this.#images } });
+      const action = await this.actor.act({ names: obs.names, values: Array.from(obs.values), stamp: obs.header.stamp, images: this.#framesAt(obs.header.stamp) });
       const info = this.actor.lastAction?.();
       if (info) this.#pubInfo?.publish({ header: { stamp: obs.header.stamp, frame_id: "" }, policy_version: info.version, base_action: info.base, residual_action: info.residual, action: info.action });
       this.#pub?.publish(jointState(obs.header.stamp, this.actor.jointNames, action));

@@ -19,7 +19,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const venv = join(root, ".venv");
 const py = join(venv, "bin", "python");
 const stampFile = join(venv, "rlft-stamp");
-const inputs = ["learner/pyproject.toml", "learner/constraints.txt"].map((f) => join(root, f));
+const inputs = ["learner/pyproject.toml", "learner/constraints.txt", "learner/peers-aside.txt"].map((f) => join(root, f));
 const systemSite = process.argv.includes("--system-site-packages");
 const quiet = process.argv.includes("--quiet");
 
@@ -55,7 +55,24 @@ if (!existsSync(py)) {
   run(base, ["-m", "venv", ...(systemSite ? ["--system-site-packages"] : []), venv],
     `${base} -m venv (Debian/Ubuntu: sudo apt-get install python3-venv)`);
 }
-run(py, ["-m", "pip", "install", "--quiet", "--constraint", "learner/constraints.txt", "--editable", "learner[test,peers]"],
-  "pip install of learner/ into .venv");
+if (systemSite) {
+  // apt-only machines: Debian's python3-torch (1.13), python3-numpy, ... meet the learner's lower bounds, so pip adds
+  // the learner alone. The pinned versions (torch 2.13) and the test extras would replace them: left out here.
+  run(py, ["-m", "pip", "install", "--quiet", "--editable", "learner"], "pip install of learner/ into .venv (system site packages)");
+} else {
+  run(py, ["-m", "pip", "install", "--quiet", "--constraint", "learner/constraints.txt", "--editable", "learner[test,peers]"],
+    "pip install of learner/ into .venv");
+}
+// Peers pip cannot resolve next to the project's torch (learner/peers-aside.txt): each without its dependencies into
+// a folder of its own, so pip's resolver and `pip check` never see their torch pins.
+for (const line of systemSite ? [] : readFileSync(join(root, "learner/peers-aside.txt"), "utf8").split("\n")) {
+  const spec = line.replace(/#.*/, "").trim();
+  if (!spec) continue;
+  const m = /^([A-Za-z0-9_.-]+)==([A-Za-z0-9_.+-]+)$/.exec(spec);
+  if (!m) throw new Error(`learner/peers-aside.txt: "${spec}" is not name==version`);
+  const dir = join(venv, "peers", `${m[1]}-${m[2]}`);
+  if (existsSync(join(dir, `${m[1].replace(/-/g, "_")}-${m[2]}.dist-info`))) continue;
+  run(py, ["-m", "pip", "install", "--quiet", "--no-deps", "--upgrade", "--target", dir, spec], `pip install --no-deps ${spec} into ${dir}`);
+}
 writeFileSync(stampFile, want + "\n");
 console.error(`learner installed in .venv (${py})`);

@@ -51,9 +51,14 @@ export function openVideoWriter(path: string, opts: { width: number; height: num
   };
 }
 
-/** Decodes `path` to rgb24 frames of width × height, calling `onFrame` for each in order. */
-export async function readVideoFrames(path: string, opts: { width: number; height: number }, onFrame: (rgb: Uint8Array, index: number) => void): Promise<number> {
-  const child = spawn(ffmpegBin(), ["-hide_banner", "-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-vf", `crop=${opts.width}:${opts.height}:0:0`, "-"], { stdio: ["ignore", "pipe", "pipe"] }) as unknown as ChildProcessWithoutNullStreams;
+/**
+ * Decodes `path` to rgb24 frames of width × height, calling `onFrame` for each in order: from `startSec` (an accurate
+ * seek: ffmpeg decodes from the keyframe before and drops what precedes) and at most `frames` of them.
+ */
+export async function readVideoFrames(path: string, opts: { width: number; height: number; startSec?: number; frames?: number }, onFrame: (rgb: Uint8Array, index: number) => void): Promise<number> {
+  const seek = opts.startSec ? ["-ss", opts.startSec.toFixed(6)] : [];
+  const limit = opts.frames !== undefined ? ["-frames:v", String(opts.frames)] : [];
+  const child = spawn(ffmpegBin(), ["-hide_banner", "-loglevel", "error", ...seek, "-i", path, ...limit, "-f", "rawvideo", "-pix_fmt", "rgb24", "-vf", `crop=${opts.width}:${opts.height}:0:0`, "-"], { stdio: ["ignore", "pipe", "pipe"] }) as unknown as ChildProcessWithoutNullStreams;
   const done = failure(child, `decoding ${path}`);
   const size = opts.width * opts.height * 3;
   let buf: Buffer = Buffer.alloc(0);

@@ -22,7 +22,10 @@ export interface ActorInput {
   values: number[];
   /** The tick's time (the observation's stamp). */
   stamp?: Time;
-  /** camera name → latest frame; a camera that has sent nothing yet is absent. */
+  /**
+   * camera name → its latest frame stamped at or before the tick (never a frame from the tick's future, as in the
+   * training data: data/lerobot/LeRobotExport.ts, app/vlaDataset.ts); a camera without one is absent.
+   */
   images?: Record<string, CameraImage>;
 }
 

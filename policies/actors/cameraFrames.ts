@@ -1,6 +1,6 @@
 /**
  * The camera frames an actor may use on a tick: the latest frame of each camera it needs, at or before the tick and no
- * older than a limit. A frame from after the tick cannot reach an actor (frames are delivered as they arrive), and an
+ * older than a limit. ActorNode hands an actor only frames stamped at or before the tick (never one from its future), and an
  * old one is as bad as none: the actor holds instead of acting on a scene that has moved on.
  */
 import type { RgbFrame } from "../vla/preprocess.ts";

@@ -1,0 +1,106 @@
+/**
+ * No frame from the future, anywhere a control tick is paired with a camera frame: the LeRobot export (the video
+ * frame of each row), the VLA training dataset (image_<camera>.npy rows), and replay through the node graph (the
+ * frames an actor gets). Each tick must get the latest frame stamped at or before it, and ticks that no frame
+ * precedes have none (dropped from datasets). The cameras here start after the episode and run off the control
+ * ticks, every frame's colour says which frame it is, and in the replay log the frames are logged before their
+ * stamps, so a player publishing by log time hands them out early: pairing by arrival would take future frames.
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
+import { exportLeRobot } from "../data/lerobot/LeRobotExport.ts";
+import { readVideoFrames } from "../data/lerobot/ffmpeg.ts";
+import { writeVlaDataset } from "../app/vlaDataset.ts";
+import { EmbeddedRuntime } from "../runtime/embedded/EmbeddedRuntime.ts";
+import { ActorNode } from "../nodes/ActorNode.ts";
+import type { Actor, ActorInput } from "../policies/actors/Actor.ts";
+import { playLogs } from "../data/LogPlayer.ts";
+import { timeNs } from "../contracts/msgs.ts";
+import { JOINTS, frameColour, frameFromRed, latestFrameAt, tickNs, writeSyntheticEpisode, type SyntheticCamera, type SyntheticEpisode } from "./support/syntheticEpisode.ts";
+
+const root = mkdtempSync(join(tmpdir(), "rlft-causal-"));
+const CAMS: SyntheticCamera[] = [
+  { name: "front", width: 16, height: 12, firstSec: 0.35, hz: 7 },
+  { name: "wrist", width: 8, height: 8, firstSec: 0.15, hz: 4 },
+];
+const EP: SyntheticEpisode = { ticks: 20, hz: 10, cameras: CAMS, seed: 3, success: true, instruction: "push the red cube to the left target" };
+const file = join(root, "episodes", "episode_000000.mcap");
+/** The first tick every camera has a frame for. */
+const FIRST = Math.max(...CAMS.map((c) => Array.from({ length: EP.ticks }, (_, i) => i).find((i) => latestFrameAt(c, i, EP.hz) >= 0)!));
+
+before(async () => {
+  mkdirSync(join(root, "episodes"));
+  await writeSyntheticEpisode(file, EP);
+});
+after(() => rmSync(root, { recursive: true, force: true }));
+
+test("LeRobot export: each row's video frame is the latest at or before its tick; earlier ticks are left out", async () => {
+  const out = join(root, "lerobot");
+  const r = await exportLeRobot([file], out);
+  assert.equal(r.droppedTicks, FIRST);
+  const rows = (await parquetReadObjects({ file: await asyncBufferFromFile(join(out, "data/chunk-000/file-000.parquet")) })) as Record<string, unknown>[];
+  assert.equal(rows.length, EP.ticks - FIRST);
+  const rlft = JSON.parse(readFileSync(join(out, "meta/rlft_episodes.jsonl"), "utf8"));
+  assert.equal(rlft.dropped_ticks, FIRST);
+  for (const cam of CAMS) {
+    const shown: number[] = [];
+    await readVideoFrames(join(out, `videos/observation.images.${cam.name}/chunk-000/file-000.mp4`), cam, (rgb) => shown.push(frameFromRed(rgb[0] / 255)));
+    assert.equal(shown.length, rows.length);
+    shown.forEach((j, n) => assert.equal(j, latestFrameAt(cam, FIRST + n, EP.hz), `${cam.name} row ${n} (tick ${FIRST + n}) shows frame ${j}`));
+  }
+});
+
+test("VLA dataset: each tick's image is the latest frame at or before it; earlier ticks are dropped", async () => {
+  const out = join(root, "vla");
+  const s = await writeVlaDataset(join(root, "episodes"), out, { camera: "front" });
+  const front = CAMS[0];
+  const first = Array.from({ length: EP.ticks }, (_, i) => i).find((i) => latestFrameAt(front, i, EP.hz) >= 0)!;
+  assert.equal(s.ticks, EP.ticks - first);
+  const npy = readFileSync(join(out, "image_front.npy"));
+  const data = npy.subarray(10 + npy.readUInt16LE(8));
+  const px = front.width * front.height * 3;
+  assert.equal(data.length, s.ticks * px);
+  for (let n = 0; n < s.ticks; n++) {
+    const j = latestFrameAt(front, first + n, EP.hz);
+    assert.deepEqual([...data.subarray(n * px, n * px + 3)], frameColour(0, j), `row ${n} (tick ${first + n}) is frame ${j}`);
+  }
+});
+
+test("replay through nodes: an actor gets each camera's latest frame at or before the observation, even when later frames arrived first", async () => {
+  const early = join(root, "early", "episode_000000.mcap");
+  mkdirSync(join(root, "early"));
+  await writeSyntheticEpisode(early, { ...EP, imageLogLeadNs: 150_000_000n }); // frames published 0.15 s before their stamps
+  const runtime = await EmbeddedRuntime.create({ clock: "sim", logLevel: "warn" });
+  const seen: { tick: number; frames: Record<string, number> }[] = [];
+  const actor: Actor = {
+    jointNames: JOINTS,
+    cameras: CAMS.map((c) => c.name),
+    reset: () => undefined,
+    act: (input: ActorInput) => {
+      const tick = Number((timeNs(input.stamp!) - tickNs(0, EP.hz)) / 100_000_000n);
+      seen.push({ tick, frames: Object.fromEntries(Object.entries(input.images ?? {}).map(([cam, img]) => [cam, frameFromRed(img.data[0] / 255)])) });
+      return JOINTS.map(() => 0);
+    },
+  };
+  const node = new ActorNode(runtime.createNode("policy"), actor, { controlHz: EP.hz });
+  try {
+    await node.configure();
+    await node.activate();
+    await playLogs(runtime, [early]);
+  } finally {
+    await node.shutdown();
+    await runtime.shutdown();
+  }
+  assert.ok(seen.length >= EP.ticks - 1, `acted on ${seen.length} ticks`);
+  for (const { tick, frames } of seen) {
+    CAMS.forEach((cam, c) => {
+      const want = latestFrameAt(cam, tick, EP.hz);
+      if (want < 0) assert.equal(frames[cam.name], undefined, `tick ${tick}: ${cam.name} has no frame yet, got frame ${frames[cam.name]} (camera ${c})`);
+      else assert.equal(frames[cam.name], want, `tick ${tick}: ${cam.name} gave frame ${frames[cam.name]}, the latest at or before the tick is ${want}`);
+    });
+  }
+});
