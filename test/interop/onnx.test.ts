@@ -45,7 +45,7 @@ function maxDiff(a: ArrayLike<number | bigint>, b: readonly number[]): number {
 test(`every exported graph kind agrees in PyTorch, onnxruntime (Python) and onnxruntime-node within ${TOLERANCE}`, async () => {
   const r = runPeer<{ file: string }>("onnx_graphs.py", [root], { tmp: root, timeoutMs: 300_000 });
   const { cases, onnxruntime, torch } = JSON.parse(readFileSync(r.file, "utf8")) as { cases: Case[]; onnxruntime: string; torch: string };
-  assert.deepEqual([...new Set(cases.map((c) => c.kind))].sort(), ["classifier", "critic", "diffusion", "recap", "residual", "vla"]);
+  assert.deepEqual([...new Set(cases.map((c) => c.kind))].sort(), ["classifier", "critic", "diffusion", "diffusion (cameras)", "recap", "residual", "vla"]);
   const graphs = cases.map((c) => c.graph.split("/").at(-1));
   for (const g of ["sampler.onnx", "denoiser.onnx", "value.onnx", "residual.onnx", "critic.onnx", "chunk_critic.onnx", "prefix.onnx", "action_expert.onnx", "classifier.onnx"]) assert.ok(graphs.includes(g), `${g} is among the graphs checked`);
   const report: string[] = [];

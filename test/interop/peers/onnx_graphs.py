@@ -23,13 +23,14 @@ import torch
 
 import peer_env
 from rlft_learner import make_fixture, train_vla
-from rlft_learner.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet
+from rlft_learner.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet, PixelSampler
 from rlft_learner.export import _CriticBatchFirst, export_residual_package, onnx_export
 from rlft_learner.recap_value import ValueNet
 from rlft_learner.residual_nets import CriticEnsemble, ResidualActor
 from rlft_learner.residual_td3 import BasePackage
 from rlft_learner.tokenizer import WordLevelTokenizer
 from rlft_learner.train_classifier import SuccessCnn
+from rlft_learner.vision import CameraEncoders, EncoderConfig
 from rlft_learner.vla import TinyVla, VlaConfig, preprocess_images
 
 B = 3
@@ -40,8 +41,9 @@ def randn(*shape):
     return torch.randn(*shape, generator=gen)
 
 
-def fixture(out, indicator):
-    args = argparse.Namespace(out=out, obs_dim=6, action_dim=3, steps=2, hidden=32, seed=0, indicator=indicator, cfg_beta=1.5 if indicator else 1.0)
+def fixture(out, indicator, cameras=""):
+    args = argparse.Namespace(out=out, obs_dim=6, action_dim=3, steps=2, hidden=32, seed=0, indicator=indicator, cfg_beta=1.5 if indicator else 1.0,
+                              cameras=cameras, image_size=32)
     make_fixture.main(args)
     return out
 
@@ -54,12 +56,23 @@ def diffusion_cases(kind, pkg):
     cfg = net.cfg
     beta = policy.get("advantage", {}).get("cfg_beta", 1.0)
     sampler = DDIMSampler(net, saved["alphas_cumprod"].numpy(), saved["timesteps"], cfg_beta=beta).eval()
-    obs = randn(B, cfg.history * cfg.obs_dim)
     noise = randn(B, cfg.horizon, cfg.action_dim)
     t = torch.tensor([0, 37, policy["sampler"]["train_timesteps"] - 1], dtype=torch.int64)
     ind = {"indicator": torch.tensor([0, 1, 2], dtype=torch.int64)} if cfg.indicator else {}
-    yield kind, os.path.join(pkg, "sampler.onnx"), {"obs": obs, "noise": noise, **ind}, lambda: {"action": sampler(obs, noise, *ind.values())}
-    yield kind, os.path.join(pkg, "denoiser.onnx"), {"obs": obs, "x": noise, "t": t, **ind}, lambda: {"eps": net(obs, noise, t, *ind.values())}
+    cond = randn(B, cfg.history * cfg.obs_dim)  # the denoiser's obs: the state history, plus camera features for pixels
+    if "encoders_state_dict" in saved:
+        enc = CameraEncoders(saved["cameras"], EncoderConfig(**saved["encoder_config"])).eval()
+        enc.load_state_dict(saved["encoders_state_dict"])
+        obs = randn(B, cond.shape[1] - enc.out_dim)
+        e = enc.cfg
+        images = {f"image.{c}": torch.randint(0, 256, (B, e.height, e.width, 3), generator=gen, dtype=torch.uint8) for c in enc.cameras}
+        pix = PixelSampler(enc, sampler).eval()
+        yield kind, os.path.join(pkg, "sampler.onnx"), {"obs": obs, **images, "noise": noise, **ind}, lambda: {"action": pix(obs, *images.values(), noise, *ind.values())}
+        yield kind, os.path.join(pkg, "encoder.onnx"), images, lambda: {"features": enc(*images.values())}
+    else:
+        obs = cond
+        yield kind, os.path.join(pkg, "sampler.onnx"), {"obs": obs, "noise": noise, **ind}, lambda: {"action": sampler(obs, noise, *ind.values())}
+    yield kind, os.path.join(pkg, "denoiser.onnx"), {"obs": cond, "x": noise, "t": t, **ind}, lambda: {"eps": net(cond, noise, t, *ind.values())}
     if "value" in policy["files"]:
         v = torch.load(os.path.join(pkg, "value.pt"), weights_only=True)
         value_net = ValueNet(**v["config"]).eval()
@@ -127,8 +140,9 @@ def main():
     torch.set_num_threads(1)
     diffusion = fixture(os.path.join(out, "diffusion"), indicator=False)
     recap = fixture(os.path.join(out, "recap"), indicator=True)
+    pixels = fixture(os.path.join(out, "pixels"), indicator=False, cameras="front,wrist")
     cases = []
-    sources = [diffusion_cases("diffusion", diffusion), diffusion_cases("recap", recap), residual_cases(diffusion, os.path.join(out, "residuals")),
+    sources = [diffusion_cases("diffusion", diffusion), diffusion_cases("recap", recap), diffusion_cases("diffusion (cameras)", pixels), residual_cases(diffusion, os.path.join(out, "residuals")),
                vla_cases(os.path.join(out, "vla")), classifier_cases(os.path.join(out, "classifier"))]
     for source in sources:
         for kind, graph, feeds, reference in source:
