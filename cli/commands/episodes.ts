@@ -45,7 +45,7 @@ export function registerEpisodeCommands(program: Command): void {
     .requiredOption("--out <dir>", "where the MCAP episodes and index.json go")
     .option("--task <task>", "reach | push_cube | peg_insert | multi_push", "push_cube")
     .option("--episodes <n>", "number of episodes", int("--episodes", 1), 50)
-    .option("--seed <n>", "first seed (episode i uses seed+i)", int("--seed", 0), 0)
+    .option("--seed <n>", "first seed (episode i of --out uses seed+i; a directory with episodes is resumed after them)", int("--seed", 0), 0)
     .option("--quality <q>", "expert quality in [0,1]: lower is noisier, hesitant, sometimes failing", Number, 0.7)
     .option("--no-camera", "skip the ray-cast camera (faster)")
     .option("--launch <file>", "launch file to start from", DEFAULT_LAUNCH)
@@ -59,7 +59,7 @@ export function registerEpisodeCommands(program: Command): void {
       // multi_push demos train a VLA: a frame every control tick, so every recorded action has its image.
       if (o.task === "multi_push") cfg.camera.rate_hz = cfg.control_hz;
       cfg.recorder.enabled = true;
-      const { summary } = await runEpisodes(cfg, { count: o.episodes, seed: o.seed, label: "collect", recordTo: o.out, metadata: { source: "scripted_expert" } });
+      const { summary } = await runEpisodes(cfg, { count: o.episodes, seed: o.seed, label: "collect", recordTo: o.out, metadata: { source: "scripted_expert" }, continueSeeds: true });
       printSummary(summary, o.json);
       if (!o.json) console.log(`episodes written to ${resolve(o.out)}`);
     });
