@@ -23,6 +23,7 @@ import { loadCurveClientKeys, type CurveClientKeys } from "../bridge/CurveCertif
 import { loadPackageTrust, type PackageTrust } from "../policies/PackageSignature.ts";
 import type { ExperienceStats } from "../bridge/ExperienceBridge.ts";
 import { freePort } from "./ports.ts";
+import { checkListenAddress } from "../app/listenAddress.ts";
 
 /** Live numbers of a session, for progress displays. */
 export interface SessionStatus {
@@ -111,6 +112,15 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   mkdirSync(out, { recursive: true });
   const cfg = structuredClone(o.config);
   if (o.learner === false) return runOfflineSession(o, cfg, out);
+  if (o.learner === true) {
+    // --learner-set may move the learner's binds: the same rule as every listener, before anything starts (the
+    // learner checks again itself).
+    const lc = o.learnerConfig ?? {};
+    for (const key of ["experience_bind", "policy_bind"]) {
+      if (lc[key] === undefined) continue; // a free loopback port, chosen below
+      checkListenAddress({ setting: key, address: String(lc[key]), authenticated: typeof lc.curve_secret === "string" && typeof lc.curve_authorized === "string", risk: "send the learner experience or receive its policies", authFix: "set curve_secret and curve_authorized (keys from `rlft keys`)", insecurePublicBind: lc.insecure_public_bind === true });
+    }
+  }
   if (cfg.actor.kind !== "policy" || !cfg.actor.package) throw new Error("a session needs actor.kind: policy and actor.package (the BC base package)");
   const base = await PolicyPackage.load(cfg.actor.package);
 
