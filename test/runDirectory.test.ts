@@ -6,51 +6,16 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EpisodeReader } from "../recording/EpisodeReader.ts";
 import { robotPolicyFixture } from "./robotFixture.ts";
+import { episodeProblems, exited, mcapFiles as mcaps, processesNaming, readIndex, rlft, startRlft as start, untilChild, type SessionIndex } from "./support/rlftCli.ts";
 
-const BIN = join(import.meta.dirname, "..", "bin", "rlft.js");
-const rlft = (args: string[], timeout = 300_000) => spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", timeout });
-const start = (args: string[]) => spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-
-interface Index {
-  episodes: { episode: number; file: string; seed: number; outcome: string; steps?: number }[];
-}
-const readIndex = (dir: string): Index => (existsSync(join(dir, "index.json")) ? JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) : { episodes: [] });
-const mcaps = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(".mcap")).sort();
-
-/** Waits (hang guard, not a timing assertion) until `cond`, or until the child exited. */
-async function until(child: ChildProcess, cond: () => boolean, what: string, ms = 120_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (child.exitCode !== null) throw new Error(`the child exited (${child.exitCode}) before ${what}`);
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-const exited = (child: ChildProcess) => new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => (child.exitCode !== null || child.signalCode !== null ? r({ code: child.exitCode, signal: child.signalCode }) : child.once("exit", (code, signal) => r({ code, signal }))));
-
-/** Every indexed episode opens as a complete file (summary and footer, not recovered) with its result. */
-async function assertComplete(dir: string, idx: Index): Promise<void> {
-  for (const e of idx.episodes.filter((x) => x.outcome !== "interrupted" && x.outcome !== "unreadable")) {
-    const r = await EpisodeReader.open(join(dir, e.file));
-    try {
-      assert.equal(r.recovered, false, `${e.file} is complete`);
-      assert.equal(r.result?.outcome, e.outcome, `${e.file}: result recorded`);
-      let n = 0;
-      for await (const _ of r.messages()) n++;
-      assert.ok(n > 0, `${e.file} holds messages`);
-    } finally {
-      await r.close();
-    }
-  }
-}
+const until = (child: ChildProcess, cond: () => boolean, what: string) => untilChild(child, cond, what);
+const assertComplete = async (dir: string, idx: SessionIndex) => assert.deepEqual(await episodeProblems(dir, idx), [], "every finished episode is a complete MCAP with its result");
 
 test("rlft collect killed with SIGKILL: every finished episode is a complete, indexed MCAP; a second collect resumes after them", { timeout: 300_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "rlft-collect-kill-"));
@@ -61,7 +26,7 @@ test("rlft collect killed with SIGKILL: every finished episode is a complete, in
   await until(child, () => readIndex(dir).episodes.length >= 3, "three finished episodes in index.json");
   child.kill("SIGKILL");
   await exited(child);
-  const idx = readIndex(dir);
+  const idx: SessionIndex = readIndex(dir);
   const files = mcaps(dir);
   assert.ok(idx.episodes.length >= 3);
   assert.deepEqual(idx.episodes.map((e) => e.episode), idx.episodes.map((_, i) => i), "numbered 0, 1, 2, ...");
@@ -152,14 +117,7 @@ test("a fatal error after the learner started ends rlft session at once, learner
   assert.equal(r.status, 1);
   assert.match(r.stderr, new RegExp(`rlft: ui\\.port ${port} on 127\\.0\\.0\\.1 is in use`));
   // Nothing of the learner survives: no process runs on this run directory (it may take a moment to exit).
-  const learners = () =>
-    readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
-      try {
-        return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(join(out, "learner.yaml"));
-      } catch {
-        return false;
-      }
-    });
+  const learners = () => processesNaming(join(out, "learner.yaml"));
   for (let i = 0; i < 300 && learners().length > 0; i++) await new Promise((res) => setTimeout(res, 100));
   assert.deepEqual(learners(), [], "the learner was stopped");
 });

@@ -38,8 +38,9 @@ export function frame(opcode: number, payload: Buffer, o: { fin?: boolean; mask?
 /** Connects to 127.0.0.1:port; errors (resets from the server) are swallowed: the attacker does not care. */
 export function rawConnect(port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const s = connect(port, "127.0.0.1", () => resolve(s));
-    s.on("error", (e) => (s.connecting ? reject(e) : undefined));
+    let connected = false;
+    const s = connect(port, "127.0.0.1", () => ((connected = true), resolve(s)));
+    s.on("error", (e) => (connected ? undefined : reject(e)));
   });
 }
 
