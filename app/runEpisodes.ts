@@ -20,9 +20,18 @@ export interface EpisodeSummary {
   actorErrors: number;
 }
 
-/** Runs `count` episodes of `config` starting at `seed`. */
-export async function runEpisodes(config: LaunchConfig, opts: StackOptions & { count: number; seed: number; label: string }): Promise<{ results: EpisodeResult[]; summary: EpisodeSummary }> {
+/**
+ * Runs `count` episodes of `config` starting at `seed`. A recording directory that already holds episodes is resumed:
+ * numbering continues after them (nothing is overwritten, the index keeps them); with `continueSeeds` the seeds do
+ * too (episode n of the directory uses seed + n), so a resumed `rlft collect` does not record the same seeds twice.
+ */
+export async function runEpisodes(config: LaunchConfig, opts: StackOptions & { count: number; seed: number; label: string; continueSeeds?: boolean }): Promise<{ results: EpisodeResult[]; summary: EpisodeSummary }> {
   const stack = await Stack.create(config, { quiet: true, ...opts });
+  const rec = stack.recorder;
+  const seed = opts.seed + (opts.continueSeeds ? (rec?.nextEpisode ?? 0) : 0);
+  if (rec && rec.resumed > 0) {
+    console.error(`resuming ${opts.recordTo ?? config.recorder.out}: ${rec.resumed} episode(s) already there; numbering continues at ${rec.nextEpisode}${opts.continueSeeds ? `, seeds at ${seed}` : ""}`);
+  }
   const t0 = performance.now();
   let ok = 0;
   const bar = progress(opts.label, opts.count, { unit: "episodes" });
@@ -30,7 +39,7 @@ export async function runEpisodes(config: LaunchConfig, opts: StackOptions & { c
   try {
     results = await stack.runEpisodes({
       count: opts.count,
-      seed: opts.seed,
+      seed,
       onEpisode: (r) => {
         if (r.outcome === "success") ok++;
         bar.update(results.length + 1, { success: `${ok}/${results.length + 1}` });

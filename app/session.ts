@@ -4,7 +4,7 @@
  * packages from the learner are verified and swapped in at chunk boundaries. Used by `rlft session` and `rlft demo`.
  */
 import type { JointPositionSource as LeaderSource } from "../hardware/teleop/JointPositionSource.ts";
-import { mkdirSync, writeFileSync, appendFileSync } from "node:fs";
+import { mkdirSync, writeFileSync, appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createHash } from "node:crypto";
 import { stringify } from "yaml";
@@ -23,6 +23,7 @@ import { loadCurveClientKeys, type CurveClientKeys } from "../bridge/CurveCertif
 import { loadPackageTrust, type PackageTrust } from "../policies/PackageSignature.ts";
 import type { ExperienceStats } from "../bridge/ExperienceBridge.ts";
 import { freePort } from "./ports.ts";
+import { checkListenAddress } from "../runtime/listenAddress.ts";
 
 /** Live numbers of a session, for progress displays. */
 export interface SessionStatus {
@@ -111,6 +112,15 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   mkdirSync(out, { recursive: true });
   const cfg = structuredClone(o.config);
   if (o.learner === false) return runOfflineSession(o, cfg, out);
+  if (o.learner === true) {
+    // --learner-set may move the learner's binds: the same rule as every listener, before anything starts (the
+    // learner checks again itself).
+    const lc = o.learnerConfig ?? {};
+    for (const key of ["experience_bind", "policy_bind"]) {
+      if (lc[key] === undefined) continue; // a free loopback port, chosen below
+      checkListenAddress({ setting: key, address: String(lc[key]), authenticated: typeof lc.curve_secret === "string" && typeof lc.curve_authorized === "string", risk: "send the learner experience or receive its policies", authFix: "set curve_secret and curve_authorized (keys from `rlft keys`)", insecurePublicBind: lc.insecure_public_bind === true });
+    }
+  }
   if (cfg.actor.kind !== "policy" || !cfg.actor.package) throw new Error("a session needs actor.kind: policy and actor.package (the BC base package)");
   const base = await PolicyPackage.load(cfg.actor.package);
 
@@ -144,19 +154,38 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     experience = o.learner;
     policyEndpoint = o.policyEndpoint ?? cfg.learner.policy;
   }
+  // What is open so far, closed in reverse when the set-up below fails: a failed start never leaves the learner running.
+  const undo: (() => Promise<unknown>)[] = [];
+  const stopLearner = async () => {
+    if (!learner) return;
+    learner.child.kill("SIGINT"); // the learner checkpoints and exports on SIGINT
+    await learner.done.catch((e: Error) => console.error(`learner: ${e.message}`));
+  };
+  undo.push(stopLearner);
+  const step = async <T>(f: () => Promise<T>, close?: (v: T) => Promise<unknown>): Promise<T> => {
+    let v: T;
+    try {
+      v = await f();
+    } catch (e) {
+      await closeAll([...undo].reverse()).catch(() => undefined);
+      throw e;
+    }
+    if (close) undo.push(() => close(v));
+    return v;
+  };
   // A learner we started is waited for until it says it is bound (or dies, with its own error): no fixed timeout.
-  if (learner) await learner.ready;
+  if (learner) await step(() => learner!.ready);
 
   // 2. The uplink with its disk spool, and the policy follower; CURVE and package signatures when configured.
   const sec = cfg.learner.security;
   let curve: CurveClientKeys | undefined;
   let trust: PackageTrust | undefined;
   if (sec) {
-    curve = await loadCurveClientKeys({ secretCertificate: sec.curve_secret, serverCertificate: sec.learner_key });
-    trust = await loadPackageTrust(sec.trusted_signers);
+    curve = await step(() => loadCurveClientKeys({ secretCertificate: sec.curve_secret, serverCertificate: sec.learner_key }));
+    trust = await step(() => loadPackageTrust(sec.trusted_signers));
   }
   const quietLog = { warn: (m: string) => process.env.RLFT_DEBUG && console.error(`[bridge] ${m}`), info: () => undefined };
-  const bridge = await ExperienceBridge.open({
+  const bridge = await step(() => ExperienceBridge.open({
     endpoint: experience,
     spoolDir: join(out, "spool"),
     robotId: cfg.learner.robot_id,
@@ -168,7 +197,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     spoolCapBytes: cfg.learner.spool_cap_mb * 1e6,
     curve,
     logger: quietLog,
-  });
+  }), (b) => b.close());
   bridge.onHeartbeat((h) => {
     updates = Math.max(updates, Number((h as { updates?: number }).updates ?? 0));
   });
@@ -180,14 +209,16 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
       bridge.push(t);
     },
   };
-  const stack = await Stack.create(cfg, { quiet: true, experience: sink, training: cfg.learner.explore, recordTo: join(out, "episodes"), leaderSource: o.leaderSource });
+  const stack = await step(() => Stack.create(cfg, { quiet: true, experience: sink, training: cfg.learner.explore, recordTo: join(out, "episodes"), leaderSource: o.leaderSource }), (s) => s.shutdown());
   o.onStack?.(stack);
   const actor = stack.actor.actor as PolicyActor;
   actor.zeroBase = o.baseMode === "zero";
-  const sync = await PolicySync.start({ endpoint: policyEndpoint, cacheDir: join(out, "policies"), experience: bridge, currentVersion: actor.version, curve, trust, logger: quietLog });
+  const sync = await step(() => PolicySync.start({ endpoint: policyEndpoint, cacheDir: join(out, "policies"), experience: bridge, currentVersion: actor.version, curve, trust, logger: quietLog }), (x) => x.close());
   const monitor = new ControlLoopMonitor(stack.runtime.createNode("control_loop_monitor"), { telemetry: o.telemetry });
-  await monitor.configure();
-  await monitor.activate();
+  await step(async () => {
+    await monitor.configure();
+    await monitor.activate();
+  });
   const bridgeMetrics = o.telemetry
     ? setInterval(() => {
         const st = bridge.stats();
@@ -266,6 +297,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     };
   };
   let finalVersion = actor.version;
+  const first = resumePoint(stack, log, out);
   try {
     // Zero base: nothing sensible runs until the learner's first package (published at its start) is loaded.
     if (o.baseMode === "zero") {
@@ -276,7 +308,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
       await waitUntilClear();
       if (stopped) break;
       if (o.pace && learner) await paceLearner(() => updates, () => bridge.stats().pushed, utd, learningStarts, () => stopped || learner!.child.exitCode !== null);
-      const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + i, firstEpisode: i, tolerateRecorderFailure: true });
+      const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + first + i, firstEpisode: first + i, tolerateRecorderFailure: true });
       if (!r) break; // stopped while waiting for the operator's start
       const ep: SessionEpisode = { ...r, interventionSteps: perEpisode.get(r.episode) ?? 0, policyVersion: actor.version };
       episodes.push(ep);
@@ -290,15 +322,16 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   } finally {
     clearInterval(learnerStatus);
     clearInterval(bridgeMetrics);
-    await monitor.shutdown();
-    await stack.shutdown();
-    await bridge.flush({ timeoutMs: 15_000 });
-    await sync.close();
-    await bridge.close();
-    if (learner) {
-      learner.child.kill("SIGINT"); // the learner checkpoints and exports on SIGINT
-      await learner.done.catch((e: Error) => console.error(`learner: ${e.message}`));
-    }
+    // Every step runs whatever failed before it, so a fatal error never leaves the learner (or a socket) running and
+    // the process waiting on it (issue 24 item 7); the first failure is rethrown once all is closed.
+    await closeAll([
+      () => monitor.shutdown(),
+      () => stack.shutdown(),
+      () => bridge.flush({ timeoutMs: 15_000 }),
+      () => sync.close(),
+      () => bridge.close(),
+      stopLearner,
+    ]);
   }
   const st = bridge.stats();
   return {
@@ -320,10 +353,11 @@ async function runOfflineSession(o: SessionOptions, cfg: LaunchConfig, out: stri
   o.onReady?.(stack);
   const log = join(out, "session.jsonl");
   const version = () => (stack.actor.actor as { version?: string }).version ?? `${cfg.actor.kind}`;
+  const first = resumePoint(stack, log, out);
   try {
     for (let i = 0; i < o.episodes && !stopped; i++) {
       const before = stack.arbiter.interventionTicks;
-      const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + i, firstEpisode: i });
+      const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + first + i, firstEpisode: first + i });
       if (!r) break;
       const ep: SessionEpisode = { ...r, interventionSteps: stack.arbiter.interventionTicks - before, policyVersion: version() };
       episodes.push(ep);
@@ -337,6 +371,40 @@ async function runOfflineSession(o: SessionOptions, cfg: LaunchConfig, out: stri
   }
   const loop = { ticks: episodes.reduce((a, e) => a + e.steps, 0), deadlineMisses: stack.safety.counts.deadline_miss_ticks ?? 0 };
   return { episodes, finalPolicyDir: null, finalVersion: "offline", learnerUpdates: 0, transitions: { pushed: 0, acked: 0 }, stoppedEarly: stopped, loop, pauses: [], safety: { ...stack.safety.counts } };
+}
+
+/** Runs every step in order even when one fails; throws the first failure after the last step. */
+async function closeAll(steps: (() => Promise<unknown>)[]): Promise<void> {
+  let first: unknown;
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (e) {
+      first ??= e;
+    }
+  }
+  if (first !== undefined) throw first;
+}
+
+/**
+ * Where a run directory's episode numbering continues (issue 24 item 7): after the episodes its recorder found and
+ * after the last one in session.jsonl (a session recorded without a recorder still counts). Seeds follow the numbers:
+ * episode n of the run directory uses seed + n, so a restarted session neither overwrites nor repeats.
+ */
+function resumePoint(stack: Stack, log: string, out: string): number {
+  let next = stack.recorder?.nextEpisode ?? 0;
+  if (existsSync(log)) {
+    for (const line of readFileSync(log, "utf8").split("\n")) {
+      try {
+        const n = (JSON.parse(line) as { episode?: unknown }).episode;
+        if (typeof n === "number" && Number.isInteger(n)) next = Math.max(next, n + 1);
+      } catch {
+        // a line cut by a crash
+      }
+    }
+  }
+  if (next > 0) console.error(`resuming run directory ${out}: episodes 0..${next - 1} are there; this session continues at episode ${next}`);
+  return next;
 }
 
 /** Keeps simulated experience from outrunning the learner: the update-to-data ratio holds as on a real robot. */

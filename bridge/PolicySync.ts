@@ -4,9 +4,14 @@
  * robot does not have (late joiners). Each package is written to `<cacheDir>/<version>/` through a temp directory
  * that becomes visible (rename) only after every file matched its sha256 in the header and policy.json validated.
  * A package that fails is rejected with a logged reason and never emitted.
+ *
+ * A directory that already exists under the version's name is not trusted for its name (issue 24: anyone who can
+ * write the cache could have put it there): the received package is verified as a new one would be (hashes,
+ * policy.json, signature), and the cached directory is used only when it holds exactly those files, byte for byte;
+ * otherwise it is replaced by the verified package (and the replacement logged).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Observable } from "rxjs";
 import { Subscriber } from "zeromq";
@@ -128,16 +133,24 @@ export class PolicySync {
     if (!VERSION_RE.test(version) || version.startsWith(".")) return this.#reject(version, `version ${JSON.stringify(version)} is not a plain directory name`);
     const dir = join(this.#o.cacheDir, version);
     const pkg: ReceivedPackage = { version, kind: msg.kind, baseVersion: msg.baseVersion, dir, source };
-    if (await exists(dir)) return this.#accept(pkg); // only a verified package is ever renamed into place
-    const tmp = join(this.#o.cacheDir, `.tmp-${version}-${randomBytes(4).toString("hex")}`);
+    const tag = randomBytes(4).toString("hex");
+    const tmp = join(this.#o.cacheDir, `.tmp-${version}-${tag}`);
+    const stale = join(this.#o.cacheDir, `.stale-${version}-${tag}`);
     try {
       const problem = await this.#writeVerified(msg, tmp);
       if (problem !== undefined) return this.#reject(version, problem);
+      if (await exists(dir)) {
+        const differs = await sameFiles(dir, msg);
+        if (differs === null) return this.#accept(pkg); // the cached copy is exactly the verified package
+        this.#o.logger.warn(`PolicySync: cached ${dir} is not the package the learner sent (${differs}); replacing it with the verified one`);
+        await rename(dir, stale);
+      }
       await rename(tmp, dir);
     } catch (e) {
       return this.#reject(version, `cannot write ${dir}: ${(e as Error).message}`);
     } finally {
       await rm(tmp, { recursive: true, force: true });
+      await rm(stale, { recursive: true, force: true });
     }
     return this.#accept(pkg);
   }
@@ -206,6 +219,20 @@ export class PolicySync {
       if (!this.#closed) this.#o.logger.warn(`PolicySync: SUB loop ended: ${(e as Error).message}`);
     }
   }
+}
+
+/** Null when `dir` holds exactly the files of `msg` with the same bytes (sha256), else what differs. */
+async function sameFiles(dir: string, msg: PolicyMessage): Promise<string | null> {
+  const want = new Map(msg.files.map((f) => [f.name, f.sha256]));
+  const names = await readdir(dir);
+  const extra = names.filter((n) => !want.has(n));
+  if (extra.length > 0) return `files the package does not have: ${extra.join(", ")}`;
+  for (const [name, sha] of want) {
+    if (!names.includes(name)) return `${name} is missing`;
+    const found = createHash("sha256").update(await readFile(join(dir, name))).digest("hex");
+    if (found !== sha) return `${name} hashes to ${found.slice(0, 12)}…, the package's to ${sha.slice(0, 12)}…`;
+  }
+  return null;
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -1,63 +1,23 @@
 /**
  * The `rlft` command line. Each subcommand lives in cli/commands/ and has --help with an example.
- * Errors print one clear message (the stack trace only with RLFT_DEBUG=1) and exit 1.
+ * Errors print one clear message (the stack trace only with RLFT_DEBUG=1) and exit 1 at once: a socket, timer or
+ * child left open by the failed work never keeps the process alive (issue 24 item 7: a session hung for minutes after
+ * its fatal error). Ctrl-C: a command that handles it (session, launch) gets the first one to stop cleanly; a second
+ * one, or the first where no command handles it, exits at once (130, as a shell reports SIGINT).
  */
-import { Command } from "commander";
-import { registerEpisodeCommands } from "./commands/episodes.ts";
-import { registerDataCommands } from "./commands/data.ts";
-import { registerDemoCommand } from "./commands/demo.ts";
-import { registerSessionCommand } from "./commands/session.ts";
-import { registerTrainVlaCommand } from "./commands/trainVla.ts";
-import { registerCalibrateCommand } from "./commands/calibrate.ts";
-import { registerNodeCommand } from "./commands/node.ts";
-import { registerLabelCommand } from "./commands/label.ts";
-import { registerDatasetCommand } from "./commands/dataset.ts";
-import { registerKeysCommand } from "./commands/keys.ts";
-import { registerRecapCommand } from "./commands/recap.ts";
-import { registerInspectEpisodeCommand } from "./commands/inspectEpisode.ts";
-import { registerServoCommands } from "./commands/servo.ts";
-import { registerUrSimCommand } from "./commands/urSim.ts";
+import { buildProgram } from "./program.ts";
 
-const program = new Command();
-program
-  .name("rlft")
-  .description("Fine-tune robot policies in the real world: launch a policy, collect and replay episodes, train and evaluate.")
-  .version("0.1.0")
-  .showHelpAfterError()
-  .addHelpText(
-    "after",
-    `
-Examples:
-  rlft demo                                                   # collect → train → eval in simulation
-  rlft collect --task push_cube --episodes 50 --out data/demos
-  rlft train-bc --data data/demos --out runs/bc/policy
-  rlft eval --policy runs/bc/policy --task push_cube --episodes 50 --seed 1000
-  rlft launch launch/sim_push.yaml --policy runs/bc/policy
-  rlft replay data/demos --to-learner tcp://127.0.0.1:5555
-  rlft inspect data/demos/episode_000000.mcap
-  rlft session launch/sim_push.yaml --learner --operator ui   # a person supervises in the web UI
-  rlft label runs/session/episodes --out data/labels          # frames for the success classifier
-  rlft replay data/demos/episode_000000.mcap --sim
-  rlft dataset export data/demos --format lerobot --out exports/demos
-  rlft recap launch/sim_push.yaml --iterations 2 --episodes-per-iteration 50
-  rlft inspect-episode runs/recap/iter_1/episodes/episode_000000.mcap --value runs/recap/iter_1/learner/package
-`,
-  );
+const program = buildProgram();
 
-registerEpisodeCommands(program);
-registerDataCommands(program);
-registerSessionCommand(program);
-registerDemoCommand(program);
-registerTrainVlaCommand(program);
-registerCalibrateCommand(program);
-registerNodeCommand(program);
-registerLabelCommand(program);
-registerDatasetCommand(program);
-registerKeysCommand(program);
-registerRecapCommand(program);
-registerInspectEpisodeCommand(program);
-registerServoCommands(program);
-registerUrSimCommand(program);
+let interrupts = 0;
+process.on("SIGINT", () => {
+  interrupts++;
+  // This listener alone: nobody stops cleanly on Ctrl-C, so stop now. Otherwise the command's own handler got the first.
+  if (process.listenerCount("SIGINT") === 1 || interrupts > 1) {
+    if (interrupts > 1) console.error("\nrlft: second Ctrl-C, exiting now");
+    process.exit(130);
+  }
+});
 
 try {
   await program.parseAsync(process.argv);
@@ -65,5 +25,6 @@ try {
   const err = e as Error;
   console.error(`rlft: ${err.message}`);
   if (process.env.RLFT_DEBUG) console.error(err.stack);
-  process.exitCode = 1;
+  // stderr is synchronous for files, pipes and terminals on Linux and macOS (Node's process I/O notes): the message is out.
+  process.exit(1);
 }

@@ -3,6 +3,7 @@
  * (unknown keys rejected). `kind` defaults to sim, so launch files written before real arms still parse.
  */
 import { z } from "zod";
+import { bounded } from "../launch/physicalBounds.ts";
 
 const onDeactivate = z.enum(["hold", "torque_off"]);
 
@@ -45,7 +46,7 @@ const servoCommon = {
   /** Retries after a checksum error or a missing reply before a cycle fails. */
   retries: z.number().int().min(0).max(10).default(2),
   /** A reading older than this makes read() fail (the stack then stops publishing state and the watchdog holds). */
-  stale_sec: z.number().positive().default(0.5),
+  stale_sec: bounded("reading_age").default(0.5),
   /** What deactivate (end of session, Ctrl-C) does: hold the pose with torque on, or torque off (arm goes limp). */
   on_deactivate: onDeactivate.default("torque_off"),
   /** What a bus fault while active does (5 failed cycles): torque off, or leave the servos holding their last goal. */
@@ -96,7 +97,7 @@ const UrRtdeDriver = z
     /** servoj gain (100–2000): stiffer tracking. */
     gain: z.number().min(100).max(2000).default(300),
     /** The script stops the arm when no fresh target arrives for this long. */
-    watchdog_sec: z.number().positive().default(0.1),
+    watchdog_sec: bounded("controller_watchdog").default(0.1),
     /** UR joint names; the order of actual_q. */
     joints: z.array(z.string()).length(6).default(["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]),
     /** Joint limits (rad); default ±2π, narrow them to the cell. */
@@ -124,7 +125,7 @@ const Ros2ControlDriver = z
     /** Trajectory mode: time_from_start of the single point (s); about one control period. */
     time_from_start: z.number().positive().default(0.1),
     /** No /joint_states for this long → read() fails. */
-    stale_sec: z.number().positive().default(0.5),
+    stale_sec: bounded("reading_age").default(0.5),
   })
   .strict();
 

@@ -39,3 +39,35 @@ test("actor.indicator defaults to auto and rejects values it does not know", () 
   assert.equal(parseLaunch("actor:\n  indicator: positive\n", "x.yaml").actor.indicator, "positive");
   assert.throws(() => parseLaunch("actor:\n  indicator: good\n", "bad.yaml"), /bad\.yaml:2: actor\.indicator:/);
 });
+
+test("limits that would switch a protection off are refused with file, line, the bound and what it protects", async () => {
+  const { PHYSICAL_BOUNDS } = await import("./physicalBounds.ts");
+  // Issue 24 item 9: these parsed and, in effect, disabled the step clamp and the watchdog.
+  const cases: [string, string, keyof typeof PHYSICAL_BOUNDS][] = [
+    ["safety:\n  max_step: 1e308\n", "safety.max_step", "step_clamp"],
+    ["safety:\n  watchdog_sec: 1e300\n", "safety.watchdog_sec", "command_watchdog"],
+    ["safety:\n  max_step: [0.1, 0.1, 1e308, 0.1, 0.1]\n", "safety.max_step.2", "step_clamp"],
+    ["safety:\n  max_step: [0.1, -0.1]\n", "safety.max_step.1", "step_clamp"],
+    ["safety:\n  max_velocity: 1e9\n", "safety.max_velocity", "joint_velocity"],
+    ["safety:\n  max_acceleration: [1e9]\n", "safety.max_acceleration.0", "joint_acceleration"],
+    ["control_hz: 1e-9\n", "control_hz", "control_rate"],
+    ["reset:\n  max_speed: 100\n", "reset.max_speed", "homing_speed"],
+    ["actor:\n  max_image_age_sec: 1e9\n", "actor.max_image_age_sec", "frame_age"],
+    ["driver:\n  kind: ur_rtde\n  watchdog_sec: 60\n", "driver.watchdog_sec", "controller_watchdog"],
+    ["driver:\n  kind: ros2_control\n  joints: [a]\n  lower: [-1]\n  upper: [1]\n  stale_sec: 1e9\n", "driver.stale_sec", "reading_age"],
+  ];
+  for (const [text, key, bound] of cases) {
+    const line = text.split("\n").findIndex((l) => l.includes(key.split(".").filter((k) => !/^\d+$/.test(k)).pop()!)) + 1;
+    assert.throws(() => parseLaunch(text, "limits.yaml"), (e: unknown) => {
+      assert.ok(e instanceof LaunchConfigError);
+      assert.match(e.message, new RegExp(`^limits\\.yaml:${line}: ${key.replaceAll(".", "\\.")}: .* is outside the bound ${bound} \\(in [(\\[].*\\] .*\\) that protects `), `${key}: ${e.message}`);
+      assert.ok(e.message.includes(PHYSICAL_BOUNDS[bound].protects));
+      return true;
+    });
+  }
+  // Every shipped launch file is inside every bound.
+  for (const f of ["sim_push", "so100", "koch", "ur5e", "ros2_control"]) parseLaunch(readFileSync(`launch/${f}.yaml`, "utf8"), `launch/${f}.yaml`);
+  // The edges are allowed.
+  const edge = parseLaunch("control_hz: 1000\nsafety: {max_step: 1, watchdog_sec: 2, max_velocity: 12}\n", "x.yaml");
+  assert.equal(edge.safety.max_step, 1);
+});

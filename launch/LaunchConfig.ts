@@ -1,6 +1,7 @@
 /**
  * The launch file schema: one YAML file describes the whole stack (runtime, robot, task, nodes).
- * Parsed once at start-up; unknown keys are rejected; errors name the file, line and key.
+ * Parsed once at start-up; unknown keys are rejected; errors name the file, line and key. Physical settings are
+ * bounded, each bound named after what it protects (launch/physicalBounds.ts).
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
@@ -11,6 +12,7 @@ import { MqttSchema, MQTT_DEFAULTS } from "../telemetry/mqtt/MqttConfig.ts";
 import { RewardSchema, REWARD_DEFAULTS } from "../nodes/RewardConfig.ts";
 import { DriverSchema, WorkspaceSchema } from "../hardware/DriverConfig.ts";
 import { CameraSchema, CAMERA_DEFAULTS } from "../hardware/camera/CameraConfig.ts";
+import { bounded, perJoint } from "./physicalBounds.ts";
 
 const joints = z.array(z.number());
 
@@ -28,7 +30,7 @@ export const LaunchSchema = z
     /** Language instruction for every episode (multi_push; a VLA policy reads it). Default: each seed's own instruction. */
     instruction: z.string().min(1).optional(),
     /** Control rate of the policy / expert / safety loop. */
-    control_hz: z.number().positive().max(1000).default(10),
+    control_hz: bounded("control_rate").default(10),
     /** Arm driver: the sim or a real arm (feetech | dynamixel | ur_rtde | ros2_control); schema in hardware/DriverConfig.ts. */
     driver: DriverSchema.default({ kind: "sim", randomize_physics: false }),
     /** Cameras: one "front", or named cameras set up by calibration files (hardware/camera/CameraConfig.ts). */
@@ -48,7 +50,7 @@ export const LaunchSchema = z
         /** Intra-op threads for onnxruntime. */
         threads: z.number().int().min(1).max(64).default(1),
         /** VLA packages: a camera frame older than this at a chunk boundary counts as missing (the arm holds). */
-        max_image_age_sec: z.number().positive().default(0.25),
+        max_image_age_sec: bounded("frame_age").default(0.25),
         /** Scripted expert quality in [0,1] (kind: expert): lower = noisier, hesitant, sometimes failing. */
         expert_quality: z.number().min(0).max(1).default(0.7),
         /**
@@ -90,13 +92,13 @@ export const LaunchSchema = z
     safety: z
       .object({
         /** Largest joint-target change per tick, per joint (rad, gripper m). One value applies to all. */
-        max_step: z.union([z.number().positive(), joints]).default(0.25),
+        max_step: perJoint("step_clamp").default(0.25),
         /** No fresh command for this long → hold the measured position. */
-        watchdog_sec: z.number().positive().default(0.5),
+        watchdog_sec: bounded("command_watchdog").default(0.5),
         /** Joint velocity limit (rad/s), one value or per joint; off when absent. */
-        max_velocity: z.union([z.number().positive(), joints]).optional(),
+        max_velocity: perJoint("joint_velocity").optional(),
         /** Joint acceleration limit (rad/s²), one value or per joint; needs max_velocity. */
-        max_acceleration: z.union([z.number().positive(), joints]).optional(),
+        max_acceleration: perJoint("joint_acceleration").optional(),
         /** A box the end effector must stay in (base frame, m), with the arm's forward kinematics. */
         workspace: WorkspaceSchema.optional(),
       })
@@ -123,9 +125,9 @@ export const LaunchSchema = z
         /** Home pose, rad (gripper in its joint units), one value per driver joint in driver order; absent: no homing. */
         home: joints.optional(),
         /** Top joint speed on the way home (rad/s), one value or per joint. Slow: nobody supervises this motion. */
-        max_speed: z.union([z.number().positive(), joints]).default(0.3),
+        max_speed: perJoint("homing_speed").default(0.3),
         /** Home is reached when every joint is within this of it (rad); otherwise a warning names the joints. */
-        tolerance: z.number().positive().default(0.05),
+        tolerance: bounded("homing_tolerance").default(0.05),
         /** After the last point, how long the arm may take to arrive (s). */
         settle_sec: z.number().min(0).default(2),
       })

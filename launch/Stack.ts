@@ -350,38 +350,58 @@ export class Stack {
   }
 
   /**
-   * Runs `count` episodes with seeds seed, seed+1, ...; calls `onEpisode` after each.
-   * On the sim clock time is stepped as fast as the nodes allow; on the wall clock it runs in real time.
+   * Runs `count` episodes with seeds seed, seed+1, ...; calls `onEpisode` after each. Episode numbers start at
+   * `firstEpisode`, by default after the last episode already in the recorder's directory (a resumed run).
+   * On the sim clock time is stepped as fast as the nodes allow; on the wall clock it runs in real time. On every clock
+   * each episode's file and the index are complete on disk before the next episode begins (and before `onEpisode`),
+   * so a crash (kill -9, power) loses at most the episode that was running.
    */
   async runEpisodes(opts: { count: number; seed: number; firstEpisode?: number; onEpisode?: (r: EpisodeResult) => void; tolerateRecorderFailure?: boolean }): Promise<EpisodeResult[]> {
     const results: EpisodeResult[] = [];
     const dt = 1 / this.config.control_hz;
     const clock = this.runtime.clock as unknown as { advance?: (dt: number) => Promise<void> };
     const signal = this.#signal;
+    const first = opts.firstEpisode ?? this.recorder?.nextEpisode ?? 0;
     const onAbort = () => this.manager.abort("stopped by the operator (Ctrl-C)");
     signal?.addEventListener("abort", onAbort);
-    for (let i = 0; i < opts.count && !signal?.aborted; i++) {
-      this.#nextSeed = opts.seed + i;
-      if (!this.world && this.config.reset.home) await this.goHome();
-      if (this.#gate && !(await new Promise<boolean>((r) => (this.#waiting = r)))) break;
-      const ended = new Promise<EpisodeResult>((resolve) => {
-        const off = this.manager.onEnd((r) => {
-          off();
-          resolve(r);
-        });
+    const flush = async () => {
+      if (!this.recorder) return;
+      // The end event reaches the recorder through the runtime; on ROS 2 that may take a spin.
+      for (let waited = 0; this.recorder.recording && waited < 5000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+      await this.recorder.flush().catch((e: Error) => {
+        if (!opts.tolerateRecorderFailure) throw e;
       });
-      this.manager.begin((opts.firstEpisode ?? 0) + i, opts.seed + i);
-      if (clock.advance) {
-        while (this.manager.running) await clock.advance(dt);
+    };
+    try {
+      for (let i = 0; i < opts.count && !signal?.aborted; i++) {
+        this.#nextSeed = opts.seed + i;
+        if (!this.world && this.config.reset.home) await this.goHome();
+        if (this.#gate && !(await new Promise<boolean>((r) => (this.#waiting = r)))) break;
+        const ended = new Promise<EpisodeResult>((resolve) => {
+          const off = this.manager.onEnd((r) => {
+            off();
+            resolve(r);
+          });
+        });
+        this.manager.begin(first + i, opts.seed + i);
+        if (clock.advance) {
+          // The stepped clock never waits on I/O by itself: every second of sim time the recorder's queued writes get
+          // a turn, so closed chunks reach the file during the episode and not only at its end (issue 24 item 6).
+          const yieldEvery = Math.max(1, Math.round(this.config.control_hz));
+          for (let tick = 1; this.manager.running; tick++) {
+            await clock.advance(dt);
+            if (this.recorder && tick % yieldEvery === 0) await new Promise((r) => setImmediate(r));
+          }
+        }
+        const r = await ended;
+        await flush();
+        results.push(r);
+        opts.onEpisode?.(r);
       }
-      const r = await ended;
-      results.push(r);
-      opts.onEpisode?.(r);
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
-    signal?.removeEventListener("abort", onAbort);
-    await this.recorder?.flush().catch((e: Error) => {
-      if (!opts.tolerateRecorderFailure) throw e;
-    });
+    await flush();
     return results;
   }
 

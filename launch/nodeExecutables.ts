@@ -30,6 +30,7 @@ import { gitRevision } from "./Stack.ts";
 import { realArmDriver, type ArmDriverParams } from "./driverFromParams.ts";
 import { JointObservationNode, jointObservationNames } from "../nodes/JointObservationNode.ts";
 import { FfmpegCamera } from "../hardware/camera/FfmpegCamera.ts";
+import { bounded } from "./physicalBounds.ts";
 
 /** What every node class has. */
 export interface ManagedNode {
@@ -55,7 +56,7 @@ export interface NodeExecutable {
 }
 
 const task = z.enum(["reach", "push_cube", "peg_insert"]).default("push_cube");
-const hz = z.number().positive().max(1000).default(10);
+const hz = bounded("control_rate").default(10);
 const names = z.array(z.string()).default([...ARM_SPEC.jointNames]);
 
 /**
@@ -224,8 +225,8 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
         joint_upper: z.array(z.number()).default([...ARM_SPEC.jointUpper]),
         /** An arm calibration file: its ranges replace joint_lower/joint_upper. */
         calibration: z.string().optional(),
-        max_step: z.number().positive().default(0.25),
-        watchdog_sec: z.number().positive().default(0.5),
+        max_step: bounded("step_clamp").default(0.25),
+        watchdog_sec: bounded("command_watchdog").default(0.5),
         input_topic: z.string().default(TOPICS.arbiterCommand.topic),
       })
       .strict(),

@@ -2,8 +2,12 @@
  * recorder: writes every recorded topic to one MCAP file per episode (ros2msg schemas, CDR), opened on
  * the episode's "start" and closed on its end with the result, plus a session index (index.json).
  * Writes are queued so subscription callbacks never wait on the disk.
+ *
+ * A directory that already holds episodes is resumed, never overwritten (issue 24 item 7): `index.json` is read back,
+ * episode files it does not list (a crash before the index was written) are added from their own metadata, and
+ * {@link nextEpisode} continues after the highest episode number found, so no new file collides with an old one.
  */
-import { mkdirSync, writeFileSync, renameSync } from "node:fs";
+import { mkdirSync, writeFileSync, renameSync, readFileSync, readdirSync, existsSync } from "node:fs";
 import { statfs } from "node:fs/promises";
 import type { DiskQuota } from "../recording/FileWritable.ts";
 import { join } from "node:path";
@@ -12,6 +16,9 @@ import { NodeBase } from "./NodeBase.ts";
 import { McapEpisodeWriter } from "../recording/McapEpisodeWriter.ts";
 import { RECORDED, TOPICS } from "../contracts/topics.ts";
 import { timeNs, type EpisodeEventMsg } from "../contracts/msgs.ts";
+import { EpisodeReader } from "../recording/EpisodeReader.ts";
+
+const EPISODE_FILE = /^episode_(\d{6,})\.mcap$/;
 
 /** Options of the recorder. */
 export interface RecorderOptions {
@@ -30,6 +37,7 @@ export interface IndexEntry {
   file: string;
   seed: number;
   task: string;
+  /** success | failure | timeout | abort; `interrupted` for a file found without an end (the process died). */
   outcome: string;
   steps?: number;
 }
@@ -44,8 +52,11 @@ export class RecorderNode extends NodeBase {
   /** Control ticks (observations) recorded in the open episode. */
   #ticks = 0;
   #failed: Error | null = null;
-  /** Episodes written so far. */
+  /** Episodes in the directory: those found at start (resumed), then those written since. */
   readonly index: IndexEntry[] = [];
+  /** Episodes that were already in the directory when the recorder started. */
+  resumed = 0;
+  #next = 0;
   /** The shared byte budget when `maxBytes` is set (tests and operators may raise `limitBytes`). */
   readonly quota: DiskQuota | undefined;
   #failureListeners = new Set<(e: Error) => void>();
@@ -82,8 +93,19 @@ export class RecorderNode extends NodeBase {
     return true;
   }
 
+  /** The first episode number that has no file in the directory yet: where a resumed run continues. */
+  get nextEpisode(): number {
+    return this.#next;
+  }
+
+  /** True while an episode file is open (its end not yet seen). */
+  get recording(): boolean {
+    return this.#current !== null;
+  }
+
   override async configure(): Promise<void> {
     mkdirSync(this.#opts.outDir, { recursive: true });
+    await this.#resume();
     for (const { topic, type } of this.#opts.topics ?? RECORDED) {
       this.subscribe<Record<string, unknown>>({ topic, type }, (msg) => {
         if (topic === TOPICS.episodeEvent.topic) this.#onEvent(msg as unknown as EpisodeEventMsg);
@@ -120,6 +142,7 @@ export class RecorderNode extends NodeBase {
     const type = TOPICS.episodeEvent.type;
     if (e.event === "start") {
       const name = `episode_${String(e.episode).padStart(6, "0")}.mcap`;
+      this.#next = Math.max(this.#next, e.episode + 1);
       const file = join(this.#opts.outDir, name);
       this.#ticks = 0;
       this.#current = { episode: e.episode, file: name, seed: Number(e.seed), task: e.task, outcome: "running" };
@@ -143,6 +166,33 @@ export class RecorderNode extends NodeBase {
       this.#write(TOPICS.episodeEvent.topic, type, e as unknown as Record<string, unknown>);
       this.#close({ outcome: e.event, detail: e.detail }, e);
     }
+  }
+
+  /** Reads back what the directory holds (see the file comment). */
+  async #resume(): Promise<void> {
+    const dir = this.#opts.outDir;
+    const path = join(dir, "index.json");
+    if (existsSync(path)) {
+      let doc: { format?: unknown; episodes?: unknown };
+      try {
+        doc = JSON.parse(readFileSync(path, "utf8"));
+      } catch (e) {
+        throw new Error(`${path} is not valid JSON (${(e as Error).message}): move it away to rebuild the index from the episode files, or record into another directory`);
+      }
+      if (doc.format !== "rlft-session-index" || !Array.isArray(doc.episodes)) throw new Error(`${path} is not an rlft session index (format ${JSON.stringify(doc.format)}): record into another directory`);
+      for (const e of doc.episodes as IndexEntry[]) if (Number.isInteger(e?.episode) && typeof e.file === "string") this.index.push(e);
+    }
+    const listed = new Set(this.index.map((e) => e.file));
+    const files = readdirSync(dir).filter((f) => EPISODE_FILE.test(f)).sort();
+    for (const file of files) {
+      if (listed.has(file)) continue;
+      this.index.push(await recoveredEntry(join(dir, file), Number(EPISODE_FILE.exec(file)![1])));
+    }
+    this.index.sort((a, b) => a.episode - b.episode);
+    this.resumed = this.index.length;
+    const numbers = [...this.index.map((e) => e.episode), ...files.map((f) => Number(EPISODE_FILE.exec(f)![1]))];
+    this.#next = numbers.length ? Math.max(...numbers) + 1 : 0;
+    if (this.index.length > listed.size) this.#writeIndex();
   }
 
   #write(topic: string, type: string, msg: Record<string, unknown>): void {
@@ -174,5 +224,22 @@ export class RecorderNode extends NodeBase {
     const tmp = `${path}.tmp`;
     writeFileSync(tmp, JSON.stringify({ format: "rlft-session-index", version: 1, episodes: this.index }, null, 2));
     renameSync(tmp, path);
+  }
+}
+
+/** An index entry for an episode file the index does not list, from the file's own metadata. */
+async function recoveredEntry(path: string, episode: number): Promise<IndexEntry> {
+  const file = path.slice(path.lastIndexOf("/") + 1);
+  try {
+    const r = await EpisodeReader.open(path);
+    try {
+      const info = r.episode ?? {};
+      const result = r.result;
+      return { episode, file, seed: Number(info.seed ?? -1), task: info.task ?? "unknown", outcome: result?.outcome ?? "interrupted", ...(result?.length !== undefined ? { steps: Number(result.length) } : {}) };
+    } finally {
+      await r.close();
+    }
+  } catch {
+    return { episode, file, seed: -1, task: "unknown", outcome: "unreadable" };
   }
 }

@@ -94,3 +94,40 @@ test("PolicySync with a trust list accepts the signed package and never caches u
     await s.cleanup();
   }
 });
+
+test("a cache directory planted under a version's name is re-verified, never trusted for its name", async () => {
+  // Issue 24 (weaker point): PolicySync accepted any existing <cache>/<version>/ as already verified.
+  const s = await setup();
+  const cacheDir = join(s.root, "cache");
+  const logger = recordingLogger();
+  const sync = await PolicySync.start({ endpoint: "tcp://127.0.0.1:1", cacheDir, trust: s.trust, logger });
+  try {
+    // Someone with write access to the cache plants a rogue-signed package under the name of the next version.
+    const planted = await s.pkg("res-next", s.rogue.privatePem);
+    await writeFile(join(planted, "residual.onnx"), "planted weights");
+    await (await import("node:fs/promises")).cp(planted, join(cacheDir, "res-next"), { recursive: true });
+    // 1. The learner's package under that name is itself refused (unsigned): nothing is emitted, planted or not.
+    assert.equal(await sync.ingest(await message(await s.pkg("res-next"), "res-next"), "pub"), undefined);
+    assert.match(sync.rejections.at(-1)!.reason, /not signed/);
+    // 2. The learner's signed package arrives: verified as new, and it replaces the planted directory.
+    const genuine = await s.pkg("res-next", s.learner.privatePem);
+    const got = await sync.ingest(await message(genuine, "res-next"), "pub");
+    assert.equal(got?.version, "res-next");
+    assert.equal(await readFile(join(cacheDir, "res-next", "residual.onnx"), "utf8"), await readFile(join(genuine, "residual.onnx"), "utf8"));
+    await verifyPackageSignature(join(cacheDir, "res-next"), s.trust);
+    assert.ok(logger.warnings.some((l) => /cached .*res-next is not the package the learner sent .*replacing it/.test(l)), logger.warnings.join("\n"));
+    assert.deepEqual((await readdir(cacheDir)).sort(), ["res-next"], "no temp or stale directories left");
+    // 3. A cached copy that is exactly the package is used as it is (a restart re-receiving its latest package).
+    const again = await PolicySync.start({ endpoint: "tcp://127.0.0.1:1", cacheDir, trust: s.trust, logger });
+    try {
+      const warned = logger.warnings.length;
+      assert.equal((await again.ingest(await message(genuine, "res-next"), "get_policy"))?.version, "res-next");
+      assert.equal(logger.warnings.length, warned, "nothing replaced");
+    } finally {
+      await again.close();
+    }
+  } finally {
+    await sync.close();
+    await s.cleanup();
+  }
+});

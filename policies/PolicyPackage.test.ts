@@ -172,3 +172,18 @@ test("assertCompatible lists what the policy expects and what the robot has", as
     },
   );
 });
+
+test("a 40 MB policy.json is refused by its size before it is read (diffusion, residual and VLA loaders)", async () => {
+  const { truncate } = await import("node:fs/promises");
+  const { policyKind } = await import("./vla/VlaPackage.ts");
+  const dir = await mkdtemp(join(tmpdir(), "rlft-bigjson-"));
+  try {
+    await writeFile(join(dir, "policy.json"), "");
+    await truncate(join(dir, "policy.json"), 40e6); // sparse: costs no disk, reads as 40 MB of zeros
+    for (const load of [() => PolicyPackage.load(dir), () => policyKind(dir)]) {
+      await assert.rejects(load(), (e: unknown) => e instanceof PolicyPackageError && e.code === "too_large" && /policy\.json is 40\.0 MB; .* at most 1 MiB/.test(e.message));
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -3,8 +3,8 @@
  * Format: docs/contracts.md § "Policy package". The learner writes it; the robot refuses what does not verify.
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { readFile, stat } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { PolicyPackageError } from "./PolicyPackageError.ts";
 import { AdvantageConditioningSchema } from "./AdvantageConditioning.ts";
@@ -201,16 +201,39 @@ export class PolicyPackage {
   }
 }
 
+/**
+ * Largest policy.json read: the learner writes a few KB (names, normalisation statistics, the sampler schedule); a
+ * file of many MB is not one, and parsing it would stall the robot's event loop and hold its memory (a 40 MB
+ * policy.json was accepted, issue 24). It is refused before it is read.
+ */
+export const MAX_POLICY_JSON_BYTES = 1 << 20;
+
+/**
+ * Reads a package's JSON file (policy.json, a VLA's norm stats) after checking its size against `maxBytes`; throws
+ * {@link PolicyPackageError} `too_large` or `missing_file`.
+ */
+export async function readBoundedFile(path: string, maxBytes = MAX_POLICY_JSON_BYTES): Promise<Buffer> {
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+  } catch (cause) {
+    throw new PolicyPackageError("missing_file", `Cannot read ${path}: ${(cause as Error).message} — is ${dirname(path)} a policy package written by the learner?`, { cause, path });
+  }
+  if (size > maxBytes) {
+    throw new PolicyPackageError("too_large", `${path} is ${(size / 1e6).toFixed(1)} MB; a package's JSON holds names and statistics, at most ${(maxBytes / 2 ** 20).toFixed(0)} MiB — this is not a file the learner wrote`, { path });
+  }
+  try {
+    return await readFile(path);
+  } catch (cause) {
+    throw new PolicyPackageError("missing_file", `Cannot read ${path}: ${(cause as Error).message}`, { cause, path });
+  }
+}
+
 /** Reads and schema-checks `<dir>/policy.json` (any kind); `bytes` are the file as read, for hashing. */
 export async function readPolicyJson(dir: string): Promise<{ dir: string; jsonPath: string; json: PolicyJson; bytes: Buffer }> {
   const abs = resolve(dir);
   const jsonPath = join(abs, "policy.json");
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(jsonPath);
-  } catch (cause) {
-    throw new PolicyPackageError("missing_file", `Cannot read ${jsonPath}: ${(cause as Error).message} — is ${abs} a policy package written by the learner?`, { cause, path: jsonPath });
-  }
+  const bytes = await readBoundedFile(jsonPath);
   let raw: unknown;
   try {
     raw = JSON.parse(bytes.toString("utf8"));

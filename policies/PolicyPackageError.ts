@@ -1,5 +1,5 @@
 /** Why a policy package was refused. */
-export type PolicyPackageErrorCode = "missing_file" | "invalid_json" | "schema" | "dims" | "sha256_mismatch" | "incompatible" | "kind" | "base_mismatch" | "tokenizer" | "signature";
+export type PolicyPackageErrorCode = "missing_file" | "invalid_json" | "schema" | "dims" | "sha256_mismatch" | "incompatible" | "kind" | "base_mismatch" | "tokenizer" | "signature" | "too_large";
 
 /** A policy package that failed to load, verify or match the robot; `path` names the file or directory. */
 export class PolicyPackageError extends Error {

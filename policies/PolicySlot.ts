@@ -3,6 +3,11 @@
  * (create + warm-up); the policy node calls `swapPoint()` at a chunk boundary, where a ready policy replaces the
  * current one atomically. A policy that fails to load is reported and the current one stays. The replaced policy's
  * session is closed after the swap.
+ *
+ * Warm-up requires finite outputs (issue 24 item 2: a diverged learner published all-NaN residuals, signed, and a
+ * robot swapped one in): the inference worker refuses a model whose warm-up output holds NaN or Inf
+ * (`non_finite_output`), and `probe`, when given, runs the loaded policy on probe inputs; any non-finite value refuses
+ * it. Either way the current policy stays.
  */
 
 /** What a slot holds: anything with a version and a session to close. */
@@ -20,6 +25,8 @@ export interface PolicySlotOptions<P extends SwappablePolicy> {
   load(dir: string): Promise<P>;
   /** The policy running now, if any. */
   initial?: P;
+  /** Runs a loaded policy on probe inputs (no side effects); a NaN or Inf among the values refuses it. */
+  probe?: (policy: P) => Promise<ArrayLike<number>>;
   logger?: { warn(msg: string): void; info(msg: string): void };
 }
 
@@ -53,6 +60,21 @@ export class PolicySlot<P extends SwappablePolicy> {
     let next: P;
     try {
       next = await this.#opts.load(dir);
+      const probe = this.#opts.probe;
+      if (probe) {
+        let values: ArrayLike<number>;
+        try {
+          values = await probe(next);
+        } catch (e) {
+          await next.close().catch(() => undefined);
+          throw new Error(`its probe run failed: ${(e as Error).message}`);
+        }
+        const bad = Array.from(values).filter((x) => !Number.isFinite(x)).length;
+        if (bad > 0) {
+          await next.close().catch(() => undefined);
+          throw new Error(`${bad} of ${values.length} outputs on probe inputs are NaN or infinite — the network's weights are not finite (a diverged training run?)`);
+        }
+      }
     } catch (e) {
       const reason = `policy in ${dir} rejected, keeping ${this.#current?.version ?? "no policy"}: ${(e as Error).message}`;
       this.lastError = reason;

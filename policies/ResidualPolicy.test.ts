@@ -8,6 +8,7 @@ import { PolicyPackage, PolicyPackageError } from "./PolicyPackage.ts";
 import { ResidualPolicy } from "./ResidualPolicy.ts";
 import { PolicySlot } from "./PolicySlot.ts";
 import { makeResidualFixture, type ResidualFixture } from "./testing/residualFixture.ts";
+import { poisonPackage } from "./testing/poisonedFixture.ts";
 
 interface Vectors {
   obs: number[][];
@@ -137,6 +138,44 @@ test("hot swap: a corrupt package is rejected and the old policy keeps running; 
   } finally {
     await slot.close();
   }
+});
+
+test("hot swap: a learner-exported package with NaN weights (hashes right) is refused at warm-up; the old policy keeps running", async () => {
+  // Issue 24 item 2: a poisoned learner published all-NaN residuals and a robot swapped one in.
+  const load = (dir: string) => ResidualPolicy.create(dir, { base, training: false, logger: quiet });
+  const slot = new PolicySlot({ load, probe: (r) => r.probe(), initial: await load(fx.residualDir), logger: quiet });
+  try {
+    const old = slot.current!;
+    const files = (JSON.parse(await readFile(join(fx.residualDir, "policy.json"), "utf8")) as { files: Record<string, string> }).files;
+    for (const which of [[files.actor], [files.critic!]]) {
+      const dir = join(fx.residualDir, "..", `nan-${which.length}-${which[0].replace(".onnx", "")}`);
+      assert.ok((await poisonPackage(fx.residualDir, dir, which)) > 0, "weights were set to NaN");
+      const r = await slot.offer(dir);
+      assert.equal(r.ok, false, `${which.join(", ")} with NaN weights was accepted`);
+      assert.match(!r.ok ? r.reason : "", /output "\w+" has \d+ of \d+ values NaN or infinite on a valid input/);
+      assert.equal(slot.stagedVersion, undefined);
+      assert.equal(slot.swapPoint(), false);
+      assert.equal(slot.current, old, "the old policy keeps running");
+    }
+    const s = await slot.current!.step(base.json.observation.mean, base.json.action.min);
+    assert.ok(s.action.every(Number.isFinite));
+    // The clean package still swaps in: the refusal is about the numbers, not the slot.
+    assert.equal((await slot.offer(fx.residualDir)).ok, true);
+  } finally {
+    await slot.close();
+  }
+});
+
+test("the slot's probe refuses a policy that loads but answers NaN, and closes it", async () => {
+  let closed = 0;
+  const fake = (version: string, out: number[]) => ({ version, close: async () => void closed++, out });
+  const slot = new PolicySlot({ load: async (d: string) => fake(d, d === "bad" ? [0, NaN, Infinity] : [0.1]), probe: async (p) => p.out, initial: fake("old", [0]), logger: quiet });
+  const r = await slot.offer("bad");
+  assert.equal(r.ok, false);
+  assert.match(!r.ok ? r.reason : "", /2 of 3 outputs on probe inputs are NaN or infinite/);
+  assert.equal(closed, 1, "the refused policy was closed");
+  assert.equal(slot.current!.version, "old");
+  assert.equal((await slot.offer("good")).ok, true);
 });
 
 test("critic.onnx ranks base actions like the learner's ensemble: mean over heads, minus k·std with pessimism", async () => {

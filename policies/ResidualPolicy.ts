@@ -241,6 +241,21 @@ export class ResidualPolicy {
     return outputs.residual.data as Float32Array;
   }
 
+  /**
+   * The residual for probe inputs, without exploration noise (no random state is touched): the mean observation
+   * (normalised 0) and ±1 standard deviation, each with the base action at the middle and at both ends of its range.
+   * PolicySlot refuses a package unless every value is finite.
+   */
+  async probe(): Promise<number[]> {
+    const d = this.base.obsDim;
+    const m = this.base.actionDim;
+    const out: number[] = [];
+    for (const o of [0, 1, -1]) {
+      for (const b of [0, 1, -1]) out.push(...(await this.residual(new Float32Array(d).fill(o), new Float32Array(m).fill(b))));
+    }
+    return out;
+  }
+
   /** Stops the inference worker. */
   async close(): Promise<void> {
     await this.#client.close();

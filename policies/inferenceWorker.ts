@@ -98,10 +98,19 @@ async function handle(req: WorkerRequest): Promise<void> {
         }
         const warm = req.warmup[key];
         if (warm !== undefined) {
+          let outputs: Feeds;
           try {
-            await runModel(key, warm);
+            outputs = await runModel(key, warm);
           } catch (e) {
             throw new LoadError("warmup_failed", `Warm-up run of ${path} failed: ${(e as Error).message} — its inputs do not match policy.json`, path);
+          }
+          // The warm-up input is a valid one (the mean observation): a network that answers it with NaN or Inf is
+          // broken (weights poisoned by a diverged or attacked learner, issue 24 item 2) and is never loaded.
+          for (const [name, t] of Object.entries(outputs)) {
+            if (!(t.data instanceof Float32Array)) continue;
+            let bad = 0;
+            for (const x of t.data) if (!Number.isFinite(x)) bad++;
+            if (bad > 0) throw new LoadError("non_finite_output", `Warm-up run of ${path}: output "${name}" has ${bad} of ${t.data.length} values NaN or infinite on a valid input — the network's weights are not finite (a diverged training run?); refusing it`, path);
           }
         }
       }

@@ -18,7 +18,7 @@ import WebSocket from "ws";
 import { parseLaunch } from "../launch/LaunchConfig.ts";
 import { Stack } from "../launch/Stack.ts";
 import { TOPICS } from "../contracts/topics.ts";
-import { requireServer, startMosquitto, type RunningServer } from "./servers.ts";
+import { requireServer, secureMosquittoConfig, startMosquitto, type RunningServer } from "./servers.ts";
 
 const ROBOT = "sim-0";
 const TOKEN = "ui-token-5f1c9e2a7b3d4e60";
@@ -60,7 +60,11 @@ before(async () => {
   // Run as root, mosquitto drops to its own user: the files must be readable by it.
   chmodSync(dir, 0o755);
   for (const f of ["passwd", "acl"]) chmodSync(join(dir, f), 0o644);
-  broker = await startMosquitto({ config: ["allow_anonymous false", `password_file ${passwd}`, `acl_file ${join(dir, "acl")}`] });
+  // The configuration docs/security.md prescribes (docker/mosquitto/secure.conf.example): no anonymous clients, the
+  // password file, the ACL, and client ids tied to usernames.
+  const config = secureMosquittoConfig({ passwordFile: passwd, aclFile: join(dir, "acl") });
+  assert.deepEqual(config.slice().sort(), ["allow_anonymous false", `acl_file ${join(dir, "acl")}`, `password_file ${passwd}`, "use_username_as_clientid true"].sort());
+  broker = await startMosquitto({ config });
   const cfg = parseLaunch(
     [
       "task: push_cube",
@@ -152,7 +156,8 @@ test("MQTT: another robot's credentials can neither command this robot nor read 
   const refusedSubs = grants.filter((g) => g.qos === 128).map((g) => g.topic);
   // Forgeries never reached op-alice, and the retained status is still the robot's own.
   assert.ok(alice.got.every((m) => !JSON.parse(m.text).forged), "no forged status or result reached op-alice");
-  const fresh = await client("op-alice");
+  // (A second op-alice connection would replace the first: client ids are usernames. The dashboard may read it too.)
+  const fresh = await client("dashboard");
   await fresh.subscribeAsync(`rlft/${ROBOT}/status`, { qos: 1 });
   await waitFor(() => fresh.got.length > 0, "the retained status");
   assert.equal(JSON.parse(fresh.got[0].text).online, true);
@@ -162,6 +167,34 @@ test("MQTT: another robot's credentials can neither command this robot nor read 
   await alice.publishAsync(`rlft/${ROBOT}/cmd`, "resume", { qos: 1 });
   await waitFor(() => !stack.manager.paused, "op-alice's resume");
   console.log(`sim-1's subscriptions refused by the broker (SUBACK 0x80): ${refusedSubs.join(", ") || "none (filtered per message)"}`);
+});
+
+test("MQTT: a read-only user connecting with the robot's client id does not kick the robot off the broker", { skip, timeout: 30_000 }, async () => {
+  // Issue 24 item 5: MQTT 3.1.1 §3.1.4 has the broker drop the existing client when another connects with its id;
+  // with the client id tied to the username (use_username_as_clientid) the dashboard's id is "dashboard" whatever it asks.
+  const link = stack.station!.mqtt!;
+  let drops = 0;
+  const onClose = () => drops++;
+  link.client.on("close", onClose);
+  try {
+    for (const clientId of [`rlft-${ROBOT}`, ROBOT]) {
+      const dash = (await mqtt.connectAsync(broker.url, { username: "dashboard", password: PASSWORDS.dashboard, clientId, reconnectPeriod: 0 })) as MqttClient;
+      clients.push(dash);
+      // A command through the robot's link and back proves the link is up after the impostor connected.
+      const alice = await client("op-alice");
+      await alice.subscribeAsync(`rlft/${ROBOT}/cmd_result`, { qos: 1 });
+      await alice.publishAsync(`rlft/${ROBOT}/cmd`, "pause", { qos: 1 });
+      await waitFor(() => alice.got.some((m) => m.topic === `rlft/${ROBOT}/cmd_result`), `the robot's answer after a dashboard connected as ${clientId}`);
+      await alice.publishAsync(`rlft/${ROBOT}/cmd`, "resume", { qos: 1 });
+      await waitFor(() => !stack.manager.paused, "resume");
+      await alice.endAsync();
+      await dash.endAsync();
+    }
+    assert.equal(drops, 0, "the robot's MQTT connection never dropped");
+    assert.equal(link.client.connected, true);
+  } finally {
+    link.client.off("close", onClose);
+  }
 });
 
 test("operator UI: no token, a wrong token, a foreign Host or Origin are refused and counted; none of their commands reaches the robot", { skip, timeout: 30_000 }, async () => {

@@ -9,7 +9,7 @@
  * package to install; under CI=true a missing server is a failure, elsewhere the test is skipped.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -81,6 +81,20 @@ export async function startMosquitto(opts: { config?: string[] } = {}): Promise<
   const child = spawn(bin, ["-c", conf], { stdio: ["ignore", "ignore", "pipe"] });
   await waitForPort(port, child, "mosquitto");
   return { url: `mqtt://127.0.0.1:${port}`, host: "127.0.0.1", port, stop: () => stopChild(child, dir) };
+}
+
+/**
+ * The settings of docker/mosquitto/secure.conf.example (what docs/security.md tells a lab to run), for
+ * {@link startMosquitto}'s `config`: its own listener, persistence and log lines are dropped (the test broker has
+ * its own) and the password and ACL files point at `files`.
+ */
+export function secureMosquittoConfig(files: { passwordFile: string; aclFile: string }): string[] {
+  const text = readFileSync(join(import.meta.dirname, "..", "docker", "mosquitto", "secure.conf.example"), "utf8");
+  return text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#") && !/^(listener|persistence|persistence_location|log_dest)\b/.test(l))
+    .map((l) => l.replace(/^password_file .*/, `password_file ${files.passwordFile}`).replace(/^acl_file .*/, `acl_file ${files.aclFile}`));
 }
 
 /** A victoria-metrics instance: write with the InfluxDB v2 API at `url`, read back with `${url}/api/v1/export`. */

@@ -4,6 +4,11 @@
  * Every API and WebSocket request must carry the token when one is set (`?token=` or `Authorization:
  * Bearer`); the Host header must name this server and a browser Origin must match it, so a web page on
  * another site cannot drive the robot (DNS rebinding, cross-site WebSocket).
+ *
+ * Nothing a client sends can end the robot process: every socket (HTTP requests and responses, refused upgrades,
+ * WebSocket clients) has an error listener, a request line that is not a URL answers 400, and a frame the WebSocket
+ * protocol refuses (over 4096 bytes, invalid UTF-8 in a text frame: RFC 6455 §5.6 and §8.1, a missing mask, a
+ * reserved opcode) closes that one client with its close code (1009, 1007, 1002) and is counted in `refused.frame`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { readFileSync } from "node:fs";
@@ -13,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { z } from "zod";
+import { checkListenAddress } from "../runtime/listenAddress.ts";
 import type { CommandRequest, CommandResult, OperatorStatus } from "../contracts/operator.ts";
 
 const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), "static");
@@ -45,6 +51,11 @@ const ClientMessage = z.discriminatedUnion("type", [
 ]);
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+/** Largest text frame a browser sends (a command or a key is under 100 bytes). */
+const MAX_FRAME_BYTES = 4096;
+/** Browsers at once: each gets the status and the camera stream; an operator station needs a handful. */
+const MAX_CLIENTS = 32;
+const ignore = () => undefined;
 
 /** The running UI server. */
 export class OperatorUiServer {
@@ -53,8 +64,12 @@ export class OperatorUiServer {
   readonly #wss: WebSocketServer;
   readonly #off: (() => void)[] = [];
   readonly #o: OperatorUiServerOptions;
-  /** Requests refused (bad token, foreign Host/Origin). */
-  readonly refused = { token: 0, origin: 0 };
+  /**
+   * Requests refused: bad token, foreign Host/Origin, a request line that is no URL (`bad_request`), WebSocket frames
+   * the protocol refuses (`frame`: oversize, invalid UTF-8, unmasked...; the client is closed), upgrades beyond
+   * {@link MAX_CLIENTS} (`busy`), and sockets that failed under the server (`socket`: reset by the peer and the like).
+   */
+  readonly refused = { token: 0, origin: 0, bad_request: 0, frame: 0, busy: 0, socket: 0 };
 
   private constructor(server: Server, wss: WebSocketServer, url: string, o: OperatorUiServerOptions) {
     this.#server = server;
@@ -65,9 +80,7 @@ export class OperatorUiServer {
 
   /** Starts listening; the URL it returns carries the token. */
   static async start(backend: UiBackend, o: OperatorUiServerOptions): Promise<OperatorUiServer> {
-    if (!LOOPBACK.has(o.host) && !o.token) {
-      throw new Error(`ui.host is ${o.host}, which other machines can reach, but no ui.token is set: set ui.token (or ui.token_file) in the launch file, or keep ui.host: 127.0.0.1 and use an SSH tunnel`);
-    }
+    checkListenAddress({ setting: "ui.host", address: o.host, authenticated: !!o.token, risk: "press the robot's buttons (start, resume, release the e-stop) and watch its camera", authFix: "set ui.token (or ui.token_file) in the launch file" });
     const files = new Map<string, { body: Buffer; type: string; etag: string }>();
     for (const [route, f] of Object.entries(FILES)) {
       const body = readFileSync(join(STATIC_DIR, f));
@@ -75,13 +88,28 @@ export class OperatorUiServer {
     }
     let self: OperatorUiServer | null = null;
     const server = createServer((req, res) => self!.#http(req, res, backend, files));
-    const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+    // A client that resets its connection makes the next write fail with ECONNRESET/EPIPE on that socket: without a
+    // listener that error would end the process (issue 24 item 1). Each failure is counted and closes that socket only.
+    const socketFailed = (socket: { destroy(): void }) => {
+      if (self) self.refused.socket++;
+      socket.destroy();
+    };
+    server.on("connection", (socket) => socket.on("error", () => socketFailed(socket)));
+    server.on("clientError", (_e, socket) => {
+      if (self) self.refused.bad_request++;
+      if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+      socket.destroy();
+    });
+    const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+    wss.on("error", ignore);
     server.on("upgrade", (req, socket, head) => {
+      socket.on("error", () => socketFailed(socket));
+      const refuse = (status: string) => void socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
+      const path = pathOf(req);
+      if (path === null) return (self!.refused.bad_request++, refuse("400 Bad Request"));
       const why = self!.#refuse(req);
-      if (why || new URL(req.url ?? "/", "http://x").pathname !== "/ws") {
-        socket.end(`HTTP/1.1 ${why === "token" ? "401 Unauthorized" : why ? "403 Forbidden" : "404 Not Found"}\r\nConnection: close\r\n\r\n`);
-        return;
-      }
+      if (why || path !== "/ws") return refuse(why === "token" ? "401 Unauthorized" : why ? "403 Forbidden" : "404 Not Found");
+      if (wss.clients.size >= MAX_CLIENTS) return (self!.refused.busy++, refuse("503 Service Unavailable"));
       wss.handleUpgrade(req, socket, head, (ws) => self!.#client(ws, backend));
     });
     await new Promise<void>((resolve, reject) => {
@@ -104,7 +132,7 @@ export class OperatorUiServer {
     // A loopback server answers only to loopback names: a DNS-rebound name cannot reach it from a browser.
     if (LOOPBACK.has(this.#o.host) && !LOOPBACK.has(hostName)) return (this.refused.origin++, "origin");
     const origin = req.headers.origin;
-    if (origin) {
+    if (origin !== undefined) {
       let oh = "";
       try {
         oh = new URL(origin).host;
@@ -114,8 +142,7 @@ export class OperatorUiServer {
       if (oh !== host && oh !== `${hostName}:${addr.port}`) return (this.refused.origin++, "origin");
     }
     if (!this.#o.token) return null;
-    const u = new URL(req.url ?? "/", "http://x");
-    const given = u.searchParams.get("token") ?? (req.headers.authorization?.startsWith("Bearer ") ? req.headers.authorization.slice(7) : "");
+    const given = searchParam(req, "token") ?? (req.headers.authorization?.startsWith("Bearer ") ? req.headers.authorization.slice(7) : "");
     const a = Buffer.from(given);
     const b = Buffer.from(this.#o.token);
     if (a.length === b.length && timingSafeEqual(a, b)) return null;
@@ -124,7 +151,13 @@ export class OperatorUiServer {
   }
 
   #http(req: IncomingMessage, res: ServerResponse, backend: UiBackend, files: Map<string, { body: Buffer; type: string; etag: string }>): void {
-    const path = new URL(req.url ?? "/", "http://x").pathname;
+    req.on("error", ignore);
+    res.on("error", ignore);
+    const path = pathOf(req);
+    if (path === null) {
+      this.refused.bad_request++;
+      return json(res, 400, { error: "the request target is not a URL path" });
+    }
     const f = files.get(path);
     if (f && req.method === "GET") {
       // The page itself is public (it holds no data); everything it fetches needs the token.
@@ -137,13 +170,19 @@ export class OperatorUiServer {
       if (why) return json(res, why === "token" ? 401 : 403, { error: why === "token" ? "missing or wrong token" : "foreign Host or Origin" });
       if (path === "/api/status" && req.method === "GET") return json(res, 200, backend.status());
       if (path === "/api/command" && req.method === "POST") {
-        let body = "";
+        const chunks: Buffer[] = [];
+        let size = 0;
         req.on("data", (c: Buffer) => {
-          body += c.toString();
-          if (body.length > 4096) req.destroy();
+          size += c.length;
+          if (size > MAX_FRAME_BYTES) {
+            this.refused.bad_request++;
+            json(res, 413, { error: `body over ${MAX_FRAME_BYTES} bytes` });
+            req.destroy();
+          } else chunks.push(c);
         });
         req.on("end", () => {
-          const parsed = parseCommand(body);
+          // Decoded once, as a whole: a multi-byte character split across chunks stays intact.
+          const parsed = parseCommand(Buffer.concat(chunks).toString("utf8"));
           if ("error" in parsed) {
             backend.malformed("http", parsed.error);
             return json(res, 400, { error: parsed.error });
@@ -158,6 +197,12 @@ export class OperatorUiServer {
   }
 
   #client(ws: WebSocket, backend: UiBackend): void {
+    // `ws` reports a frame it refuses (too big, invalid UTF-8, unmasked, bad opcode) as an 'error' on this client and
+    // closes it with the matching close code; without this listener the error would end the process.
+    ws.on("error", () => {
+      this.refused.frame++;
+      ws.terminate();
+    });
     const send = (s: OperatorStatus) => ws.readyState === ws.OPEN && ws.send(JSON.stringify({ type: "status", status: s }));
     send(backend.status());
     const offStatus = backend.onStatus(send);
@@ -186,7 +231,7 @@ export class OperatorUiServer {
       if (msg.type === "key") backend.key?.(msg.key, msg.down);
       else {
         const r = backend.command({ cmd: msg.cmd, robot: msg.robot, from: "web_ui" });
-        ws.send(JSON.stringify({ type: "result", cmd: msg.cmd, ...r }));
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: "result", cmd: msg.cmd, ...r }));
       }
     });
     ws.on("close", () => {
@@ -206,8 +251,27 @@ export class OperatorUiServer {
 }
 
 function json(res: ServerResponse, code: number, body: unknown): void {
+  if (res.headersSent || res.destroyed) return;
   res.writeHead(code, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
+}
+
+/** The path of a request, or null when its target is no URL (`//[`, `http://%`): answered 400, never thrown. */
+function pathOf(req: IncomingMessage): string | null {
+  try {
+    return new URL(req.url ?? "/", "http://x").pathname;
+  } catch {
+    return null;
+  }
+}
+
+/** A query parameter of a request ("" when the target is no URL or has none). */
+function searchParam(req: IncomingMessage, name: string): string | null {
+  try {
+    return new URL(req.url ?? "/", "http://x").searchParams.get(name);
+  } catch {
+    return null;
+  }
 }
 
 /** Parses an HTTP command body: {"cmd": "...", "robot": "..."}. */

@@ -6,6 +6,7 @@
  * learner killed hard does.
  */
 import { Router, Publisher } from "zeromq";
+import { checkListenAddress } from "../../runtime/listenAddress.ts";
 import { decodeMessage, encodeMessage } from "../wire.ts";
 import { encodePolicy, toTransitions } from "../messages.ts";
 import type { Transition } from "../../contracts/Transition.ts";
@@ -57,7 +58,9 @@ export class LearnerStub {
     const stub = new LearnerStub();
     stub.heartbeatSec = options.heartbeatSec;
     stub.reportDurable = options.reportDurable ?? false;
-    await stub.#bind(options.endpoint ?? "tcp://127.0.0.1:*");
+    const endpoint = options.endpoint ?? "tcp://127.0.0.1:*";
+    checkListenAddress({ setting: "the learner stub's endpoint", address: endpoint, authenticated: false, risk: "send it experience" });
+    await stub.#bind(endpoint);
     stub.#pub = new Publisher({ linger: 0 });
     await stub.#pub.bind("tcp://127.0.0.1:*");
     stub.policyEndpoint = stub.#pub.lastEndpoint!;

@@ -1,5 +1,6 @@
 /** `rlft calibrate intrinsics | hand-eye | arm | render-board`. */
 import type { Command } from "commander";
+import { decimal, integer, integerList } from "../numberOption.ts";
 import { boardOption, handEyeCommand, intrinsicsCommand, renderBoardCommand } from "../../app/calibrate.ts";
 import { armCommand } from "../../app/calibrateArm.ts";
 
@@ -57,7 +58,7 @@ export function registerCalibrateCommand(program: Command): void {
     .description("Camera intrinsics (Zhang's method, k1 k2 p1 p2) from chessboard images; reports the reprojection error")
     .requiredOption("--images <paths...>", "image files or a folder of them")
     .option("--board <COLSxROWS>", "inner corners of the chessboard", "9x6")
-    .option("--square <m>", "side of one square, metres", Number, 0.025)
+    .option("--square <m>", "side of one square, metres", decimal({ min: 1e-4, max: 1 }), 0.025)
     .option("--camera <name>", "camera name stored in the file", "camera")
     .option("--no-distortion", "fit a distortion-free pinhole")
     .requiredOption("--out <file>", "intrinsics JSON to write")
@@ -73,7 +74,7 @@ export function registerCalibrateCommand(program: Command): void {
     .requiredOption("--stations <file>", "stations JSON: robot pose + image per station")
     .requiredOption("--intrinsics <file>", "the camera's intrinsics (rlft calibrate intrinsics)")
     .option("--board <COLSxROWS>", "inner corners of the chessboard", "9x6")
-    .option("--square <m>", "side of one square, metres", Number, 0.025)
+    .option("--square <m>", "side of one square, metres", decimal({ min: 1e-4, max: 1 }), 0.025)
     .option("--method <m>", "tsai | park (closed form before refinement)", "park")
     .requiredOption("--out <file>", "hand-eye JSON to write")
     .addHelpText("after", HAND_EYE_GUIDE)
@@ -88,13 +89,13 @@ export function registerCalibrateCommand(program: Command): void {
     .requiredOption("--robot <name>", "robot name, e.g. so100_follower (recorded into every episode)")
     .option("--source <bus>", "motor bus: sim, feetech, dynamixel", "sim")
     .option("--port <path>", "serial port of the bus, e.g. /dev/ttyACM0")
-    .option("--baud <n>", "baud rate", Number)
-    .option("--ids <ids...>", "servo ids in joint order", (v: string, prev: number[] = []) => [...prev, Number(v)])
+    .option("--baud <n>", "baud rate", integer({ min: 1 }))
+    .option("--ids <ids...>", "servo ids in joint order", integerList({ min: 0, max: 253 }))
     .option("--motors <names...>", "joint names in id order (default: shoulder_pan shoulder_lift elbow_flex wrist_flex wrist_roll gripper)")
     .option("--model <name>", "servo model (feetech: sts3215; dynamixel: xl330, xl430)")
     .option("--full-turn <joints...>", "joints without end stops (default: wrist_roll when present)")
     .option("--yes", "no prompts: confirm the middle pose at once and record the sweep for --sweep-seconds")
-    .option("--sweep-seconds <s>", "sweep length with --yes", Number, 10)
+    .option("--sweep-seconds <s>", "sweep length with --yes", decimal({ min: 0 }), 10)
     .requiredOption("--out <file>", "calibration JSON to write")
     .addHelpText("after", ARM_GUIDE)
     .action(async (o) => {
@@ -105,8 +106,8 @@ export function registerCalibrateCommand(program: Command): void {
     .command("render-board")
     .description("Synthetic chessboard images with known ground truth (and hand-eye stations), to try the commands")
     .requiredOption("--out <dir>", "folder for the images, truth.json (and stations.json)")
-    .option("--views <n>", "number of images", Number, 15)
-    .option("--seed <n>", "random seed", Number, 0)
+    .option("--views <n>", "number of images", integer({ min: 1 }), 15)
+    .option("--seed <n>", "random seed", integer({ min: 0 }), 0)
     .option("--hand-eye <mode>", "also write stations.json for eye-in-hand | eye-to-hand", mode)
     .addHelpText("after", "\nExample:\n  rlft calibrate render-board --out /tmp/he --views 15 --hand-eye eye-in-hand\n")
     .action((o) => renderBoardCommand({ out: o.out, views: o.views, seed: o.seed, handEye: o.handEye }));

@@ -1,5 +1,6 @@
 /** `rlft replay`, `rlft train-bc`, `rlft inspect`: episode logs as data. */
 import type { Command } from "commander";
+import { integer } from "../numberOption.ts";
 import { resolve } from "node:path";
 import { trainBc } from "../../app/trainBc.ts";
 import { registerReplayCommand } from "./replay.ts";
@@ -12,7 +13,7 @@ export function registerDataCommands(program: Command): void {
     .description("Train a diffusion BC policy on recorded demonstrations (starts the Python learner, streams the episodes to it)")
     .requiredOption("--data <dir>", "directory of .mcap demonstrations")
     .requiredOption("--out <dir>", "run directory; the policy package goes to OUT/package")
-    .option("--steps <n>", "gradient steps (learner default 20000 when omitted)", Number)
+    .option("--steps <n>", "gradient steps (learner default 20000 when omitted)", integer({ min: 1 }))
     .option("--include-failures", "also train on failed episodes")
     .addHelpText("after", "\nExample:\n  rlft train-bc --data data/demos --out runs/bc\n")
     .action(async (o) => {

@@ -3,6 +3,7 @@
  * diffusion BC policy with the Python learner, evaluate it on unseen seeds, print a summary table.
  */
 import type { Command } from "commander";
+import { decimal, integer } from "../numberOption.ts";
 import { mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadLaunch } from "../../launch/LaunchConfig.ts";
@@ -20,12 +21,12 @@ export function registerDemoCommand(program: Command): void {
     .command("demo")
     .description("Collect demonstrations → train a diffusion BC policy → evaluate it, all in simulation on the embedded runtime")
     .option("--out <dir>", "run directory (demos, package, eval episodes, summary.json)", "runs/demo")
-    .option("--demos <n>", "demonstration episodes (seeds 0..n-1)", Number, 50)
-    .option("--eval-episodes <n>", "evaluation episodes (seeds from --eval-seed, disjoint from training)", Number, 50)
-    .option("--eval-seed <n>", "first evaluation seed", Number, 1000)
-    .option("--quality <q>", "scripted expert quality in [0,1]", Number, 0.7)
-    .option("--steps <n>", "BC gradient steps: fewer than train-bc's default (20000), so the demo stays short and its base policy leaves the fine-tuning something to fix", Number, 4000)
-    .option("--online-episodes <n>", "online fine-tuning episodes with the scripted operator (0 skips it)", Number, 200)
+    .option("--demos <n>", "demonstration episodes (seeds 0..n-1)", integer({ min: 1 }), 50)
+    .option("--eval-episodes <n>", "evaluation episodes (seeds from --eval-seed, disjoint from training)", integer({ min: 1 }), 50)
+    .option("--eval-seed <n>", "first evaluation seed", integer({ min: 0 }), 1000)
+    .option("--quality <q>", "scripted expert quality in [0,1]", decimal({ min: 0, max: 1 }), 0.7)
+    .option("--steps <n>", "BC gradient steps: fewer than train-bc's default (20000), so the demo stays short and its base policy leaves the fine-tuning something to fix", integer({ min: 1 }), 4000)
+    .option("--online-episodes <n>", "online fine-tuning episodes with the scripted operator (0 skips it)", integer({ min: 0 }), 200)
     .option("--launch <file>", "launch file", DEFAULT_LAUNCH)
     .addHelpText("after", "\nExample:\n  rlft demo                    # or: npm run demo\n  rlft demo --demos 20 --online-episodes 20 --eval-episodes 20 --out runs/quick\n")
     .action(async (o) => {

@@ -2,6 +2,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { decimal, integer } from "../numberOption.ts";
 import { loadLaunch, type LaunchConfig } from "../../launch/LaunchConfig.ts";
 import { runEpisodes, formatRate, type EpisodeSummary } from "../../app/runEpisodes.ts";
 import { policyKind } from "../../policies/vla/VlaPackage.ts";
@@ -14,14 +15,6 @@ function baseConfig(file: string | undefined): LaunchConfig {
   const path = file ?? DEFAULT_LAUNCH;
   if (!existsSync(path)) throw new Error(`Launch file ${path} not found (run from the repository root, or pass --launch FILE)`);
   return loadLaunch(path);
-}
-
-function int(name: string, min: number) {
-  return (v: string) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected an integer ≥ ${min}, got '${v}'`);
-    return n;
-  };
 }
 
 function printSummary(s: EpisodeSummary, json: boolean): void {
@@ -44,9 +37,9 @@ export function registerEpisodeCommands(program: Command): void {
     .description("Record scripted-expert demonstrations in simulation, one MCAP file per episode")
     .requiredOption("--out <dir>", "where the MCAP episodes and index.json go")
     .option("--task <task>", "reach | push_cube | peg_insert | multi_push", "push_cube")
-    .option("--episodes <n>", "number of episodes", int("--episodes", 1), 50)
-    .option("--seed <n>", "first seed (episode i uses seed+i)", int("--seed", 0), 0)
-    .option("--quality <q>", "expert quality in [0,1]: lower is noisier, hesitant, sometimes failing", Number, 0.7)
+    .option("--episodes <n>", "number of episodes", integer({ min: 1 }), 50)
+    .option("--seed <n>", "first seed (episode i of --out uses seed+i; a directory with episodes is resumed after them)", integer({ min: 0 }), 0)
+    .option("--quality <q>", "expert quality in [0,1]: lower is noisier, hesitant, sometimes failing", decimal({ min: 0, max: 1 }), 0.7)
     .option("--no-camera", "skip the ray-cast camera (faster)")
     .option("--launch <file>", "launch file to start from", DEFAULT_LAUNCH)
     .option("--json", "print the summary as JSON")
@@ -59,7 +52,7 @@ export function registerEpisodeCommands(program: Command): void {
       // multi_push demos train a VLA: a frame every control tick, so every recorded action has its image.
       if (o.task === "multi_push") cfg.camera.rate_hz = cfg.control_hz;
       cfg.recorder.enabled = true;
-      const { summary } = await runEpisodes(cfg, { count: o.episodes, seed: o.seed, label: "collect", recordTo: o.out, metadata: { source: "scripted_expert" } });
+      const { summary } = await runEpisodes(cfg, { count: o.episodes, seed: o.seed, label: "collect", recordTo: o.out, metadata: { source: "scripted_expert" }, continueSeeds: true });
       printSummary(summary, o.json);
       if (!o.json) console.log(`episodes written to ${resolve(o.out)}`);
     });
@@ -71,16 +64,16 @@ export function registerEpisodeCommands(program: Command): void {
     .option("--residual <dir>", "residual package trained on that base by rlft session")
     .option("--task <task>", "reach | push_cube | peg_insert | multi_push", "push_cube")
     .option("--instruction <text>", "multi_push: the instruction of every episode (the VLA reads it; the goal is taken from its colour and side words). Default: each seed's own")
-    .option("--episodes <n>", "number of episodes", int("--episodes", 1), 50)
-    .option("--seed <n>", "first seed; keep evaluation seeds disjoint from training seeds", int("--seed", 0), 1000)
+    .option("--episodes <n>", "number of episodes", integer({ min: 1 }), 50)
+    .option("--seed <n>", "first seed; keep evaluation seeds disjoint from training seeds", integer({ min: 0 }), 1000)
     .option("--sampler <mode>", "graph (whole DDIM loop in one ONNX graph) | ts (TS scheduler)", "graph")
     .option("--record-to <dir>", "record the evaluation episodes as MCAP here")
     .option("--no-camera", "skip the ray-cast camera (faster)")
     .option("--launch <file>", "launch file to start from", DEFAULT_LAUNCH)
-    .option("--best-of <n>", "sample n base chunks per re-plan and run one (actor.best_of)", int("--best-of", 1), 1)
+    .option("--best-of <n>", "sample n base chunks per re-plan and run one (actor.best_of)", integer({ min: 1, max: 64 }), 1)
     .option("--best-of-select <how>", "critic (the residual package's critic ranks their first action) | chunk_critic (its chunk critic ranks their executed steps) | critics (both critics vote: standardised scores summed) | consensus (the medoid chunk)", "critic")
-    .option("--cfg-beta <beta>", "RECAP package: classifier-free guidance weight instead of the package's (actor.cfg_beta)", parseFloat)
-    .option("--noise-scale <s>", "sampling temperature of the base policy: its initial noise × s, in [0, 2] (actor.noise_scale)", parseFloat)
+    .option("--cfg-beta <beta>", "RECAP package: classifier-free guidance weight instead of the package's (actor.cfg_beta)", decimal({ min: 0, max: 10 }))
+    .option("--noise-scale <s>", "sampling temperature of the base policy: its initial noise × s, in [0, 2] (actor.noise_scale)", decimal({ min: 0, max: 2 }))
     .option("--json", "print the summary as JSON")
     .addHelpText("after", "\nExamples:\n  rlft eval --policy runs/demo/package --task push_cube --episodes 50 --seed 1000\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --best-of 8 --best-of-select critic\n  rlft eval --policy runs/recap/iter_1/learner/package --task peg_insert --cfg-beta 2 --noise-scale 0.25\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\" --episodes 20\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --episodes 50\n")
     .action(async (o) => {
@@ -108,10 +101,10 @@ export function registerEpisodeCommands(program: Command): void {
     .description("Start the whole stack from a launch file and run its episodes")
     .argument("<file>", "launch YAML file")
     .option("--policy <dir>", "policy package (overrides actor.package)")
-    .option("--episodes <n>", "number of episodes (overrides episodes.count)", int("--episodes", 1))
-    .option("--seed <n>", "first seed (overrides episodes.seed)", int("--seed", 0))
+    .option("--episodes <n>", "number of episodes (overrides episodes.count)", integer({ min: 1 }))
+    .option("--seed <n>", "first seed (overrides episodes.seed)", integer({ min: 0 }))
     .option("--port <path>", "serial port of a servo-bus arm (overrides driver.port)")
-    .option("--max-steps <n>", "episode length limit in control ticks (overrides episodes.max_steps)", int("--max-steps", 1))
+    .option("--max-steps <n>", "episode length limit in control ticks (overrides episodes.max_steps)", integer({ min: 1 }))
     .option("--record-to <dir>", "where MCAP episodes go (overrides recorder.out)")
     .option("--json", "print the summary as JSON")
     .addHelpText("after", "\nExamples:\n  rlft launch launch/sim_push.yaml --policy runs/demo/package --episodes 5\n  rlft launch launch/so100.yaml --port /dev/ttyACM0 --policy runs/so100/package\n")

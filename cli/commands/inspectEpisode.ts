@@ -1,5 +1,6 @@
 /** `rlft inspect-episode`: V(t) and A(t) along a recorded episode, from a RECAP package's value head. */
 import type { Command } from "commander";
+import { integer } from "../numberOption.ts";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -35,8 +36,8 @@ export function registerInspectEpisodeCommand(program: Command): void {
     .description("Print (and plot) V(t) and A(t) along a recorded episode using a RECAP package's value function")
     .argument("<mcap>", "episode file")
     .requiredOption("--value <package>", "RECAP policy package with a value head (rlft recap: OUT/iter_N/learner/package)")
-    .option("--every <n>", "print every n-th step (the plots cover all)", Number, 5)
-    .option("--n-step <n>", "advantage lookahead (default: the package's)", Number)
+    .option("--every <n>", "print every n-th step (the plots cover all)", integer({ min: 1 }), 5)
+    .option("--n-step <n>", "advantage lookahead (default: the package's)", integer({ min: 0 }))
     .option("--json <file>", "write V, return, A, indicator and operator flags per step as JSON")
     .option("--plot <png>", "plot V(t), return and A(t) to a PNG (drawn by the learner's matplotlib)")
     .addHelpText("after", "\nExample:\n  rlft inspect-episode runs/recap/iter_1/episodes/episode_000003.mcap --value runs/recap/iter_1/learner/package --plot ep3.png\n")

@@ -1,5 +1,6 @@
 /** `rlft label`: label camera frames of recorded episodes for the success classifier. */
 import type { Command } from "commander";
+import { decimal } from "../numberOption.ts";
 import { episodeFiles } from "../../app/dataset.ts";
 import { labelEpisodes, parsePositiveRange, writeLabelSet } from "../../app/label.ts";
 
@@ -10,8 +11,8 @@ export function registerLabelCommand(program: Command): void {
     .description("Label camera frames of recorded episodes (success / not yet) for the learned success classifier")
     .argument("<episodes...>", "directories of .mcap episodes or single files")
     .requiredOption("--out <dir>", "where frames.npy, labels.npy and index.json go")
-    .option("--positive-sec <s>", "seconds before a success whose frames are positive", Number, 1.5)
-    .option("--margin-sec <s>", "seconds before those that are left out (ambiguous)", Number, 1)
+    .option("--positive-sec <s>", "seconds before a success whose frames are positive", decimal({ min: 0 }), 1.5)
+    .option("--margin-sec <s>", "seconds before those that are left out (ambiguous)", decimal({ min: 0 }), 1)
     .option("--include-aborted", "label aborted episodes as negatives too")
     .option("--positive <file:from-to...>", "hand-label frame ranges of one episode as positive (the rest of it negative)")
     .addHelpText(

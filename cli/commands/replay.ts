@@ -2,6 +2,7 @@
 import { mkdirSync, existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Command } from "commander";
+import { decimal } from "../numberOption.ts";
 import { episodeFiles, readEpisodeArrays } from "../../app/dataset.ts";
 import { streamEpisodes } from "../../app/trainBc.ts";
 import { progress } from "../../app/progress.ts";
@@ -139,7 +140,7 @@ export function registerReplayCommand(program: Command): void {
     .description("Replay recorded episodes: list them, in simulation (--sim), open-loop against a policy (--policy), through the node graph (--through-nodes), or to a learner (--to-learner)")
     .argument("<episodes>", "an .mcap episode or a directory of them")
     .option("--sim", "replay in MuJoCo from the recorded start state with the recorded commands; report joint divergence (table + PNG)")
-    .option("--tolerance <rad>", "--sim: joint divergence tolerated (rad); exit code 2 when exceeded or the outcome differs", Number, 0.01)
+    .option("--tolerance <rad>", "--sim: joint divergence tolerated (rad); exit code 2 when exceeded or the outcome differs", decimal({ min: 0 }), 0.01)
     .option("--policy <dir>", "open-loop evaluation of this policy package on the recorded observations (with --through-nodes: shadow mode; with --to-learner: the base package)")
     .option("--residual <dir>", "--policy: residual package on top")
     .option("--sampler <mode>", "--policy: graph | ts (default: as recorded)")

@@ -1,5 +1,6 @@
 /** `rlft servo-sim` (a simulated servo bus on a pseudo-terminal) and `rlft servo-scan` (which servos answer on a port). */
 import type { Command } from "commander";
+import { integer } from "../numberOption.ts";
 import { openPtyPair } from "../../hardware/transport/PtyPair.ts";
 import { SerialTransport } from "../../hardware/transport/SerialTransport.ts";
 import { ServoBusSim } from "../../hardware/servo/ServoBusSim.ts";
@@ -38,7 +39,7 @@ export function registerServoCommands(program: Command): void {
     .option("--ids <list>", "servo ids, e.g. 1-6 or 1,2,5", "1-6")
     .option("--model <name>", "servo model (feetech: sts3215; dynamixel: xl330, xl430)")
     .option("--port <path>", "serve on this existing serial device instead of creating a pty pair")
-    .option("--speed <ticks>", "top servo speed in ticks/s", Number, 3000)
+    .option("--speed <ticks>", "top servo speed in ticks/s", integer({ min: 1 }), 3000)
     .addHelpText("after", "\nExample:\n  rlft servo-sim --bus feetech --ids 1-6\n  # then, in another terminal, with the port it prints:\n  rlft launch launch/so100.yaml --port /dev/pts/3 --policy runs/so100/package\n")
     .action(async (o) => {
       const bus: BusKind = o.bus;
@@ -70,7 +71,7 @@ export function registerServoCommands(program: Command): void {
     .description("Ping every id on a servo bus and list the servos that answer (model number, position)")
     .requiredOption("--port <path>", "serial port of the bus adapter")
     .option("--bus <kind>", "feetech | dynamixel", busKind, "feetech" as BusKind)
-    .option("--baud <bps>", "baud rate", Number, 1_000_000)
+    .option("--baud <bps>", "baud rate", integer({ min: 1 }), 1_000_000)
     .option("--ids <list>", "ids to try", "0-20")
     .option("--model <name>", "register table to read positions with")
     .addHelpText("after", "\nExample:\n  rlft servo-scan --bus feetech --port /dev/ttyACM0 --ids 1-6\n")

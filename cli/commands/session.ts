@@ -1,5 +1,6 @@
 /** `rlft session`: online fine-tuning with a learner, a supervising operator and live policy swaps. */
 import { Option, type Command } from "commander";
+import { integer, tcpPort } from "../numberOption.ts";
 import { resolve } from "node:path";
 import { loadLaunch } from "../../launch/LaunchConfig.ts";
 import { runSession, type SessionStatus } from "../../app/session.ts";
@@ -29,8 +30,8 @@ export function registerSessionCommand(program: Command): void {
     .option("--learner [endpoint]", "start a learner (no value) or use the one at this experience endpoint, e.g. tcp://learner:5555")
     .option("--policy-endpoint <endpoint>", "the learner's policy PUB when --learner names a running one (default: learner.policy in the launch file)")
     .option("--policy <dir>", "base policy package (overrides actor.package)")
-    .option("--episodes <n>", "online episodes", Number, 100)
-    .option("--seed <n>", "first seed", Number, 2000)
+    .option("--episodes <n>", "online episodes", integer({ min: 1 }), 100)
+    .option("--seed <n>", "first seed (episode i of the run directory uses seed+i; a restarted session continues)", integer({ min: 0 }), 2000)
     .option("--out <dir>", "run directory (learner run, spool, policy cache, episodes)", "runs/session")
     .option("--no-operator", "no operator at all (autonomous only)")
     .addOption(new Option("--operator <kind>", "who supervises: a person through the web UI / a teleop device, or the scripted operator (sim)").choices(["ui", "keyboard", "gamepad", "spacemouse", "leader", "scripted"]))
@@ -38,7 +39,7 @@ export function registerSessionCommand(program: Command): void {
     .addOption(new Option("--leader-bus <kind>", "--operator leader: the leader arm's servo bus (default teleop.leader.protocol)").choices(["feetech", "dynamixel"]))
     .option("--leader-calibration <file>", "--operator leader: the leader's `rlft calibrate arm` file (default: the follower's driver.joints zeros)")
     .option("--offline", "no learner: record episodes (with interventions and operator labels) only; any actor")
-    .option("--ui-port <port>", "operator UI port (0 = a free one; default ui.port of the launch file)", Number)
+    .option("--ui-port <port>", "operator UI port (0 = a free one; default ui.port of the launch file)", tcpPort({ allowZero: true }))
     .option("--no-pace", "do not hold the sim back for the learner (sim clock only)")
     .option("--task <task>", "reach | push_cube | peg_insert | multi_push (overrides the launch file's task)")
     .option("--learner-config <file>", "learner config YAML, e.g. learner/presets/peg_insert.yaml (per-task presets; learner/presets/)")

@@ -1,6 +1,7 @@
 /** `rlft train-vla`: recorded multi-task episodes → rlft-vla-dataset → `python3 -m rlft_learner train-vla` → VLA package. */
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import { integer } from "../numberOption.ts";
 import { writeVlaDataset } from "../../app/vlaDataset.ts";
 import { episodeFiles } from "../../app/dataset.ts";
 import { startLearner } from "../../app/learnerProcess.ts";
@@ -13,7 +14,7 @@ export function registerTrainVlaCommand(program: Command): void {
     .description("Train the tiny language-conditioned VLA on recorded episodes (camera + instruction) and write a VLA package")
     .requiredOption("--data <dir>", "MCAP episodes recorded with a camera and an instruction (rlft collect --task multi_push)")
     .option("--out <dir>", "run directory: dataset/ and package/ go here", "runs/vla")
-    .option("--steps <n>", "gradient steps", "3000")
+    .option("--steps <n>", "gradient steps", integer({ min: 1 }), 3000)
     .option("--include-failures", "also train on failed episodes")
     .option("--learner-arg <arg...>", "extra options for python3 -m rlft_learner train-vla (e.g. --learner-arg=--width=48)")
     .addHelpText("after", "\nExample:\n  rlft collect --task multi_push --episodes 160 --quality 1 --out data/multi\n  rlft train-vla --data data/multi --out runs/vla --steps 3000\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\"\n")

@@ -1,23 +1,16 @@
 /** `rlft ur-sim`: a simulated UR e-Series controller (RTDE + secondary interface) on loopback, to try launch/ur5e.yaml without a robot. */
 import type { Command } from "commander";
+import { tcpPort } from "../numberOption.ts";
 import { RtdeControllerSim } from "../../hardware/ur/RtdeControllerSim.ts";
 import { ROBOT_MODE, RUNTIME_STATE, SAFETY_MODE } from "../../hardware/ur/rtdeProtocol.ts";
-
-function port(name: string) {
-  return (v: string) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name}: expected a TCP port, got '${v}'`);
-    return n;
-  };
-}
 
 /** Registers ur-sim. */
 export function registerUrSimCommand(program: Command): void {
   program
     .command("ur-sim")
     .description("Simulate a UR e-Series controller's RTDE (30004) and secondary (30002) interfaces on 127.0.0.1; press p for a protective stop, c to clear it")
-    .option("--rtde-port <n>", "RTDE port", port("--rtde-port"), 30004)
-    .option("--secondary-port <n>", "secondary interface port (where the script goes)", port("--secondary-port"), 30002)
+    .option("--rtde-port <n>", "RTDE port", tcpPort({ allowZero: true }), 30004)
+    .option("--secondary-port <n>", "secondary interface port (where the script goes)", tcpPort({ allowZero: true }), 30002)
     .addHelpText("after", "\nExample:\n  rlft ur-sim\n  # then, in another terminal (driver.host: 127.0.0.1):\n  rlft launch launch/ur5e.yaml --policy runs/ur5e/package\n")
     .action(async (o) => {
       const sim = await RtdeControllerSim.start({ rtdePort: o.rtdePort, secondaryPort: o.secondaryPort });

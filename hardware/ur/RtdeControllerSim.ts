@@ -7,6 +7,7 @@
  * protective stop, inputs owned by a fieldbus, an old protocol version, a powered-off arm.
  */
 import { createServer, type Server, type Socket } from "node:net";
+import { checkListenAddress } from "../../runtime/listenAddress.ts";
 import {
   RTDE,
   RTDE_FIELDS,
@@ -79,6 +80,8 @@ export class RtdeControllerSim {
 
   /** Starts both servers on 127.0.0.1 (ephemeral ports unless given). */
   static async start(opts: RtdeControllerSimOptions & { rtdePort?: number; secondaryPort?: number } = {}): Promise<RtdeControllerSim> {
+    // Loopback only: a simulated controller takes URScript from anyone who reaches it.
+    checkListenAddress({ setting: "rlft ur-sim", address: "127.0.0.1", authenticated: false, risk: "send URScript to the simulated controller" });
     const sim = new RtdeControllerSim(opts);
     const ports = [opts.rtdePort ?? 0, opts.secondaryPort ?? 0];
     await Promise.all(

@@ -145,6 +145,7 @@ export class PolicyActor implements Actor {
     }
     const slot = new PolicySlot<ResidualPolicy>({
       load: (d) => ResidualPolicy.create(d, { base: policy.package, providers: opts.providers, threads: opts.threads, training: opts.training ?? false }),
+      probe: (r) => r.probe(),
       logger: opts.logger,
     });
     const actor = new PolicyActor(policy, opts.jointNames, slot, opts.zeroBase ?? false, opts.bestOf ?? null, opts.logger, opts.training ?? false);

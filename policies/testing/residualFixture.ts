@@ -33,21 +33,26 @@ out, _ = export_residual_package(actor, base, sys.argv[2], updates=7, exploratio
 print(out)
 `;
 
+/** Runs the learner's residual exporter on the base package in `baseDir`; resolves with the package directory under `parent`. */
+export function exportResidualPackage(baseDir: string, parent: string): Promise<string> {
+  const python = findPython();
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(python, ["-c", SCRIPT, baseDir, parent], { cwd: LEARNER_DIR, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", (e) => reject(new Error(`cannot run ${python}: ${e.message}`)));
+    child.on("exit", (code) => (code === 0 ? resolve(stdout.trim().split("\n").at(-1)!) : reject(new Error(`residual export (cwd ${LEARNER_DIR}) exited ${code}:\n${stderr.slice(-2000)}`))));
+  });
+}
+
 /** Runs make-fixture, then the residual exporter; rejects with the learner's stderr when it cannot. */
 export async function makeResidualFixture(): Promise<ResidualFixture> {
   const base = await makeLearnerFixture();
-  const python = findPython();
   const parent = `${dirname(base.dir)}/residuals`;
   try {
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(python, ["-c", SCRIPT, base.dir, parent], { cwd: LEARNER_DIR, stdio: ["ignore", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      child.on("error", (e) => reject(new Error(`cannot run ${python}: ${e.message}`)));
-      child.on("exit", (code) => (code === 0 ? resolve(stdout.trim().split("\n").at(-1)!) : reject(new Error(`residual export (cwd ${LEARNER_DIR}) exited ${code}:\n${stderr.slice(-2000)}`))));
-    });
+    const out = await exportResidualPackage(base.dir, parent);
     return { baseDir: base.dir, residualDir: out, cleanup: () => base.cleanup().then(() => rm(parent, { recursive: true, force: true })) };
   } catch (e) {
     await base.cleanup();

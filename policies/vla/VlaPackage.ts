@@ -3,11 +3,10 @@
  * norm_stats.json. Format: docs/policy-package.md. Loaded, hash-checked and checked for internal consistency here;
  * {@link assertVlaCompatible} then refuses it on a robot whose cameras or observation names do not match.
  */
-import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { PolicyPackageError } from "../PolicyPackageError.ts";
-import { verifyHashes, type PolicyJson } from "../PolicyPackage.ts";
+import { readBoundedFile, verifyHashes, type PolicyJson } from "../PolicyPackage.ts";
 import { Tokenizer } from "./Tokenizer.ts";
 import type { ImageTransform } from "./preprocess.ts";
 
@@ -230,12 +229,7 @@ export function assertVlaCompatible(pkg: VlaPackage, robot: VlaRobotInterface): 
 }
 
 async function readJson(path: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (cause) {
-    throw new PolicyPackageError("missing_file", `Cannot read ${path}: ${(cause as Error).message} — is this a policy package written by the learner?`, { cause, path });
-  }
+  const text = (await readBoundedFile(path)).toString("utf8");
   try {
     return JSON.parse(text);
   } catch (cause) {

@@ -7,6 +7,14 @@
  *   <prefix>/<robot>/cmd_result  the answer to each command (not retained)
  * Payloads are validated: malformed ones are counted and never acted on; a command naming another robot
  * is ignored and counted.
+ *
+ * A command is an act of a person now, so a retained one never acts (issue 24 item 4). A broker hands a retained
+ * message to every new subscription with the RETAIN flag set (MQTT 3.1.1 §3.3.1.3, MQTT 5 §3.3.1.3), and the robot
+ * subscribes again on every reconnect: a `release_estop` published with retain once would otherwise release every
+ * later e-stop the next time the link comes back. A live publish reaches an existing subscription with RETAIN 0
+ * (same sections; mosquitto and aedes do so, mqtt.test.ts checks both), so checking the flag on receipt separates the
+ * two without asking operator apps for timestamps or nonces. Retained deliveries are counted (`stats.retained`) and
+ * answered `ok: false` on cmd_result; the session is clean (no queued commands from before a reconnect either).
  */
 import { readFileSync } from "node:fs";
 import mqtt, { type MqttClient } from "mqtt";
@@ -54,7 +62,7 @@ export interface MqttOperatorLinkOptions {
 /** The running link. */
 export class MqttOperatorLink {
   readonly topics: ReturnType<typeof mqttTopics>;
-  readonly stats = { received: 0, malformed: 0, otherRobot: 0, statusPublished: 0 };
+  readonly stats = { received: 0, malformed: 0, otherRobot: 0, retained: 0, statusPublished: 0 };
   readonly #client: MqttClient;
   readonly #backend: MqttBackend;
   readonly #robot: string;
@@ -95,7 +103,7 @@ export class MqttOperatorLink {
       throw new Error(`MQTT broker at ${o.url} refused the connection: ${msg}${hint}`);
     }
     const link = new MqttOperatorLink(client, backend, o);
-    client.on("message", (topic, payload) => link.#onMessage(topic, payload));
+    client.on("message", (topic, payload, packet) => link.#onMessage(topic, payload, packet.retain));
     client.on("connect", () => void link.#publishStatus(backend.status()));
     client.on("error", () => undefined); // reconnects are automatic; connect errors were reported above
     await client.subscribeAsync(topics.cmd, { qos: 1 });
@@ -121,12 +129,16 @@ export class MqttOperatorLink {
     this.stats.statusPublished++;
   }
 
-  #onMessage(topic: string, payload: Buffer): void {
+  #onMessage(topic: string, payload: Buffer, retained: boolean): void {
     if (topic !== this.topics.cmd) return;
     this.stats.received++;
     const parsed = parseMqttCommand(payload);
     let result: CommandResult;
-    if ("error" in parsed) {
+    if (retained) {
+      this.stats.retained++;
+      const what = "error" in parsed ? "a retained message" : `retained command ${JSON.stringify(parsed.cmd)}`;
+      result = { ok: false, ignored: true, error: `${what} ignored: the broker replays retained messages on every (re)subscription, so they are never acted on — publish commands without the retain flag, and clear it with an empty retained message on ${topic}` };
+    } else if ("error" in parsed) {
       this.stats.malformed++;
       this.#backend.malformed("mqtt", parsed.error);
       result = { ok: false, error: `malformed command: ${parsed.error}` };

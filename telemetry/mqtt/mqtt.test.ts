@@ -127,3 +127,99 @@ test("in-process broker (no URL configured): credentials enforced, status retain
   await waitFor(() => got.some((x) => x.online === false), "offline on shutdown");
   await c.endAsync();
 });
+
+/**
+ * Issue 24 item 4: a retained `release_estop` on the robot's command topic was replayed by the broker on every
+ * reconnect and released whatever e-stop was latched by then. On both brokers: the retained release arrives live
+ * (RETAIN 0: a real command, nothing latched yet), an e-stop is pressed, the link is cut and comes back, the broker
+ * replays the release with RETAIN 1: ignored, counted, answered ok: false; the e-stop stays latched. Positive
+ * control: a live release still works.
+ */
+for (const kind of ["mosquitto", "in-process"] as const) {
+  test(`${kind} broker: a retained release_estop replayed on reconnect never releases the e-stop`, { skip: kind === "mosquitto" ? requireServer("mosquitto") : false, timeout: 30_000 }, async (t) => {
+    const broker = kind === "mosquitto" ? await startMosquitto() : await EmbeddedBroker.start({ port: 0 });
+    const robot = `retain-${kind}-${process.pid}`;
+    const s = await consoleOnRuntime(robot);
+    const link = await MqttOperatorLink.connect(s.console, { url: broker.url, robot, config: MqttSchema.parse({ enabled: true, status_hz: 5 }) });
+    const op = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0, clientId: `op-${robot}` });
+    t.after(async () => {
+      await op.publishAsync(link.topics.cmd, "", { qos: 1, retain: true }); // clear the retained message (shared broker in CI)
+      await op.endAsync();
+      await link.close();
+      await s.runtime.shutdown();
+      await ("stop" in broker ? broker.stop() : broker.close());
+    });
+    const results: { ok: boolean; error?: string }[] = [];
+    op.on("message", (_t, p) => results.push(JSON.parse(p.toString())));
+    await op.subscribeAsync(link.topics.result, { qos: 1 });
+
+    await op.publishAsync(link.topics.cmd, "release_estop", { qos: 1, retain: true });
+    await waitFor(() => results.length === 1, "the answer to the live release");
+    assert.match(results[0].error ?? "", /not latched/, "delivered live, it was a real command (nothing to release yet)");
+    await op.publishAsync(link.topics.cmd, "estop", { qos: 1 });
+    await waitFor(() => s.console.status().estop, "the e-stop to latch");
+
+    // The link drops and reconnects (mqtt.js resubscribes): the broker replays the retained release.
+    let reconnects = 0;
+    link.client.on("connect", () => reconnects++);
+    link.client.stream.destroy();
+    await waitFor(() => reconnects === 1, "the link to reconnect");
+    await waitFor(() => results.length === 3, "the answer to the replayed retained release");
+    assert.equal(s.console.status().estop, true, "the e-stop is still latched");
+    assert.equal(link.stats.retained, 1);
+    assert.match(results.at(-1)!.error ?? "", /retained command "release_estop" ignored/);
+    assert.equal(results.at(-1)!.ok, false);
+
+    await op.publishAsync(link.topics.cmd, "release_estop", { qos: 1 });
+    await waitFor(() => !s.console.status().estop, "a live release (positive control)");
+  });
+}
+
+test("in-process broker: a 150 MB publish is cut at its header (memory stays flat); anonymous clients cannot publish when credentials are set", { timeout: 30_000 }, async (t) => {
+  const broker = await EmbeddedBroker.start({ port: 0, username: "rlft", password: "laptop-secret-123" });
+  const s = await consoleOnRuntime("sim-0");
+  const link = await MqttOperatorLink.connect(s.console, { url: broker.url, robot: "sim-0", config: MqttSchema.parse({ enabled: true, username: "rlft", password: "laptop-secret-123" }) });
+  t.after(async () => {
+    await link.close();
+    await s.runtime.shutdown();
+    await broker.close();
+  });
+  // Anonymous, and with a wrong password: refused at CONNECT, so nothing they publish exists.
+  await assert.rejects(mqtt.connectAsync(broker.url, { reconnectPeriod: 0 }), /password|authori/i);
+  await assert.rejects(mqtt.connectAsync(broker.url, { username: "rlft", password: "x", reconnectPeriod: 0 }), /password|authori/i);
+  assert.equal(broker.refused.auth, 2);
+  // An authenticated client (the worst case: it got past CONNECT) publishes 150 MB to the command topic: the PUBLISH
+  // header (MQTT 3.1.1 §3.3: type 0x30, Remaining Length, topic) and then the body, streamed 1 MB at a time.
+  const flood = await mqtt.connectAsync(broker.url, { username: "rlft", password: "laptop-secret-123", reconnectPeriod: 0 });
+  flood.on("error", () => undefined);
+  const sock = flood.stream;
+  const topic = Buffer.from("rlft/sim-0/cmd");
+  const total = 150 * 1024 * 1024;
+  let remaining = 2 + topic.length + total;
+  const len: number[] = [];
+  do {
+    let b = remaining % 128;
+    remaining = Math.floor(remaining / 128);
+    if (remaining > 0) b |= 0x80;
+    len.push(b);
+  } while (remaining > 0);
+  const rss0 = process.memoryUsage().rss;
+  let closed = false;
+  sock.once("close", () => (closed = true));
+  sock.write(Buffer.concat([Buffer.from([0x30, ...len, topic.length >> 8, topic.length & 0xff]), topic]));
+  const mb = Buffer.alloc(1024 * 1024, 0x61);
+  for (let sent = 0; sent < total && !closed; sent += mb.length) {
+    if (!sock.write(mb)) await new Promise((r) => (sock.once("drain", r), sock.once("close", r)));
+  }
+  await waitFor(() => closed, "the broker to cut the connection");
+  const grew = (process.memoryUsage().rss - rss0) / 1e6;
+  assert.equal(broker.refused.oversize, 1, "the connection was cut for its packet size");
+  assert.ok(grew < 64, `the broker did not buffer the publish (RSS grew ${grew.toFixed(0)} MB)`);
+  assert.equal(link.stats.received, 0, "nothing reached the robot's command topic");
+
+  // Positive control: a normal command still goes through.
+  const c = await mqtt.connectAsync(broker.url, { username: "rlft", password: "laptop-secret-123", reconnectPeriod: 0 });
+  await c.publishAsync("rlft/sim-0/cmd", "start", { qos: 1 });
+  await waitFor(() => s.starts() === 1, "start");
+  await c.endAsync();
+});

@@ -21,6 +21,7 @@ import type { FaultContext, FaultScenario } from "./FaultScenario.ts";
 import { policyPackageFaults } from "./packageFaults.ts";
 import { OPERATOR_FAULT_SCENARIOS } from "./operatorFaults.ts";
 import { LEARNER_ATTACK_SCENARIOS } from "./learnerAttacks.ts";
+import { ATTACK_SCENARIOS } from "./attackScenarios.ts";
 
 const quiet = { warn: () => undefined, info: () => undefined };
 
@@ -400,7 +401,7 @@ const badActions: FaultScenario = {
 const packages: FaultScenario = { name: "bad policy packages", run: policyPackageFaults };
 
 /** Every scenario, in table order (the e-stop and malformed-MQTT scenarios live in operatorFaults.ts). */
-export const FAULT_SCENARIOS: FaultScenario[] = [learnerKills, robotCrash, linkDrop, backpressure, diskFull, inferenceOverrun, packages, badActions, ...OPERATOR_FAULT_SCENARIOS, ...LEARNER_ATTACK_SCENARIOS];
+export const FAULT_SCENARIOS: FaultScenario[] = [learnerKills, robotCrash, linkDrop, backpressure, diskFull, inferenceOverrun, packages, badActions, ...OPERATOR_FAULT_SCENARIOS, ...LEARNER_ATTACK_SCENARIOS, ...ATTACK_SCENARIOS];
 
 /** Process RSS helper re-exported for the soak bench. */
 export { rssOf };
