@@ -185,7 +185,7 @@ test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's target
   writeFileSync(join(pkg, "policy.json"), JSON.stringify(pj, null, 2));
   const sim = await RtdeControllerSim.start({ q0: [0, -1.2, 1.2, -1.5, -1.5, 0] });
   try {
-    cfg.driver = { ...cfg.driver, host: "127.0.0.1", port: sim.rtdePort, script_port: sim.secondaryPort };
+    cfg.driver = { ...cfg.driver, host: "127.0.0.1", port: sim.rtdePort, script_port: sim.primaryPort };
     cfg.camera.enabled = false;
     cfg.recorder.enabled = false;
     cfg.actor = { ...cfg.actor, package: pkg, providers: ["cpu"] };
@@ -193,7 +193,7 @@ test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's target
     const { summary } = await runEpisodes(cfg, { count: 1, seed: 0, label: "test" });
     assert.equal(summary.episodes, 1);
     assert.equal(summary.actorErrors, 0);
-    assert.equal(sim.stats.scripts, 1, "rlft_servoj was sent to the secondary interface");
+    assert.equal(sim.stats.scripts, 1, "rlft_servoj was sent to the primary interface");
     assert.ok(sim.stats.inputPackages > 100, `only ${sim.stats.inputPackages} input packages`);
     const targets = [24, 25, 26, 27, 28, 29].map((i) => Number(sim.registers.get(`input_double_register_${i}`)));
     assert.ok(targets.some((q, i) => Math.abs(q - [0, -1.2, 1.2, -1.5, -1.5, 0][i]) > 1e-3), `targets never left the start pose: ${targets}`);
