@@ -214,7 +214,7 @@ test("a servo that stops answering while active: read() names it, then the drive
     await until(() => driver.stats.faults === 1);
     const w = driver.write([0, 0, 0]);
     assert.equal(w.ok, false);
-    assert.match((w as { error: string }).error, /servo bus fault, commands are not taken: feetech servo 2 .* did not answer sync read/);
+    assert.match((w as { error: string }).error, /servo arm fault, commands are not taken: servo bus fault after 3 failed cycles on j1 \(id 2\): feetech servo 2 .* did not answer sync read/);
     await sleep(60);
     assert.match((driver.read().status as { error: string }).error, /no fresh servo reading .* servo 2/);
     // Torque off went out as a broadcast: the servos still listening let go.
