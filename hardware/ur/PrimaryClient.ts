@@ -39,6 +39,12 @@ export class PrimaryClient {
     return () => (this.#listeners = this.#listeners.filter((x) => x !== cb));
   }
 
+  /** Whether a PROGRAM_XXX_STARTED key message for `program` came after message number `sinceReceived`. */
+  started(program: string, sinceReceived = 0): boolean {
+    const first = this.received - this.messages.length;
+    return this.messages.some((m, i) => first + i >= sinceReceived && m.kind === "key" && /STARTED/.test(m.title) && m.text.startsWith(program));
+  }
+
   /** The latest error code or runtime exception (a refused program, a compile error), or "". */
   refusal(sinceReceived = 0): string {
     const first = this.received - this.messages.length;

@@ -77,6 +77,10 @@ export class UrRtdeDriver implements ArmDriver {
   #fault = "";
   #firstData: (() => void) | null = null;
   #primary: PrimaryClient | null = null;
+  /** Safety mode from the primary interface's latest SAFETY_MODE message (0: none yet). */
+  #primarySafety = 0;
+  /** Resolves on the next RTDE output package (activate checks fresh state). */
+  #nextData: (() => void)[] = [];
   /** Robot messages received before this activation's program was sent. */
   #sentAt = 0;
 
@@ -149,6 +153,8 @@ export class UrRtdeDriver implements ArmDriver {
   async activate(): Promise<void> {
     if (this.#state === "unconfigured") throw new Error("UrRtdeDriver.activate: configure() first");
     if (this.#state === "active") return;
+    // Decide on fresh state: a stop cleared on the pendant a moment ago shows in the next package.
+    await withTimeout(new Promise<void>((r) => this.#nextData.push(r)), this.#o.timeoutMs, () => new RtdeError("TIMEOUT", `no RTDE data from ${this.#o.host} for ${this.#o.timeoutMs} ms — check the network link`));
     this.#checkSafety();
     if (this.#robotMode !== 7) {
       throw new RtdeError("NOT_READY", `UR arm at ${this.#o.host} is ${ROBOT_MODE[this.#robotMode] ?? this.#robotMode}, not RUNNING — power it on and release the brakes on the teach pendant`);
@@ -157,8 +163,12 @@ export class UrRtdeDriver implements ArmDriver {
     this.#mode = 0;
     this.#fault = "";
     if (this.#o.uploadScript) await this.#uploadScript();
-    const deadline = Date.now() + this.#o.timeoutMs;
-    while (this.#runtimeState !== 2) {
+    const sent = Date.now();
+    const deadline = sent + this.#o.timeoutMs;
+    // Playing, and (when we sent it) the controller said rlft_servoj started — runtime_state may still show the
+    // program this one replaces. A controller that sends no key message gets a second.
+    const playing = () => this.#runtimeState === 2 && (!this.#primary || this.#primary.started("rlft_servoj", this.#sentAt) || Date.now() - sent > 1000);
+    while (!playing()) {
       // The controller refused the program: its robot message says why (Local control, compile error, not ready).
       const refused = this.#primary?.refusal(this.#sentAt);
       if (refused) throw new RtdeError("NOT_READY", `UR controller ${this.#o.host} did not start rlft_servoj: ${refused} — ${this.#startFix(refused)}`);
@@ -242,6 +252,7 @@ export class UrRtdeDriver implements ArmDriver {
       this.#firstData();
       this.#firstData = null;
     }
+    for (const r of this.#nextData.splice(0)) r();
     if (this.#state === "active" && !this.#fault) {
       try {
         this.#checkSafety();
@@ -275,6 +286,24 @@ export class UrRtdeDriver implements ArmDriver {
     if (!this.#primary || !this.#primary.transport.isOpen) {
       this.#primary?.dispose();
       this.#primary = new PrimaryClient(await this.#o.connect(this.#o.host, this.#o.scriptPort, "the UR controller's primary interface"));
+      // Our program stopped while another keeps the controller PLAYING (a client or the pendant started another
+      // program, which replaced ours): runtime_state alone would not show it.
+      this.#primary.onMessage((m) => {
+        if (m.kind === "safety_mode") this.#primarySafety = m.value;
+        if (this.#state !== "active" || this.#fault || m.kind !== "key" || !/STOPPED/.test(m.title) || !m.text.startsWith("rlft_servoj")) return;
+        this.#mode = 0;
+        // A safety stop ends the program too: name the stop (its safety_mode message came first on this stream).
+        const sm = this.#primarySafety;
+        if (sm !== 1 && sm !== 2 && sm > 0) this.#safetyMode = sm;
+        try {
+          this.#checkSafety();
+          this.#fault = `rlft_servoj stopped on UR controller ${this.#o.host}: ${m.text} — the arm holds; find what started another program (pendant, another client), then restart the session`;
+        } catch (e) {
+          const reason = this.#primary?.lastReason(this.#sentAt);
+          this.#fault = `${(e as Error).message}${reason ? ` (controller: ${reason})` : ""}`;
+        }
+        this.#o.logger?.warn(this.#fault);
+      });
     }
     this.#sentAt = this.#primary.received;
     await this.#primary.send(script);
