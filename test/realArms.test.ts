@@ -170,6 +170,41 @@ test("Ctrl-C during rlft launch on a servo arm aborts the episode, switches torq
   assert.equal(readdirSync(out).filter((f) => f.endsWith(".mcap")).length, 1);
 });
 
+test("a servo overload during an episode ends it as aborted, names the joint, runs no further episode and keeps the recording", { skip }, async () => {
+  const { runEpisodes } = await import("../cli/runEpisodes.ts");
+  assert.ok(fixture, "needs the package of the first test");
+  const cfg = loadLaunch("launch/so100.yaml");
+  const pty = await openPtyPair();
+  const side = await SerialTransport.open(pty.b, { baudRate: 1_000_000 });
+  const sim = new ServoBusSim(side, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3, 4, 5, 6] });
+  let goals = 0;
+  sim.onPacket((p) => {
+    if (p.instruction === 0x83 && p.params[0] === STS3215.registers.Goal_Position.address && ++goals === 5) sim.injectFault(3, "overload");
+  });
+  const out = join(tmp, "fault");
+  const warnings: string[] = [];
+  const warn = console.warn;
+  const error = console.error;
+  console.warn = console.error = (...a: unknown[]) => void warnings.push(a.join(" "));
+  try {
+    if (cfg.driver.kind !== "feetech") throw new Error("so100.yaml must use the feetech driver");
+    cfg.driver.port = pty.a;
+    cfg.actor = { ...cfg.actor, package: fixture!.dir };
+    cfg.episodes.max_steps = 3000;
+    const { summary } = await runEpisodes(cfg, { count: 3, seed: 0, label: "test", recordTo: out });
+    assert.deepEqual(summary.outcomes, { abort: 1 }, "aborted, and no further episode on a faulted arm");
+  } finally {
+    console.warn = warn;
+    console.error = error;
+    sim.dispose();
+    await side.close();
+    await pty.close();
+  }
+  const name = cfg.driver.kind === "feetech" ? cfg.driver.joints[2].name : "";
+  assert.ok(warnings.some((w) => new RegExp(`${name} \\(feetech id 3, STS3215\\) reports overload`).test(w)), `the fault names the joint: ${warnings.join("\n")}`);
+  assert.equal(readdirSync(out).filter((f) => f.endsWith(".mcap")).length, 1, "the aborted episode's recording is kept");
+});
+
 test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's targets reach servoj through the input registers", async () => {
   const { cpSync } = await import("node:fs");
   const { runEpisodes } = await import("../cli/runEpisodes.ts");

@@ -109,13 +109,10 @@ export class RtdeControllerSim {
     this.q = [...this.#opts.q0];
     this.targetQ = [...this.q];
     this.controlMode = this.#opts.controlMode;
-    const self = this;
     this.#rtde = new RtdeServer({
       maxProtocolVersion: this.#opts.maxProtocolVersion,
       version: this.#opts.version,
-      get cycleHz() {
-        return self.cycleHz;
-      },
+      cycleHz: this.#opts.version[0] >= 5 ? 500 : 125,
       inUse: this.inUse,
       output: (n) => this.#output(n),
       input: (v) => this.#input(v),
@@ -163,7 +160,7 @@ export class RtdeControllerSim {
 
   /** Controller cycles per second: 500 on e-Series (5.x), 125 on CB3. */
   get cycleHz(): number {
-    return this.#opts.version[0] >= 5 ? 500 : 125;
+    return this.#rtde.cycleHz;
   }
 
   /** Controller time (s): cycles run × cycle period (RTDE `timestamp`). */

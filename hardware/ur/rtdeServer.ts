@@ -73,6 +73,11 @@ export class RtdeServer {
     this.server = createServer((s) => this.#onConnection(s));
   }
 
+  /** Controller cycles per second. */
+  get cycleHz(): number {
+    return this.#host.cycleHz;
+  }
+
   /** Open connections. */
   get connections(): number {
     return this.#sessions.size;
