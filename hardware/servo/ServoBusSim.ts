@@ -150,10 +150,14 @@ export class ServoBusSim {
     for (;;) {
       const r = this.#opts.protocol.decode(this.#buf);
       if (r.kind === "need_more") break;
+      const id = this.#buf[4];
       this.#buf = this.#buf.subarray(r.bytes);
       if (r.kind === "corrupt") {
-        // A real servo drops a packet whose checksum fails and stays silent.
         this.stats.checksumErrors++;
+        // Dynamixel 2.0 answers a packet for it whose CRC fails with CRC Error (3) (e-Manual Protocol 2.0 §Error);
+        // a Feetech servo drops it and stays silent.
+        const s = this.#opts.protocol.name === "dynamixel" && r.bytes > 7 ? this.#servos.get(id) : undefined;
+        if (s && this.#alive(s)) this.#reply(s, 3 | this.#rules.status(s), []);
         continue;
       }
       if (r.kind === "packet") this.#handle(r.packet);
