@@ -15,15 +15,9 @@ import { RTDE_INPUTS, RTDE_OUTPUTS } from "./rtdeFields.ts";
 import { assemble, compile } from "./urScript.ts";
 import { PrimaryClient } from "./PrimaryClient.ts";
 import { UrRtdeDriver } from "./UrRtdeDriver.ts";
+import { waitFor } from "../../runtime/contract.ts";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await sleep(5);
-  }
-}
+const until = (cond: () => boolean, ms = 3000) => waitFor(cond, "the simulator", ms);
 
 async function client(sim: RtdeControllerSim): Promise<{ c: RtdeClient; t: TcpTransport }> {
   const t = await TcpTransport.connect("127.0.0.1", sim.rtdePort);

@@ -55,39 +55,44 @@ export type PrimaryMessage = { type: "state"; mode: RobotModeData } | { type: "m
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
+/** Big-endian field writer; each method returns the writer, so a message's layout reads as one chain. */
 class Writer {
   parts: number[] = [];
-  u8(v: number) {
+  u8(v: number): this {
     this.parts.push(v & 0xff);
+    return this;
   }
-  i8(v: number) {
-    this.u8(v < 0 ? v + 256 : v);
+  i8(v: number): this {
+    return this.u8(v < 0 ? v + 256 : v);
   }
-  bool(v: boolean) {
-    this.u8(v ? 1 : 0);
+  bool(v: boolean): this {
+    return this.u8(v ? 1 : 0);
   }
-  i32(v: number) {
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setInt32(0, v);
+  #bytes(n: number, set: (dv: DataView) => void): this {
+    const b = new Uint8Array(n);
+    set(new DataView(b.buffer));
     this.parts.push(...b);
+    return this;
   }
-  u32(v: number) {
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setUint32(0, v >>> 0);
-    this.parts.push(...b);
+  i32(v: number): this {
+    return this.#bytes(4, (dv) => dv.setInt32(0, v));
   }
-  u64(v: bigint) {
-    const b = new Uint8Array(8);
-    new DataView(b.buffer).setBigUint64(0, v);
-    this.parts.push(...b);
+  u32(v: number): this {
+    return this.#bytes(4, (dv) => dv.setUint32(0, v >>> 0));
   }
-  f64(v: number) {
-    const b = new Uint8Array(8);
-    new DataView(b.buffer).setFloat64(0, v);
-    this.parts.push(...b);
+  u64(v: bigint): this {
+    return this.#bytes(8, (dv) => dv.setBigUint64(0, v));
   }
-  str(s: string) {
+  f64(v: number): this {
+    return this.#bytes(8, (dv) => dv.setFloat64(0, v));
+  }
+  str(s: string): this {
     this.parts.push(...enc.encode(s));
+    return this;
+  }
+  /** A length-prefixed (uint8) string. */
+  pstr(s: string): this {
+    return this.u8(s.length).str(s);
   }
 }
 
@@ -101,74 +106,38 @@ function message(type: number, body: number[]): Uint8Array {
 
 /** A ROBOT_STATE message holding ROBOT_MODE_DATA. */
 export function encodeRobotState(m: RobotModeData): Uint8Array {
-  const w = new Writer();
-  w.u64(m.timestampUs);
+  const w = new Writer().u64(m.timestampUs);
   for (const b of [m.realRobotConnected, m.realRobotEnabled, m.powerOn, m.emergencyStopped, m.protectiveStopped, m.programRunning, m.programPaused]) w.bool(b);
-  w.u8(m.robotMode);
-  w.u8(m.controlMode);
-  w.f64(m.targetSpeedFraction);
-  w.f64(m.speedScaling);
-  w.f64(m.targetSpeedFractionLimit);
-  w.u8(0);
-  const pkg = new Writer();
-  pkg.i32(5 + w.parts.length);
-  pkg.u8(0); // ROBOT_MODE_DATA
+  w.u8(m.robotMode).u8(m.controlMode).f64(m.targetSpeedFraction).f64(m.speedScaling).f64(m.targetSpeedFractionLimit).u8(0);
+  const pkg = new Writer().i32(5 + w.parts.length).u8(0); // ROBOT_MODE_DATA
   pkg.parts.push(...w.parts);
   return message(PRIMARY.ROBOT_STATE, pkg.parts);
 }
 
 /** A ROBOT_MESSAGE of the given kind (source -2: the controller). */
 export function encodeRobotMessage(timestampUs: bigint, m: Omit<RobotMessage, "kind"> & { kind: Exclude<RobotMessage["kind"], "other"> }, version?: [number, number, number, number]): Uint8Array {
-  const w = new Writer();
-  w.u64(timestampUs);
-  w.i8(-2);
+  const w = new Writer().u64(timestampUs).i8(-2);
+  // Every coded message starts with int32 code and int32 argument; rlft's simulator sends 0 for both.
   switch (m.kind) {
     case "text":
-      w.u8(ROBOT_MESSAGE.TEXT);
-      w.str(m.text);
+      w.u8(ROBOT_MESSAGE.TEXT).str(m.text);
       break;
     case "version": {
       const [major, minor, bugfix, build] = version ?? [5, 15, 0, 0];
-      w.u8(ROBOT_MESSAGE.VERSION);
-      w.u8(m.title.length);
-      w.str(m.title);
-      w.u8(major);
-      w.u8(minor);
-      w.i32(bugfix);
-      w.i32(build);
-      w.str(m.text);
+      w.u8(ROBOT_MESSAGE.VERSION).pstr(m.title).u8(major).u8(minor).i32(bugfix).i32(build).str(m.text);
       break;
     }
     case "safety_mode":
-      w.u8(ROBOT_MESSAGE.SAFETY_MODE);
-      w.i32(0);
-      w.i32(0);
-      w.u8(m.value);
-      w.u32(0);
-      w.u32(0);
+      w.u8(ROBOT_MESSAGE.SAFETY_MODE).i32(0).i32(0).u8(m.value).u32(0).u32(0);
       break;
     case "error_code":
-      w.u8(ROBOT_MESSAGE.ERROR_CODE);
-      w.i32(0);
-      w.i32(0);
-      w.i32(m.value);
-      w.u8(0);
-      w.u32(0);
-      w.str(m.text);
+      w.u8(ROBOT_MESSAGE.ERROR_CODE).i32(0).i32(0).i32(m.value).u8(0).u32(0).str(m.text);
       break;
     case "key":
-      w.u8(ROBOT_MESSAGE.KEY);
-      w.i32(0);
-      w.i32(0);
-      w.u8(m.title.length);
-      w.str(m.title);
-      w.str(m.text);
+      w.u8(ROBOT_MESSAGE.KEY).i32(0).i32(0).pstr(m.title).str(m.text);
       break;
     case "runtime_exception":
-      w.u8(ROBOT_MESSAGE.RUNTIME_EXCEPTION);
-      w.i32(m.value);
-      w.i32(0);
-      w.str(m.text);
+      w.u8(ROBOT_MESSAGE.RUNTIME_EXCEPTION).i32(m.value).i32(0).str(m.text);
       break;
   }
   return message(PRIMARY.ROBOT_MESSAGE, w.parts);

@@ -9,6 +9,7 @@ bits (overload releases the torque; the bit clears with its cause).
 import time
 
 import pytest
+from sdkcheck import ok
 import scservo_sdk as scs
 import scservo_sdk.port_handler as scs_port
 from scservo_sdk.protocol_packet_handler import PKT_ID, PKT_INSTRUCTION, PKT_LENGTH
@@ -31,10 +32,6 @@ def sts(servo_sim_module):
     yield sim, port, ph
     port.closePort()
 
-
-def ok(result, error, ph, expect_error=0):
-    assert result == scs.COMM_SUCCESS, ph.getTxRxResult(result)
-    assert error == expect_error, ph.getRxPacketError(error)
 
 
 def broadcast_ping(port, ph) -> dict[int, int]:
