@@ -225,3 +225,29 @@ test("a servo that stops answering while active: read() names it, then the drive
     sim.dispose();
   }
 });
+
+test("a Feetech servo that still reports its fault keeps the arm inactive at activate, naming it, until the cause is gone", { skip }, async () => {
+  const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
+  const warnings: string[] = [];
+  const driver = new ServoArmDriver({
+    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 500 }),
+    joints: joints([1, 2, 3]),
+    loopHz: 50,
+    staleSec: 0.5,
+    onDeactivate: "hold",
+    onFault: "hold",
+    logger: { warn: (m) => warnings.push(m), info: () => undefined },
+  });
+  try {
+    await driver.configure();
+    sim.injectFault(2, "overheating");
+    await assert.rejects(driver.activate(), (e: ServoError) => e.code === "SERVO_ERROR" && /j1 \(feetech id 2, STS3215\) reports overheating .*the arm stays inactive/.test(e.message));
+    assert.equal(driver.state, "inactive");
+    sim.clearFault(2);
+    await driver.activate();
+    assert.equal(driver.state, "active");
+  } finally {
+    await driver.close();
+    sim.dispose();
+  }
+});
