@@ -55,7 +55,7 @@ export function urSimCommand(sim: RtdeControllerSim, cmd: string): string {
       sim.setControlMode("remote");
       break;
     case "power-off":
-      sim.robotMode = 3;
+      sim.powerOff();
       break;
     case "stats":
       return JSON.stringify(sim.snapshot());

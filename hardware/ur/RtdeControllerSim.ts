@@ -116,7 +116,6 @@ export class RtdeControllerSim {
       inUse: this.inUse,
       output: (n) => this.#output(n),
       input: (v) => this.#input(v),
-      log: () => undefined,
     });
     const textHost = {
       version: this.#opts.version,
@@ -220,15 +219,17 @@ export class RtdeControllerSim {
 
   /** Unlock on the pendant / dashboard: back to NORMAL (the program stays paused, the arm stays powered as it is). */
   clearProtectiveStop(): void {
-    if (this.safetyMode === 7 || this.safetyMode === 6) {
-      this.safetyMode = 1;
-      this.#message({ kind: "safety_mode", title: "", text: "", value: 1 });
-      return;
-    }
-    if (this.safetyMode !== 1) {
-      this.safetyMode = 1;
-      this.#message({ kind: "safety_mode", title: "", text: "", value: 1 });
-    }
+    if (this.safetyMode === 1) return;
+    this.safetyMode = 1;
+    this.#message({ kind: "safety_mode", title: "", text: "", value: 1 });
+    this.#text.pushState();
+  }
+
+  /** The arm's power goes off (pendant, dashboard): a running program stops. */
+  powerOff(): void {
+    if (this.program) this.#endProgram("power off");
+    this.robotMode = 3;
+    this.#text.pushState();
   }
 
   /** Local / Remote Control (pendant, top right). */
@@ -507,9 +508,7 @@ export class RtdeControllerSim {
         this.#text.pushState();
         return "Powering on";
       case "power off":
-        if (this.program) this.#endProgram("power off");
-        this.robotMode = 3;
-        this.#text.pushState();
+        this.powerOff();
         return "Powering off";
       case "brake release":
         if (this.robotMode === 5) this.robotMode = 7;

@@ -153,9 +153,18 @@ export class UrRtdeDriver implements ArmDriver {
   async activate(): Promise<void> {
     if (this.#state === "unconfigured") throw new Error("UrRtdeDriver.activate: configure() first");
     if (this.#state === "active") return;
-    // Decide on fresh state: a stop cleared on the pendant a moment ago shows in the next package.
-    await withTimeout(new Promise<void>((r) => this.#nextData.push(r)), this.#o.timeoutMs, () => new RtdeError("TIMEOUT", `no RTDE data from ${this.#o.host} for ${this.#o.timeoutMs} ms — check the network link`));
-    this.#checkSafety();
+    // Decide on fresh state: packages already on their way may predate a stop cleared on the pendant a moment ago,
+    // so a stop must persist for a short window (0.2 s, 100 cycles at 500 Hz) of fresh packages to refuse activation.
+    const graceEnd = Date.now() + 200;
+    for (;;) {
+      await withTimeout(new Promise<void>((r) => this.#nextData.push(r)), this.#o.timeoutMs, () => new RtdeError("TIMEOUT", `no RTDE data from ${this.#o.host} for ${this.#o.timeoutMs} ms — check the network link`));
+      try {
+        this.#checkSafety();
+        break;
+      } catch (e) {
+        if (Date.now() > graceEnd) throw e;
+      }
+    }
     if (this.#robotMode !== 7) {
       throw new RtdeError("NOT_READY", `UR arm at ${this.#o.host} is ${ROBOT_MODE[this.#robotMode] ?? this.#robotMode}, not RUNNING — power it on and release the brakes on the teach pendant`);
     }

@@ -29,7 +29,6 @@ export interface RtdeHost {
   output(name: string): RtdeValue;
   /** Input values written by a client. */
   input(values: Record<string, RtdeValue>): void;
-  log(message: string, level: number): void;
 }
 
 /**
