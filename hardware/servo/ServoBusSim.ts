@@ -171,7 +171,6 @@ export class ServoBusSim {
 
   #reply(s: SimServo, error: number, data: ArrayLike<number>): void {
     if (!this.#alive(s)) return;
-    // Dynamixel Status Return Level (68): 0 answers PING only, 1 PING and READ, 2 everything (default).
     const pkt = this.#opts.protocol.statusPacket(s.id, error, Uint8Array.from(data as ArrayLike<number>));
     if (this.corruptReplies > 0) {
       this.corruptReplies--;

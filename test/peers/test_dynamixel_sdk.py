@@ -28,7 +28,7 @@ MODEL_XL330 = 1200
 
 # The SDK waits 2 × LATENCY_TIMER (an FTDI adapter's 16 ms) + 2 ms for a status. The simulator answers through
 # a pty from a Node process on a shared CI machine: give it what a slow USB adapter gets.
-dxl_port.LATENCY_TIMER = 150
+dxl_port.LATENCY_TIMER = 500
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ MODEL, MAX_POS, TORQUE, GOAL, LOCK, PRESENT, STATUS = 3, 11, 40, 42, 55, 56, 65
 MODEL_STS3215 = 777
 
 # The SDK waits 2 × LATENCY_TIMER + 2 ms for a status; the simulator answers through a pty on a shared CI machine.
-scs_port.LATENCY_TIMER = 150
+scs_port.LATENCY_TIMER = 500
 
 
 @pytest.fixture(scope="module")
