@@ -20,6 +20,12 @@ export interface ArmDriver {
   readonly jointLower: readonly number[];
   readonly jointUpper: readonly number[];
   readonly state: "unconfigured" | "inactive" | "active";
+  /**
+   * A latched fault ("" or absent when none): one line naming the joint or servo, what the device reported and the
+   * fix. The arm is held or limp as configured and commands are refused until the driver is re-activated; the
+   * arm driver node ends the running episode as aborted when it appears.
+   */
+  readonly fault?: string;
   configure(): Promise<void>;
   activate(): Promise<void>;
   deactivate(): Promise<void>;

@@ -88,10 +88,10 @@ const UrRtdeDriver = z
     port: z.number().int().default(30004),
     /** Output rate: 500 Hz on e-Series, 125 Hz on CB3. */
     frequency: z.union([z.literal(125), z.literal(500)]).default(500),
-    /** Send hardware/ur/rlft_servoj.script to the secondary interface at activate (else load it as a program on the pendant). */
+    /** Send hardware/ur/rlft_servoj.script to the primary interface at activate (else load it as a program on the pendant). */
     upload_script: z.boolean().default(true),
-    /** Secondary client interface port the script goes to. */
-    script_port: z.number().int().default(30002),
+    /** Primary client interface port: the script goes there and the controller's messages (refusals, stops) come back. */
+    script_port: z.number().int().default(30001),
     /** servoj lookahead time (s, 0.03–0.2): smoother but later. */
     lookahead_time: z.number().min(0.03).max(0.2).default(0.1),
     /** servoj gain (100–2000): stiffer tracking. */

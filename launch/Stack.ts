@@ -215,7 +215,15 @@ export class Stack {
     }
     // Creation order is tick order on the sim clock: driver publishes the observation of tick t,
     // the actor answers it, safety forwards the command, the manager counts the tick.
-    const armNode = new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: hz, world: world ?? undefined, groundTruthReward: config.reward.sim_ground_truth, publishJointStates: dc.kind !== "ros2_control" || dc.state_topic !== TOPICS.jointStates.topic });
+    const armNode = new ArmDriverNode(runtime.createNode("arm_driver"), driver, {
+      controlHz: hz,
+      world: world ?? undefined,
+      groundTruthReward: config.reward.sim_ground_truth,
+      publishJointStates: dc.kind !== "ros2_control" || dc.state_topic !== TOPICS.jointStates.topic,
+      // A latched driver fault (servo overload, protective stop, program stopped) ends the episode as aborted; the
+      // recorder closes its file, so nothing recorded is lost.
+      onFault: (f) => manager.abort(`arm fault: ${f}`),
+    });
     const actorNode = new ActorNode(runtime.createNode(config.actor.kind === "expert" ? "expert" : "policy"), actor, { controlHz: hz });
     // The operator always wins; with no operator the arbiter forwards the policy's commands unchanged.
     const op = config.operator;
@@ -397,6 +405,8 @@ export class Stack {
         await flush();
         results.push(r);
         opts.onEpisode?.(r);
+        // A faulted arm runs no further episode: the operator clears the cause and starts a new session.
+        if (this.driver.fault) break;
       }
     } finally {
       signal?.removeEventListener("abort", onAbort);

@@ -19,6 +19,8 @@ export interface ArmDriverNodeOptions {
   groundTruthReward?: boolean;
   /** False when the robot itself already publishes /joint_states (ros2_control's joint_state_broadcaster). */
   publishJointStates?: boolean;
+  /** Called once when the driver latches a fault (the stack ends the running episode as aborted). */
+  onFault?: (fault: string) => void;
 }
 
 /** The arm driver node. */
@@ -32,6 +34,7 @@ export class ArmDriverNode extends NodeBase {
   #command: number[] | null = null;
   #successSent = false;
   #lastError = "";
+  #reportedFault = "";
 
   constructor(node: NodeHandle, driver: ArmDriver, opts: ArmDriverNodeOptions) {
     super(node);
@@ -84,6 +87,12 @@ export class ArmDriverNode extends NodeBase {
     }
     this.#opts.world?.advance();
     this.#publish();
+    const fault = this.driver.fault ?? "";
+    if (fault && fault !== this.#reportedFault) {
+      this.node.logger.error(`arm fault: ${fault}`);
+      this.#opts.onFault?.(fault);
+    }
+    this.#reportedFault = fault;
   }
 
   #publish(): void {

@@ -111,26 +111,35 @@ test("rlft launch on a port that does not exist says so and how to fix it", asyn
   assert.match(r.stderr, /policy\.json|Cannot open \/dev\/ttyRLFT_MISSING: no such device/);
 });
 
-test("a real-arm stack with a V4L2-kind camera (ffmpeg testsrc) records frames and the camera/robot clock offset", { skip }, async () => {
-  const { runEpisodes } = await import("../app/runEpisodes.ts");
+/** launch/so100.yaml driving a simulated Feetech bus on a fresh pty pair, with the first test's policy package. */
+async function so100OnSimulatedBus() {
   assert.ok(fixture, "needs the package of the first test");
   const cfg = loadLaunch("launch/so100.yaml");
   const pty = await openPtyPair();
   const side = await SerialTransport.open(pty.b, { baudRate: 1_000_000 });
   const sim = new ServoBusSim(side, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3, 4, 5, 6] });
+  if (cfg.driver.kind !== "feetech") throw new Error("so100.yaml must use the feetech driver");
+  cfg.driver.port = pty.a;
+  cfg.actor = { ...cfg.actor, package: fixture!.dir };
+  const close = async () => {
+    sim.dispose();
+    await side.close();
+    await pty.close();
+  };
+  return { cfg, driver: cfg.driver, sim, close };
+}
+
+test("a real-arm stack with a V4L2-kind camera (ffmpeg testsrc) records frames and the camera/robot clock offset", { skip }, async () => {
+  const { runEpisodes } = await import("../app/runEpisodes.ts");
+  const { cfg, close } = await so100OnSimulatedBus();
   const out = join(tmp, "camera");
   try {
-    if (cfg.driver.kind !== "feetech") throw new Error("so100.yaml must use the feetech driver");
-    cfg.driver.port = pty.a;
-    cfg.actor = { ...cfg.actor, package: fixture!.dir };
     cfg.episodes.max_steps = 10;
     cfg.camera = { ...cfg.camera, enabled: true, kind: "v4l2", device: "lavfi:testsrc=size=32x24:rate=30", width: 32, height: 24, rate_hz: 10, capture_fps: 30 };
     const { summary } = await runEpisodes(cfg, { count: 1, seed: 0, label: "test", recordTo: out });
     assert.equal(summary.episodes, 1);
   } finally {
-    sim.dispose();
-    await side.close();
-    await pty.close();
+    await close();
   }
   const file = readdirSync(out).find((f) => f.endsWith(".mcap"))!;
   const bytes = new Uint8Array(readFileSync(join(out, file)));
@@ -170,6 +179,32 @@ test("Ctrl-C during rlft launch on a servo arm aborts the episode, switches torq
   assert.equal(readdirSync(out).filter((f) => f.endsWith(".mcap")).length, 1);
 });
 
+test("a servo overload during an episode ends it as aborted, names the joint, runs no further episode and keeps the recording", { skip }, async () => {
+  const { runEpisodes } = await import("../app/runEpisodes.ts");
+  const { cfg, driver, sim, close } = await so100OnSimulatedBus();
+  let goals = 0;
+  sim.onPacket((p) => {
+    if (p.instruction === 0x83 && p.params[0] === STS3215.registers.Goal_Position.address && ++goals === 5) sim.injectFault(3, "overload");
+  });
+  const out = join(tmp, "fault");
+  const warnings: string[] = [];
+  const warn = console.warn;
+  const error = console.error;
+  console.warn = console.error = (...a: unknown[]) => void warnings.push(a.join(" "));
+  try {
+    cfg.episodes.max_steps = 3000;
+    const { summary } = await runEpisodes(cfg, { count: 3, seed: 0, label: "test", recordTo: out });
+    assert.deepEqual(summary.outcomes, { abort: 1 }, "aborted, and no further episode on a faulted arm");
+  } finally {
+    console.warn = warn;
+    console.error = error;
+    await close();
+  }
+  const name = driver.joints[2].name;
+  assert.ok(warnings.some((w) => new RegExp(`${name} \\(feetech id 3, STS3215\\) reports overload`).test(w)), `the fault names the joint: ${warnings.join("\n")}`);
+  assert.equal(readdirSync(out).filter((f) => f.endsWith(".mcap")).length, 1, "the aborted episode's recording is kept");
+});
+
 test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's targets reach servoj through the input registers", async () => {
   const { cpSync } = await import("node:fs");
   const { runEpisodes } = await import("../app/runEpisodes.ts");
@@ -185,7 +220,7 @@ test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's target
   writeFileSync(join(pkg, "policy.json"), JSON.stringify(pj, null, 2));
   const sim = await RtdeControllerSim.start({ q0: [0, -1.2, 1.2, -1.5, -1.5, 0] });
   try {
-    cfg.driver = { ...cfg.driver, host: "127.0.0.1", port: sim.rtdePort, script_port: sim.secondaryPort };
+    cfg.driver = { ...cfg.driver, host: "127.0.0.1", port: sim.rtdePort, script_port: sim.primaryPort };
     cfg.camera.enabled = false;
     cfg.recorder.enabled = false;
     cfg.actor = { ...cfg.actor, package: pkg, providers: ["cpu"] };
@@ -193,7 +228,7 @@ test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's target
     const { summary } = await runEpisodes(cfg, { count: 1, seed: 0, label: "test" });
     assert.equal(summary.episodes, 1);
     assert.equal(summary.actorErrors, 0);
-    assert.equal(sim.stats.scripts, 1, "rlft_servoj was sent to the secondary interface");
+    assert.equal(sim.stats.scripts, 1, "rlft_servoj was sent to the primary interface");
     assert.ok(sim.stats.inputPackages > 100, `only ${sim.stats.inputPackages} input packages`);
     const targets = [24, 25, 26, 27, 28, 29].map((i) => Number(sim.registers.get(`input_double_register_${i}`)));
     assert.ok(targets.some((q, i) => Math.abs(q - [0, -1.2, 1.2, -1.5, -1.5, 0][i]) > 1e-3), `targets never left the start pose: ${targets}`);

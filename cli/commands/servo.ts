@@ -1,6 +1,12 @@
-/** `rlft servo-sim` (a simulated servo bus on a pseudo-terminal) and `rlft servo-scan` (which servos answer on a port). */
+/**
+ * `rlft servo-sim` (a simulated servo bus on a pseudo-terminal) and `rlft servo-scan` (which servos answer on a port).
+ * servo-sim takes fault commands on stdin, one per line (how test/peers drives it): `fault <id> <kind>`,
+ * `clear <id>`, `silent <id>`, `answer <id>`, `set <id> <register> <value>`, `get <id> <register>`, `stats`, `quit`.
+ */
 import type { Command } from "commander";
 import { integer } from "../numberOption.ts";
+import { createInterface } from "node:readline";
+import type { ServoFault } from "../../hardware/servo/servoSimRules.ts";
 import { openPtyPair } from "../../hardware/transport/PtyPair.ts";
 import { SerialTransport } from "../../hardware/transport/SerialTransport.ts";
 import { ServoBusSim } from "../../hardware/servo/ServoBusSim.ts";
@@ -30,6 +36,42 @@ function busKind(v: string): BusKind {
 
 const defaultModel = (bus: BusKind) => (bus === "feetech" ? "sts3215" : "xl330");
 
+/** Applies one servo-sim stdin command; returns the answer line. */
+export function servoSimCommand(sim: ServoBusSim, line: string): string {
+  const [cmd, a, b, c] = line.trim().split(/\s+/);
+  const id = Number(a);
+  try {
+    switch (cmd) {
+      case "fault":
+        sim.injectFault(id, b as ServoFault);
+        return `ok: servo ${id} ${b}`;
+      case "clear":
+        sim.clearFault(id);
+        return `ok: servo ${id} fault cause cleared`;
+      case "silent":
+        sim.silent.add(id);
+        return `ok: servo ${id} silent`;
+      case "answer":
+        sim.silent.delete(id);
+        return `ok: servo ${id} answers`;
+      case "set":
+        sim.set(id, b, Number(c));
+        return `ok: servo ${id} ${b} = ${c}`;
+      case "get":
+        return `${sim.get(id, b)}`;
+      case "stats":
+        return JSON.stringify(sim.stats);
+      case undefined:
+      case "":
+        return "";
+      default:
+        return `unknown command '${line.trim()}' (fault <id> <kind>, clear <id>, silent <id>, answer <id>, set <id> <register> <value>, get <id> <register>, stats, quit)`;
+    }
+  } catch (e) {
+    return `error: ${(e as Error).message}`;
+  }
+}
+
 /** Registers servo-sim and servo-scan. */
 export function registerServoCommands(program: Command): void {
   program
@@ -40,6 +82,7 @@ export function registerServoCommands(program: Command): void {
     .option("--model <name>", "servo model (feetech: sts3215; dynamixel: xl330, xl430)")
     .option("--port <path>", "serve on this existing serial device instead of creating a pty pair")
     .option("--speed <ticks>", "top servo speed in ticks/s", integer({ min: 1 }), 3000)
+    .option("--boot-ms <ms>", "Dynamixel: how long a rebooting servo stays silent", integer({ min: 0 }), 20)
     .addHelpText("after", "\nExample:\n  rlft servo-sim --bus feetech --ids 1-6\n  # then, in another terminal, with the port it prints:\n  rlft launch launch/so100.yaml --port /dev/pts/3 --policy runs/so100/package\n")
     .action(async (o) => {
       const bus: BusKind = o.bus;
@@ -47,19 +90,29 @@ export function registerServoCommands(program: Command): void {
       const ids = parseIds(o.ids);
       const pty = o.port ? null : await openPtyPair();
       const transport = await SerialTransport.open(o.port ?? pty!.b, { baudRate: 1_000_000 });
-      const sim = new ServoBusSim(transport, { protocol: SERVO_PROTOCOLS[bus], model, ids, maxSpeed: o.speed });
+      const sim = new ServoBusSim(transport, { protocol: SERVO_PROTOCOLS[bus], model, ids, maxSpeed: o.speed, bootMs: o.bootMs });
       console.log(`simulated ${bus} bus: ${ids.length} × ${model.name} (ids ${ids.join(", ")})`);
       console.log(pty ? `connect to: ${pty.a}` : `serving on ${o.port}`);
-      console.log("Ctrl-C to stop");
-      const timer = setInterval(() => {
-        const pos = ids.map((id) => sim.get(id, "Present_Position")).join(" ");
-        process.stdout.write(`\rpackets ${sim.stats.packets}  goal writes ${sim.stats.goalWrites}  positions [${pos}]   `);
-      }, 500);
+      console.log(process.stdin.isTTY ? "Ctrl-C to stop" : "commands on stdin: fault <id> <kind>, clear <id>, silent <id>, answer <id>, set/get <id> <register> [value], stats, quit");
+      const tty = process.stdout.isTTY;
+      const timer = tty
+        ? setInterval(() => {
+            const pos = ids.map((id) => sim.get(id, "Present_Position")).join(" ");
+            process.stdout.write(`\rpackets ${sim.stats.packets}  goal writes ${sim.stats.goalWrites}  positions [${pos}]   `);
+          }, 500)
+        : null;
       await new Promise<void>((resolve) => {
         process.once("SIGINT", () => resolve());
         process.once("SIGTERM", () => resolve());
+        if (!process.stdin.isTTY) {
+          createInterface({ input: process.stdin }).on("line", (line) => {
+            if (line.trim() === "quit") return resolve();
+            const r = servoSimCommand(sim, line);
+            if (r) console.log(r);
+          });
+        }
       });
-      clearInterval(timer);
+      if (timer) clearInterval(timer);
       console.log();
       sim.dispose();
       await transport.close();

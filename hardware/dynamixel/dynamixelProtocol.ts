@@ -27,6 +27,21 @@ const ERROR_NUMBERS: Record<number, string> = {
   7: "Access Error (read-only register, or EEPROM write with torque on)",
 };
 
+/** Hardware Error Status (70) bits of the X series (e-Manual "Shutdown(63)" table). */
+const HARDWARE_ERRORS: [number, string][] = [
+  [0, "Input Voltage Error (supply outside the voltage limits)"],
+  [2, "Overheating Error (internal temperature above Temperature Limit)"],
+  [3, "Motor Encoder Error"],
+  [4, "Electrical Shock Error (electrical shock on the circuit, or too little power for the motor)"],
+  [5, "Overload Error (a persistent load above the maximum output)"],
+];
+
+/** Names of the bits set in a Hardware Error Status value. */
+export function hardwareErrorText(status: number): string {
+  const names = HARDWARE_ERRORS.filter(([bit]) => status & (1 << bit)).map(([bit, t]) => `${t} [bit ${bit}]`);
+  return names.join(", ") || `Hardware Error Status ${status}`;
+}
+
 const CRC_TABLE = (() => {
   const t = new Uint16Array(256);
   for (let i = 0; i < 256; i++) {
@@ -119,6 +134,8 @@ export const dynamixelProtocol: ServoProtocol = {
   status: (p: ServoPacket): ServoStatus | null =>
     p.instruction === INSTRUCTION.STATUS && p.params.length >= 1 ? { id: p.id, error: p.params[0], data: p.params.slice(1) } : null,
   ping: (id) => frame(id, INSTRUCTION.PING, []),
+  // §Reboot: the servo answers, then restarts (RAM to defaults, hardware error cleared).
+  reboot: (id) => frame(id, INSTRUCTION.REBOOT, []),
   read: (id, address, length) => frame(id, INSTRUCTION.READ, [...u16(address), ...u16(length)]),
   write: (id, address, data) => frame(id, INSTRUCTION.WRITE, [...u16(address), ...data]),
   syncRead: (ids, address, length) => frame(BROADCAST, INSTRUCTION.SYNC_READ, [...u16(address), ...u16(length), ...ids]),

@@ -7,11 +7,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { EmbeddedRuntime } from "../../runtime/embedded/EmbeddedRuntime.ts";
-import { MessageRegistry } from "../../runtime/msgs/MessageRegistry.ts";
-import type { NodeHandle } from "../../runtime/Runtime.ts";
 import { Ros2ControlDriver } from "./Ros2ControlDriver.ts";
+import { FAKE_ARM as ARM, fakeRos2Control } from "./fakeRos2Control.ts";
 
-const ARM = ["joint1", "joint2", "joint3"];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(cond: () => boolean, ms = 3000): Promise<void> {
   const end = Date.now() + ms;
@@ -19,31 +17,6 @@ async function until(cond: () => boolean, ms = 3000): Promise<void> {
     if (Date.now() > end) throw new Error("condition not met in time");
     await sleep(5);
   }
-}
-
-/** controller_manager double: broadcaster at 100 Hz, one command controller. */
-function fakeRos2Control(node: NodeHandle, mode: "forward" | "trajectory") {
-  const reg = MessageRegistry.default();
-  // Broadcaster order differs from ours and includes a finger joint we do not drive.
-  const order = ["finger", "joint3", "joint1", "joint2"];
-  const q: Record<string, number> = { finger: 0.01, joint1: 0.1, joint2: 0.2, joint3: 0.3 };
-  const received: unknown[] = [];
-  const pub = node.createPublisher("sensor_msgs/msg/JointState", "/joint_states");
-  if (mode === "forward") {
-    node.createSubscription<{ data: number[] }>("std_msgs/msg/Float64MultiArray", "/forward_position_controller/commands", (m) => {
-      received.push(reg.decode("std_msgs/msg/Float64MultiArray", reg.encode("std_msgs/msg/Float64MultiArray", m)));
-      ARM.forEach((j, i) => (q[j] = m.data[i]));
-    });
-  } else {
-    node.createSubscription<{ joint_names: string[]; points: { positions: number[] }[] }>("trajectory_msgs/msg/JointTrajectory", "/joint_trajectory_controller/joint_trajectory", (m) => {
-      received.push(reg.decode("trajectory_msgs/msg/JointTrajectory", reg.encode("trajectory_msgs/msg/JointTrajectory", m)));
-      m.joint_names.forEach((j, i) => (q[j] = m.points[0].positions[i]));
-    });
-  }
-  const timer = node.createTimer(0.01, () => {
-    pub.publish({ header: { stamp: node.clock.stamp(), frame_id: "" }, name: order, position: order.map((j) => q[j]), velocity: order.map(() => 0), effort: order.map(() => 0) });
-  });
-  return { q, received, stop: () => timer.cancel() };
 }
 
 for (const mode of ["forward", "trajectory"] as const) {

@@ -214,12 +214,38 @@ test("a servo that stops answering while active: read() names it, then the drive
     await until(() => driver.stats.faults === 1);
     const w = driver.write([0, 0, 0]);
     assert.equal(w.ok, false);
-    assert.match((w as { error: string }).error, /servo bus fault, commands are not taken: feetech servo 2 .* did not answer sync read/);
+    assert.match((w as { error: string }).error, /servo arm fault, commands are not taken: servo bus fault after 3 failed cycles on j1 \(id 2\): feetech servo 2 .* did not answer sync read/);
     await sleep(60);
     assert.match((driver.read().status as { error: string }).error, /no fresh servo reading .* servo 2/);
     // Torque off went out as a broadcast: the servos still listening let go.
     await until(() => sim.get(1, "Torque_Enable") === 0 && sim.get(3, "Torque_Enable") === 0);
     assert.match(warnings.join("\n"), /servo bus fault after 3 failed cycles.*switching torque off/);
+  } finally {
+    await driver.close();
+    sim.dispose();
+  }
+});
+
+test("a Feetech servo that still reports its fault keeps the arm inactive at activate, naming it, until the cause is gone", { skip }, async () => {
+  const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
+  const warnings: string[] = [];
+  const driver = new ServoArmDriver({
+    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 500 }),
+    joints: joints([1, 2, 3]),
+    loopHz: 50,
+    staleSec: 0.5,
+    onDeactivate: "hold",
+    onFault: "hold",
+    logger: { warn: (m) => warnings.push(m), info: () => undefined },
+  });
+  try {
+    await driver.configure();
+    sim.injectFault(2, "overheating");
+    await assert.rejects(driver.activate(), (e: ServoError) => e.code === "SERVO_ERROR" && /j1 \(feetech id 2, STS3215\) reports overheating .*the arm stays inactive/.test(e.message));
+    assert.equal(driver.state, "inactive");
+    sim.clearFault(2);
+    await driver.activate();
+    assert.equal(driver.state, "active");
   } finally {
     await driver.close();
     sim.dispose();

@@ -10,6 +10,14 @@
  * deactivate: torque off or hold, as configured. A lost bus: reads fail and the status says why; with
  * `on_fault: torque_off` the driver tries to switch torque off; Dynamixel's Bus Watchdog stops the servos
  * by itself when the host goes silent.
+ *
+ * Faults the servos report (servoFaults.ts names them): a status error byte in any reply — Dynamixel's Alert bit
+ * (a hardware-error shutdown: the servo switched its torque off and only a Reboot clears it), Feetech's fault bits
+ * (voltage, angle sensor, overheat, overcurrent, overload) — or a tripped Dynamixel Bus Watchdog (read every
+ * WATCHDOG_CHECK cycles: the servos stopped and refuse goals). Each latches `fault` at once with one line naming the
+ * joint, the servo and the fix; commands are refused and `on_fault` applies. The next `activate` performs the
+ * documented recovery: Dynamixel servos that report a hardware error are rebooted (Reboot instruction), a tripped
+ * watchdog is cleared; a Feetech servo that still reports a fault refuses activation with its name.
  */
 import type { ArmDriver, DriverStatus, JointReading } from "../ArmDriver.ts";
 import type { ServoBus } from "./ServoBus.ts";
@@ -17,6 +25,10 @@ import { ServoError } from "./ServoError.ts";
 import type { ServoModel } from "./ServoModel.ts";
 import { radiansToTicks, ticksToRadians, type JointCalibration } from "../../calibration/ArmCalibration.ts";
 import { presentCalibration, presentToRawShifts } from "./servoCalibration.ts";
+import { describeServoFault } from "./servoFaults.ts";
+
+/** Cycles between two reads of the Dynamixel Bus Watchdog register. */
+const WATCHDOG_CHECK = 10;
 
 /** One joint on the bus. */
 export interface ServoJoint {
@@ -68,6 +80,8 @@ export class ServoArmDriver implements ArmDriver {
   #error = "";
   #failures = 0;
   #faulted = false;
+  /** The latched fault line ("" when none). */
+  #fault = "";
   #loop: Promise<void> | null = null;
   #running = false;
   #effortName: string;
@@ -95,6 +109,11 @@ export class ServoArmDriver implements ArmDriver {
   /** The bus, once configured. */
   get bus(): ServoBus | null {
     return this.#bus;
+  }
+
+  /** The latched fault ("" when none): names the joint and servo, what it reported and the fix. */
+  get fault(): string {
+    return this.#fault;
   }
 
   /** The last bus error ("" when healthy). */
@@ -134,6 +153,7 @@ export class ServoArmDriver implements ArmDriver {
     if (this.#state === "active") return;
     const bus = this.#bus!;
     const ids = this.#opts.joints.map((j) => j.id);
+    await this.#recover(bus, ids);
     // Hold where the arm is, then take torque: the goal register may still hold an old target.
     const present = await bus.syncRead(ids, ["Present_Position"]);
     await bus.syncWrite("Goal_Position", ids.map((id, i) => ({ id, value: present[i][0] })));
@@ -144,7 +164,33 @@ export class ServoArmDriver implements ArmDriver {
     }
     this.#pending = null;
     this.#faulted = false;
+    this.#fault = "";
+    this.#failures = 0;
     this.#state = "active";
+  }
+
+  /**
+   * The documented recovery before torque goes on: Dynamixel servos that report a hardware error are rebooted
+   * (e-Manual "Shutdown(63)": REBOOT is the only way back to torque on), a tripped Bus Watchdog is cleared by
+   * writing 0 (e-Manual "Bus Watchdog(98)"); a Feetech servo that still reports a fault keeps the arm inactive.
+   */
+  async #recover(bus: ServoBus, ids: number[]): Promise<void> {
+    const { errors } = await bus.syncReadStatus(ids, ["Present_Position"]);
+    for (const [i, err] of errors.entries()) {
+      if (!err) continue;
+      const j = this.#opts.joints[i];
+      if (bus.protocol.reboot) {
+        const what = await describeServoFault(bus, j, err);
+        this.#opts.logger?.warn(`${what}; rebooting it (Dynamixel Reboot instruction) to clear the error before torque goes on`);
+        await bus.reboot(j.id);
+      } else {
+        throw new ServoError("SERVO_ERROR", [j.id], `${await describeServoFault(bus, j, err)} — the arm stays inactive: remove the cause (load, supply, temperature), or power-cycle the servo, then activate again`);
+      }
+    }
+    if (bus.protocol.name === "dynamixel" && this.#opts.busWatchdogMs) {
+      const v = await bus.syncRead(ids, ["Bus_Watchdog"]);
+      for (const [i, r] of v.entries()) if (r[0] === -1) await bus.write(ids[i], "Bus_Watchdog", 0);
+    }
   }
 
   async deactivate(): Promise<void> {
@@ -174,7 +220,7 @@ export class ServoArmDriver implements ArmDriver {
 
   write(positions: readonly number[]): DriverStatus {
     if (this.#state !== "active") return { ok: false, error: `servo arm is ${this.#state}: commands are not taken` };
-    if (this.#faulted) return { ok: false, error: `servo bus fault, commands are not taken: ${this.#error}` };
+    if (this.#faulted) return { ok: false, error: `servo arm fault, commands are not taken: ${this.#fault || this.#error}` };
     const n = this.#opts.joints.length;
     if (positions.length !== n) return { ok: false, error: `expected ${n} joint targets (${this.jointNames.join(", ")}), got ${positions.length}` };
     const bad = positions.findIndex((q) => !Number.isFinite(q));
@@ -241,7 +287,7 @@ export class ServoArmDriver implements ArmDriver {
         this.stats.goalWrites++;
       }
       const names = ["Present_Position", "Present_Velocity", ...(this.#effortName ? [this.#effortName] : [])];
-      const v = await bus.syncRead(ids, names);
+      const { values: v, errors } = await bus.syncReadStatus(ids, names);
       this.#reading = {
         position: v.map((r, i) => this.toRad(i, r[0])),
         velocity: v.map((r, i) => this.#opts.joints[i].direction * r[1] * bus.model.velocityScale),
@@ -252,20 +298,39 @@ export class ServoArmDriver implements ArmDriver {
       if (this.#error) this.#opts.logger?.info(`servo bus ${bus.port} recovered`);
       this.#error = "";
       this.#failures = 0;
+      // A servo reports a fault: name it and latch at once (a device report, not line noise to ride out).
+      const bad = errors.findIndex((e) => e !== 0);
+      if (bad >= 0 && this.#state === "active" && !this.#faulted) await this.#fault_(await describeServoFault(bus, this.#opts.joints[bad], errors[bad]));
+      if (bus.protocol.name === "dynamixel" && this.#opts.busWatchdogMs && this.#state === "active" && !this.#faulted && this.stats.cycles % WATCHDOG_CHECK === 0) {
+        const wd = await bus.syncRead(ids, ["Bus_Watchdog"]);
+        const tripped = wd.findIndex((r) => r[0] === -1);
+        if (tripped >= 0) {
+          const j = this.#opts.joints[tripped];
+          await this.#fault_(
+            `${j.name} (dynamixel id ${j.id}) tripped its Bus Watchdog (no instruction for over ${this.#opts.busWatchdogMs} ms — rlft's I/O loop stalled): the servo stopped and refuses goals (Data Range Error) — rlft clears the watchdog when the arm is activated again; if it recurs, raise driver.bus_watchdog_ms or unload the host`,
+          );
+        }
+      }
     } catch (e) {
       const msg = (e as Error).message;
       if (msg !== this.#error) this.#opts.logger?.warn(msg);
       this.#error = msg;
       this.#failures++;
-      if (this.#state === "active" && !this.#faulted && this.#failures >= (this.#opts.faultAfter ?? 5)) await this.#fault();
+      if (this.#state === "active" && !this.#faulted && this.#failures >= (this.#opts.faultAfter ?? 5)) {
+        const ids = e instanceof ServoError ? e.ids : [];
+        const who = this.#opts.joints.filter((j) => ids.includes(j.id)).map((j) => `${j.name} (id ${j.id})`);
+        await this.#fault_(`servo bus fault after ${this.#failures} failed cycles${who.length ? ` on ${who.join(", ")}` : ""}: ${this.#error}`);
+      }
     }
   }
 
-  async #fault(): Promise<void> {
+  /** Latches a fault: commands refused, `on_fault` applied, one warning. */
+  async #fault_(line: string): Promise<void> {
     this.#faulted = true;
+    this.#fault = line;
     this.stats.faults++;
     const action = this.#opts.onFault;
-    this.#opts.logger?.warn(`servo bus fault after ${this.#failures} failed cycles: ${this.#error}; ${action === "torque_off" ? "switching torque off" : "servos keep holding their last goal"}`);
+    this.#opts.logger?.warn(`${line}; ${action === "torque_off" ? "switching torque off (the arm goes limp)" : "the servos keep holding their last goal"}`);
     if (action === "torque_off") await this.#torqueOff();
   }
 

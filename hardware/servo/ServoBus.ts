@@ -81,6 +81,47 @@ export class ServoBus {
     return statuses.map((s) => regs.map((r) => decodeRegister(r, s.data.subarray(r.address - start, r.address - start + r.size), this.model.byteOrder)));
   }
 
+  /**
+   * Like `syncRead`, but a status error byte (a servo reporting a fault) does not throw: each servo's error byte
+   * comes back next to its values, so the caller can name the joint and act.
+   */
+  async syncReadStatus(ids: readonly number[], names: readonly string[]): Promise<{ values: number[][]; errors: number[] }> {
+    const regs = names.map((n) => register(this.model, n));
+    const start = Math.min(...regs.map((r) => r.address));
+    const end = Math.max(...regs.map((r) => r.address + r.size));
+    const statuses = await this.#request(this.protocol.syncRead(ids, start, end - start), ids, `sync read ${names.join(", ")}`, end - start, true);
+    return {
+      values: statuses.map((s) => regs.map((r) => decodeRegister(r, s.data.subarray(r.address - start, r.address - start + r.size), this.model.byteOrder))),
+      errors: statuses.map((s) => s.error),
+    };
+  }
+
+  /** Reads one register and the servo's status error byte, without throwing on the error byte. */
+  async readStatus(id: number, name: string): Promise<{ value: number; error: number }> {
+    const reg = register(this.model, name);
+    const [s] = await this.#request(this.protocol.read(id, reg.address, reg.size), [id], `read ${name}`, reg.size, true);
+    return { value: decodeRegister(reg, s.data, this.model.byteOrder), error: s.error };
+  }
+
+  /**
+   * Dynamixel REBOOT (e-Manual Protocol 2.0 §Reboot) of servo `id`, then waits until it answers a ping again
+   * (within `bootTimeoutMs`). Clears a hardware-error shutdown; torque is off afterwards.
+   */
+  async reboot(id: number, bootTimeoutMs = 2000): Promise<void> {
+    if (!this.protocol.reboot) throw new ServoError("BAD_REPLY", [id], `${this.protocol.name} servos have no reboot instruction — power-cycle servo ${id} to clear its fault`);
+    await this.#request(this.protocol.reboot(id), [id], "reboot", 0, true);
+    const deadline = Date.now() + bootTimeoutMs;
+    for (;;) {
+      try {
+        await this.ping(id);
+        return;
+      } catch (e) {
+        if (Date.now() > deadline) throw e;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+  }
+
   /** Writes `name` on every servo in one broadcast packet (no replies). */
   async syncWrite(name: string, values: readonly { id: number; value: number }[]): Promise<void> {
     const reg = register(this.model, name);
@@ -95,7 +136,7 @@ export class ServoBus {
   }
 
   /** Sends `packet` and waits for one status of `dataLength` bytes from each id (a late reply to an earlier request has another length or id and is skipped). */
-  async #request(packet: Uint8Array, ids: readonly number[], what: string, dataLength: number): Promise<ServoStatus[]> {
+  async #request(packet: Uint8Array, ids: readonly number[], what: string, dataLength: number, tolerateErrors = false): Promise<ServoStatus[]> {
     let byId = new Map<number, ServoStatus>();
     let corrupt: string[] = [];
     for (let attempt = 0; attempt <= this.#retries; attempt++) {
@@ -137,7 +178,7 @@ export class ServoBus {
     return ids.map((id) => {
       const s = byId.get(id)!;
       const text = this.protocol.errorText(s.error);
-      if (text) throw new ServoError("SERVO_ERROR", [id], `${this.#who(id)} reports: ${text} (during ${what}) — check the supply voltage and the load; power-cycle the servo to clear a latched error`);
+      if (text && !tolerateErrors) throw new ServoError("SERVO_ERROR", [id], `${this.#who(id)} reports: ${text} (during ${what}) — check the supply voltage and the load; power-cycle the servo to clear a latched error`);
       return s;
     });
   }

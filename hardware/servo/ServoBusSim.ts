@@ -1,13 +1,28 @@
 /**
- * A servo bus simulator: the servo side of the Feetech SCS/STS or Dynamixel 2.0 protocol over any
- * ByteTransport (one end of a pty pair in tests, `rlft servo-sim` for people). Each simulated servo has the
- * model's register memory, answers ping / read / write / sync read and ignores what is not addressed to it,
- * as real servos do; with torque on it moves towards Goal_Position at a bounded speed. Faults can be injected:
- * silent servos, corrupted replies, a latched hardware error. Protocol sections are cited in the protocol files.
+ * A servo bus simulator: the servo side of the Feetech SCS/STS or Dynamixel 2.0 protocol over any ByteTransport
+ * (one end of a pty pair in tests, `rlft servo-sim` for people and for the vendors' SDKs in test/peers). Each
+ * simulated servo (SimServo.ts) has the model's register memory and moves towards Goal_Position with torque on;
+ * what a write may change and what a status reports follow servoSimRules.ts. Servos ignore what is not addressed
+ * to them, as real ones do. Instructions:
+ *
+ * - both families: PING (unicast, and broadcast: every servo answers in id order — e-Manual Protocol 2.0 §Ping
+ *   "Broadcast ID", and LeRobot's FeetechMotorsBus broadcast ping), READ, WRITE, REG_WRITE + ACTION (the write
+ *   waits for ACTION; e-Manual §Reg Write / §Action, Feetech manual §4 instructions 0x04 / 0x05), SYNC READ,
+ *   SYNC WRITE.
+ * - Dynamixel: REBOOT (0x08; e-Manual §Reboot: the status is sent, then the servo restarts — RAM back to its
+ *   defaults, hardware error and torque cleared, silent while it boots), BULK READ (0x92: id, address, length per
+ *   servo; each answers in order), BULK WRITE (0x93: id, address, length, data per servo; no reply), the Bus
+ *   Watchdog (register 98; e-Manual "Bus Watchdog(98)": no instruction for N × 20 ms with torque on → the servo
+ *   stops and the register reads -1), and an unknown instruction answered Instruction Error (2).
+ *
+ * Faults can be injected: silent servos, corrupted replies, hardware faults (`injectFault`: overload, overheating,
+ * voltage, …) with each family's consequences.
  */
 import type { ByteTransport } from "../transport/ByteTransport.ts";
 import type { ServoPacket, ServoProtocol } from "./ServoProtocol.ts";
-import { decodeRegister, encodeRegister, register, type ServoModel } from "./ServoModel.ts";
+import type { ServoModel } from "./ServoModel.ts";
+import { SimServo } from "./SimServo.ts";
+import { dynamixelRules, feetechRules, type ServoFault, type SimRules } from "./servoSimRules.ts";
 
 /** Options of the simulator. */
 export interface ServoBusSimOptions {
@@ -18,6 +33,8 @@ export interface ServoBusSimOptions {
   startTicks?: number;
   /** Top speed with torque on, ticks/s (STS3215 ≈ 0.22 s/60° ≈ 3000 ticks/s). */
   maxSpeed?: number;
+  /** How long a rebooting Dynamixel stays silent (ms). */
+  bootMs?: number;
 }
 
 /** Counters, for tests and the CLI. */
@@ -25,29 +42,26 @@ export interface ServoBusSimStats {
   packets: number;
   syncWrites: number;
   syncReads: number;
+  bulkReads: number;
+  bulkWrites: number;
+  reboots: number;
   checksumErrors: number;
   goalWrites: number;
 }
 
-/** One simulated servo. */
-interface SimServo {
-  id: number;
-  mem: Uint8Array;
-  /** Exact position (ticks), integrated between packets. */
-  pos: number;
-  lastInstructionAt: number;
-}
+const EXTRA = { REBOOT: 0x08, BULK_READ: 0x92, BULK_WRITE: 0x93, REG_WRITE: 0x04, ACTION: 0x05, STATUS: 0x55 } as const;
 
 /** The simulator. */
 export class ServoBusSim {
-  readonly stats: ServoBusSimStats = { packets: 0, syncWrites: 0, syncReads: 0, checksumErrors: 0, goalWrites: 0 };
+  readonly stats: ServoBusSimStats = { packets: 0, syncWrites: 0, syncReads: 0, bulkReads: 0, bulkWrites: 0, reboots: 0, checksumErrors: 0, goalWrites: 0 };
   /** Servos that stay silent (unplugged, wrong id, no power). */
   readonly silent = new Set<number>();
   /** The next N replies go out with a broken checksum/CRC. */
   corruptReplies = 0;
-  /** Last goal each servo received, for tests. */
+  /** Last goal each servo took, for tests. */
   readonly goals = new Map<number, number>();
   #opts: Required<ServoBusSimOptions>;
+  #rules: SimRules;
   #servos = new Map<number, SimServo>();
   #buf = new Uint8Array(0);
   #transport: ByteTransport;
@@ -56,26 +70,40 @@ export class ServoBusSim {
   #onPacket: ((p: ServoPacket) => void)[] = [];
 
   constructor(transport: ByteTransport, opts: ServoBusSimOptions) {
-    this.#opts = { startTicks: Math.round(opts.model.ticksPerRev / 2), maxSpeed: 3000, ...opts };
+    this.#opts = { startTicks: Math.round(opts.model.ticksPerRev / 2), maxSpeed: 3000, bootMs: 20, ...opts };
+    this.#rules = opts.protocol.name === "dynamixel" ? dynamixelRules : feetechRules;
     this.#transport = transport;
-    for (const id of opts.ids) this.#servos.set(id, this.#makeServo(id));
+    const now = this.#now();
+    for (const id of opts.ids) this.#servos.set(id, new SimServo(id, opts.model, this.#opts.startTicks, now));
     this.#off = transport.onData((c) => this.#onData(c));
   }
 
   /** Register value of servo `id`. */
   get(id: number, name: string): number {
     const s = this.#servo(id);
-    this.#advance(s);
-    const r = register(this.#opts.model, name);
-    return decodeRegister(r, s.mem.subarray(r.address, r.address + r.size), this.#opts.model.byteOrder);
+    this.#tick(s);
+    if (!s.has(name)) throw new Error(`${this.#opts.model.name} has no register '${name}'`);
+    return s.get(name);
   }
 
-  /** Sets a register of servo `id` (e.g. a hardware error, or a position to start from). */
+  /** Sets a register of servo `id` directly (a start position, a temperature), bypassing the protocol rules. */
   set(id: number, name: string, value: number): void {
     const s = this.#servo(id);
-    const r = register(this.#opts.model, name);
-    s.mem.set(encodeRegister(r, value, this.#opts.model.byteOrder, name), r.address);
+    if (!s.has(name)) throw new Error(`${this.#opts.model.name} has no register '${name}'`);
+    s.set(name, value);
     if (name === "Present_Position") s.pos = value;
+  }
+
+  /** A hardware fault on servo `id` (Dynamixel: shutdown per Shutdown(63); Feetech: status bit, torque released per Unloading_Condition). */
+  injectFault(id: number, fault: ServoFault): void {
+    const s = this.#servo(id);
+    this.#tick(s);
+    this.#rules.fault(s, fault);
+  }
+
+  /** The cause of servo `id`'s fault went away (Feetech: bits clear; Dynamixel: still latched until a reboot). */
+  clearFault(id: number): void {
+    this.#rules.clear(this.#servo(id));
   }
 
   /** Calls `cb` for every instruction packet received (tests check what arrived). */
@@ -95,85 +123,55 @@ export class ServoBusSim {
     return s;
   }
 
-  #makeServo(id: number): SimServo {
-    const m = this.#opts.model;
-    const s: SimServo = { id, mem: new Uint8Array(256), pos: this.#opts.startTicks, lastInstructionAt: this.#now() };
-    const put = (name: string, v: number) => {
-      if (!m.registers[name]) return;
-      const r = m.registers[name];
-      s.mem.set(encodeRegister(r, v, m.byteOrder, name), r.address);
-    };
-    put("Model_Number", m.modelNumber);
-    put("ID", id);
-    put("Min_Position_Limit", 0);
-    put("Max_Position_Limit", m.ticksPerRev - 1);
-    put("Present_Position", this.#opts.startTicks);
-    put("Goal_Position", this.#opts.startTicks);
-    put("Present_Voltage", 120);
-    put("Present_Input_Voltage", 120);
-    put("Present_Temperature", 30);
-    put("Firmware_Version", 52);
-    return s;
-  }
-
   #now(): number {
     return (performance.now() - this.#t0) / 1000;
   }
 
-  /** Integrates the motion since the last update: move towards the goal at top speed while torque is on. */
-  #advance(s: SimServo): void {
-    const m = this.#opts.model;
+  /** Motion up to now, and the Dynamixel Bus Watchdog. */
+  #tick(s: SimServo): void {
     const now = this.#now();
-    const dt = Math.max(0, now - s.lastInstructionAt);
-    const get = (name: string) => {
-      const r = m.registers[name];
-      return decodeRegister(r, s.mem.subarray(r.address, r.address + r.size), m.byteOrder);
-    };
-    const put = (name: string, v: number) => {
-      const r = m.registers[name];
-      if (r) s.mem.set(encodeRegister(r, Math.round(v), m.byteOrder, name), r.address);
-    };
-    // Dynamixel Bus Watchdog (e-Manual "Bus Watchdog(98)"): no instruction for N × 20 ms with torque on → stop, -1.
-    const wd = m.registers.Bus_Watchdog ? get("Bus_Watchdog") : 0;
-    let vel = 0;
-    if (wd > 0 && get("Torque_Enable") === 1 && dt > wd * 0.02) {
-      put("Bus_Watchdog", -1);
-      put("Goal_Position", Math.round(s.pos));
-    } else if (get("Torque_Enable") === 1) {
-      const goal = get("Goal_Position");
-      const step = this.#opts.maxSpeed * dt;
-      const d = goal - s.pos;
-      const moved = Math.abs(d) <= step ? d : Math.sign(d) * step;
-      s.pos += moved;
-      vel = dt > 0 ? moved / dt : 0;
+    if (s.has("Bus_Watchdog")) {
+      const wd = s.get("Bus_Watchdog");
+      if (wd > 0 && s.get("Torque_Enable") === 1 && now - s.heardAt > wd * 0.02) {
+        // Stops where it is: the goal becomes the present position.
+        s.advance(s.heardAt + wd * 0.02, this.#opts.maxSpeed);
+        s.set("Goal_Position", Math.round(s.pos));
+        s.set("Bus_Watchdog", -1);
+      }
     }
-    put("Present_Position", s.pos);
-    put("Present_Velocity", Math.round(vel / (m.velocityScale / ((2 * Math.PI) / m.ticksPerRev))));
-    if (m.registers.Moving) put("Moving", Math.abs(vel) > 1 ? 1 : 0);
-    s.lastInstructionAt = now;
+    s.advance(now, this.#opts.maxSpeed);
   }
 
   #onData(chunk: Uint8Array): void {
     const next = new Uint8Array(this.#buf.length + chunk.length);
     next.set(this.#buf);
     next.set(chunk, this.#buf.length);
-    this.#buf = next;
+    this.#buf = next.length > 65536 ? next.subarray(next.length - 65536) : next;
     for (;;) {
       const r = this.#opts.protocol.decode(this.#buf);
       if (r.kind === "need_more") break;
+      const id = this.#buf[4];
       this.#buf = this.#buf.subarray(r.bytes);
       if (r.kind === "corrupt") {
-        // A real servo drops a packet whose checksum fails and stays silent.
         this.stats.checksumErrors++;
+        // Dynamixel 2.0 answers a packet for it whose CRC fails with CRC Error (3) (e-Manual Protocol 2.0 §Error);
+        // a Feetech servo drops it and stays silent.
+        const s = this.#opts.protocol.name === "dynamixel" && r.bytes > 7 ? this.#servos.get(id) : undefined;
+        if (s && this.#alive(s)) this.#reply(s, 3 | this.#rules.status(s), []);
         continue;
       }
       if (r.kind === "packet") this.#handle(r.packet);
     }
   }
 
-  #reply(id: number, error: number, data: ArrayLike<number>): void {
-    if (this.silent.has(id)) return;
-    const pkt = this.#opts.protocol.statusPacket(id, error, Uint8Array.from(data as ArrayLike<number>));
+  /** True when servo `s` can answer now (powered, not rebooting). */
+  #alive(s: SimServo): boolean {
+    return !this.silent.has(s.id) && this.#now() >= s.bootedAt;
+  }
+
+  #reply(s: SimServo, error: number, data: ArrayLike<number>): void {
+    if (!this.#alive(s)) return;
+    const pkt = this.#opts.protocol.statusPacket(s.id, error, Uint8Array.from(data as ArrayLike<number>));
     if (this.corruptReplies > 0) {
       this.corruptReplies--;
       pkt[pkt.length - 1] ^= 0x5a;
@@ -181,77 +179,148 @@ export class ServoBusSim {
     void this.#transport.write(pkt).catch(() => undefined);
   }
 
+  #store(s: SimServo, address: number, data: Uint8Array): number {
+    const err = this.#rules.write(s, address, data);
+    const goal = s.model.registers.Goal_Position;
+    if (goal.address >= address && goal.address < address + data.length && (err & 0x7f) === 0) {
+      this.stats.goalWrites++;
+      this.goals.set(s.id, s.get("Goal_Position"));
+    }
+    return err;
+  }
+
   #handle(p: ServoPacket): void {
     const proto = this.#opts.protocol;
     const I = proto.INSTRUCTION;
+    const dxl = proto.name === "dynamixel";
     // Dynamixel status packets (0x55) are ours echoed back on a shared line: not for us.
-    if (proto.name === "dynamixel" && p.instruction === 0x55) return;
+    if (dxl && p.instruction === EXTRA.STATUS) return;
     this.stats.packets++;
     for (const cb of this.#onPacket) cb(p);
-    const wide = proto.name === "dynamixel"; // 2-byte address and length fields
-    const u = (o: number) => (wide ? p.params[o] | (p.params[o + 1] << 8) : p.params[o]);
-    const hdr = wide ? 4 : 2;
-    for (const s of this.#servos.values()) if (!this.silent.has(s.id)) this.#advance(s);
-    if (p.instruction === I.SYNC_WRITE && p.id === proto.broadcastId) {
-      this.stats.syncWrites++;
-      const addr = u(0);
-      const len = u(wide ? 2 : 1);
-      for (let o = hdr; o + 1 + len <= p.params.length; o += 1 + len) {
-        const s = this.#servos.get(p.params[o]);
-        if (!s || this.silent.has(s.id)) continue;
-        this.#store(s, addr, p.params.subarray(o + 1, o + 1 + len));
+    const u = (o: number) => (dxl ? p.params[o] | (p.params[o + 1] << 8) : p.params[o]);
+    const hdr = dxl ? 4 : 2;
+    const now = this.#now();
+    for (const s of this.#servos.values()) {
+      if (!this.#alive(s)) continue;
+      this.#tick(s);
+      s.heardAt = now;
+    }
+    const bcast = p.id === proto.broadcastId;
+    const live = (id: number) => {
+      const s = this.#servos.get(id);
+      return s && this.#alive(s) ? s : undefined;
+    };
+    switch (p.instruction) {
+      case I.SYNC_WRITE: {
+        if (!bcast) return;
+        this.stats.syncWrites++;
+        const len = u(dxl ? 2 : 1);
+        for (let o = hdr; o + 1 + len <= p.params.length; o += 1 + len) {
+          const s = live(p.params[o]);
+          if (s) this.#store(s, u(0), p.params.subarray(o + 1, o + 1 + len));
+        }
+        return;
       }
+      case I.SYNC_READ: {
+        if (!bcast) return;
+        this.stats.syncReads++;
+        const addr = u(0);
+        const len = u(dxl ? 2 : 1);
+        for (const id of p.params.subarray(hdr)) {
+          const s = live(id);
+          if (s) this.#reply(s, this.#rules.status(s), s.mem.subarray(addr, addr + len));
+        }
+        return;
+      }
+      case EXTRA.BULK_READ: {
+        if (!dxl || !bcast) return;
+        this.stats.bulkReads++;
+        for (let o = 0; o + 5 <= p.params.length; o += 5) {
+          const s = live(p.params[o]);
+          const addr = u(o + 1);
+          const len = u(o + 3);
+          if (s) this.#reply(s, this.#rules.status(s), s.mem.subarray(addr, addr + len));
+        }
+        return;
+      }
+      case EXTRA.BULK_WRITE: {
+        if (!dxl || !bcast) return;
+        this.stats.bulkWrites++;
+        for (let o = 0; o + 5 <= p.params.length; ) {
+          const s = live(p.params[o]);
+          const addr = u(o + 1);
+          const len = u(o + 3);
+          if (s) this.#store(s, addr, p.params.subarray(o + 5, o + 5 + len));
+          o += 5 + len;
+        }
+        return;
+      }
+      case EXTRA.ACTION: {
+        const targets = bcast ? [...this.#servos.values()].filter((s) => this.#alive(s)) : [live(p.id)].filter((s): s is SimServo => !!s);
+        for (const s of targets) {
+          const reg = s.registered;
+          s.registered = null;
+          if (s.has("Registered_Instruction")) s.set("Registered_Instruction", 0);
+          const err = reg ? this.#store(s, reg.address, reg.data) : dxl ? 2 | this.#rules.status(s) : this.#rules.status(s);
+          if (!bcast) this.#reply(s, err, []);
+        }
+        return;
+      }
+      case I.PING: {
+        // Broadcast ping: every servo answers, in id order.
+        const targets = bcast ? [...this.#servos.values()].sort((a, b) => a.id - b.id) : [this.#servos.get(p.id)].filter((s): s is SimServo => !!s);
+        for (const s of targets) this.#reply(s, this.#rules.status(s), dxl ? [s.model.modelNumber & 0xff, s.model.modelNumber >> 8, s.get("Firmware_Version")] : []);
+        return;
+      }
+    }
+    const s = bcast ? undefined : live(p.id);
+    if (bcast) {
+      // A broadcast WRITE / REG_WRITE is taken by every servo, without replies.
+      if (p.instruction === I.WRITE || p.instruction === EXTRA.REG_WRITE) for (const t of this.#servos.values()) if (this.#alive(t)) this.#unicast(t, p, u, true);
       return;
     }
-    if (p.instruction === I.SYNC_READ && p.id === proto.broadcastId) {
-      this.stats.syncReads++;
-      const addr = u(0);
-      const len = u(wide ? 2 : 1);
-      for (const id of p.params.subarray(hdr)) {
-        const s = this.#servos.get(id);
-        if (s) this.#reply(id, this.#errorByte(s), s.mem.subarray(addr, addr + len));
+    if (s) this.#unicast(s, p, u, false);
+  }
+
+  #unicast(s: SimServo, p: ServoPacket, u: (o: number) => number, quiet: boolean): void {
+    const I = this.#opts.protocol.INSTRUCTION;
+    const dxl = this.#opts.protocol.name === "dynamixel";
+    const answer = (err: number, data: ArrayLike<number> = []) => quiet || this.#reply(s, err, data);
+    switch (p.instruction) {
+      case I.READ: {
+        const addr = u(0);
+        const len = u(dxl ? 2 : 1);
+        return void answer(this.#rules.status(s), s.mem.subarray(addr, addr + len));
       }
-      return;
-    }
-    const s = this.#servos.get(p.id);
-    if (!s) return;
-    if (p.instruction === I.PING) {
-      this.#reply(s.id, this.#errorByte(s), wide ? [this.#opts.model.modelNumber & 0xff, this.#opts.model.modelNumber >> 8, 52] : []);
-    } else if (p.instruction === I.READ) {
-      const addr = u(0);
-      const len = u(wide ? 2 : 1);
-      this.#reply(s.id, this.#errorByte(s), s.mem.subarray(addr, addr + len));
-    } else if (p.instruction === I.WRITE) {
-      const addr = u(0);
-      const err = this.#store(s, addr, p.params.subarray(wide ? 2 : 1));
-      this.#reply(s.id, err || this.#errorByte(s), []);
-    } else {
-      // Dynamixel: Instruction Error (2); Feetech servos ignore unknown instructions.
-      if (wide) this.#reply(s.id, 2, []);
+      case I.WRITE:
+        return void answer(this.#store(s, u(0), p.params.subarray(dxl ? 2 : 1)));
+      case EXTRA.REG_WRITE: {
+        s.registered = { address: u(0), data: p.params.slice(dxl ? 2 : 1) };
+        if (s.has("Registered_Instruction")) s.set("Registered_Instruction", 1);
+        return void answer(this.#rules.status(s));
+      }
+      case EXTRA.REBOOT:
+        if (!dxl) return;
+        answer(this.#rules.status(s));
+        this.stats.reboots++;
+        this.#reboot(s);
+        return;
+      default:
+        // Dynamixel: Instruction Error (2); Feetech servos ignore unknown instructions.
+        if (dxl) answer(2 | this.#rules.status(s));
     }
   }
 
-  /** Writes bytes into a servo's memory; returns a protocol error number (Dynamixel) or 0. */
-  #store(s: SimServo, addr: number, data: Uint8Array): number {
-    const m = this.#opts.model;
-    const torqueReg = m.registers.Torque_Enable;
-    const torqueOn = s.mem[torqueReg.address] === 1;
-    const touched = Object.entries(m.registers).filter(([, r]) => r.address < addr + data.length && r.address + r.size > addr);
-    if (touched.some(([, r]) => r.access === "R")) return 7; // Access Error
-    if (m.name.startsWith("XL") && torqueOn && touched.some(([, r]) => r.area === "EEPROM")) return 7;
-    s.mem.set(data, addr);
-    const goal = m.registers.Goal_Position;
-    if (goal.address >= addr && goal.address < addr + data.length) {
-      this.stats.goalWrites++;
-      this.goals.set(s.id, decodeRegister(goal, s.mem.subarray(goal.address, goal.address + goal.size), m.byteOrder));
-    }
-    if (m.registers.Bus_Watchdog && m.registers.Bus_Watchdog.address >= addr && m.registers.Bus_Watchdog.address < addr + data.length) s.lastInstructionAt = this.#now();
-    return 0;
-  }
-
-  #errorByte(s: SimServo): number {
-    const m = this.#opts.model;
-    if (m.registers.Hardware_Error_Status) return s.mem[m.registers.Hardware_Error_Status.address] ? 0x80 : 0;
-    return m.registers.Status ? s.mem[m.registers.Status.address] & 0x2f : 0;
+  /** e-Manual §Reboot: RAM returns to its defaults (torque off, errors cleared), EEPROM stays; silent while booting. */
+  #reboot(s: SimServo): void {
+    const eeprom = Object.values(s.model.registers).filter((r) => r.area === "EEPROM");
+    const kept = eeprom.map((r) => s.mem.slice(r.address, r.address + r.size));
+    const pos = Math.round(s.pos);
+    s.reset(pos);
+    eeprom.forEach((r, i) => s.mem.set(kept[i], r.address));
+    s.faults = 0;
+    s.registered = null;
+    s.bootedAt = this.#now() + this.#opts.bootMs / 1000;
+    s.heardAt = s.bootedAt;
   }
 }

@@ -36,6 +36,8 @@ export interface ServoProtocol {
   write(id: number, address: number, data: Uint8Array): Uint8Array;
   syncRead(ids: readonly number[], address: number, length: number): Uint8Array;
   syncWrite(address: number, length: number, entries: readonly { id: number; data: Uint8Array }[]): Uint8Array;
+  /** REBOOT instruction (Dynamixel 2.0 only; Feetech servos have none: power-cycle them). */
+  reboot?(id: number): Uint8Array;
   /** Model number in a ping reply (Dynamixel sends it; Feetech needs a read of Model_Number). */
   pingModel(s: ServoStatus): number | null;
   /** Words for the error bits of a status byte, empty when there is no error. */

@@ -1,4 +1,4 @@
-/** A TCP connection (UR RTDE on port 30004, the secondary interface on 30002) as a ByteTransport. */
+/** A TCP connection (UR RTDE on port 30004, the primary interface on 30001) as a ByteTransport. */
 import { Socket, connect } from "node:net";
 import type { ByteTransport } from "./ByteTransport.ts";
 import { TransportError } from "./TransportError.ts";

@@ -28,7 +28,7 @@ function driverFor(sim: RtdeControllerSim, extra: Partial<ConstructorParameters<
   const d = new UrRtdeDriver({
     host: "127.0.0.1",
     port: sim.rtdePort,
-    scriptPort: sim.secondaryPort,
+    scriptPort: sim.primaryPort,
     frequency: 500,
     joints: UR,
     lower: Array(6).fill(-6),
@@ -72,7 +72,7 @@ test("UR driver on the RTDE simulator: v2 setup at 500 Hz, INACTIVE refuses, ser
     await d.activate();
     assert.equal(sim.stats.scripts, 1);
     const prog = sim.program as RtdeControllerSim["program"];
-    assert.ok(prog && Math.abs(prog.dt - 0.002) < 1e-9 && prog.gain === 300 && prog.watchdogHz === 10);
+    assert.ok(prog && prog.servo && Math.abs(prog.servo.dt - 0.002) < 1e-9 && prog.servo.gain === 300 && prog.watchdogHz === 10);
     assert.match(sim.scripts[0], /rtde_set_watchdog\("input_int_register_25", 10\.0, "stop"\)/);
     const target = [0.2, -1.4, 1.4, -1.5, -1.6, 0.3];
     assert.ok(d.write(target).ok);
@@ -155,7 +155,7 @@ test("bad setups: inputs owned by a fieldbus (IN_USE), old protocol, CB3 at 500 
   const cb3 = await RtdeControllerSim.start({ version: [3, 15, 7, 0] });
   await assert.rejects(driverFor(cb3).d.configure(), /at most 125 Hz — set driver.frequency: 125/);
   await cb3.stop();
-  await assert.rejects(driverFor({ rtdePort: 1, secondaryPort: 1 } as RtdeControllerSim).d.configure(), /Cannot connect to the UR controller's RTDE interface at 127\.0\.0\.1:1: ECONNREFUSED/);
+  await assert.rejects(driverFor({ rtdePort: 1, primaryPort: 1 } as RtdeControllerSim).d.configure(), /Cannot connect to the UR controller's RTDE interface at 127\.0\.0\.1:1: ECONNREFUSED/);
 });
 
 test("the shipped URScript has every placeholder filled in", () => {

@@ -5,10 +5,14 @@
  *   125 or 500 Hz and the input recipe (joint targets in input_double_register_24..29, mode and a cycle
  *   counter in input_int_register_24/25), start synchronisation. INACTIVE: state streams in, mode 0.
  * activate: the arm must be powered, brakes released (robot_mode RUNNING) and not stopped (safety_mode
- *   NORMAL/REDUCED); targets := actual_q; send the script to the secondary interface (30002); wait until the
- *   program plays; mode 1. Every output package is answered with one input package (targets, mode, counter),
- *   so the script's rtde_set_watchdog stops the arm when rlft or the link dies.
- * A protective stop (safety_mode 3) or any other stop: mode 0, commands refused with the fix, until re-activated.
+ *   NORMAL/REDUCED); targets := actual_q; send the script to the primary interface (30001) and keep reading it
+ *   (PrimaryClient): the controller answers there when it refuses the program (Local control, compile error,
+ *   robot not ready) or stops it; wait until the program plays; mode 1. Every output package is answered with
+ *   one input package (targets, mode, counter), so the script's rtde_set_watchdog stops the arm when rlft or the
+ *   link dies.
+ * A protective / safeguard / emergency stop, or the program stopping or pausing while active: mode 0, a latched
+ *   `fault` with the controller's reason (the arm driver node aborts the episode), commands refused until
+ *   re-activated.
  * deactivate: mode 0 (the program idles, the arm holds). close: mode 2 (stopj, the program ends), disconnect.
  */
 import { readFileSync } from "node:fs";
@@ -17,6 +21,7 @@ import type { ArmDriver, DriverStatus, JointReading } from "../ArmDriver.ts";
 import type { ByteTransport } from "../transport/ByteTransport.ts";
 import { TcpTransport } from "../transport/TcpTransport.ts";
 import { RtdeClient, type Recipe } from "./RtdeClient.ts";
+import { PrimaryClient } from "./PrimaryClient.ts";
 import { RtdeError } from "./RtdeError.ts";
 import { ROBOT_MODE, RUNTIME_STATE, SAFETY_MODE, type RtdeValue } from "./rtdeProtocol.ts";
 
@@ -37,8 +42,9 @@ export interface UrRtdeDriverOptions {
   joints: readonly string[];
   lower: readonly number[];
   upper: readonly number[];
-  /** Send the script to the secondary interface at activate (else the user starts it on the pendant). */
+  /** Send the script to the primary interface at activate (else the user starts it on the pendant). */
   uploadScript?: boolean;
+  /** Where the script goes and the controller's messages come from: 30001 (primary interface). */
   scriptPort?: number;
   lookaheadTime?: number;
   gain?: number;
@@ -70,13 +76,20 @@ export class UrRtdeDriver implements ArmDriver {
   #runtimeState = 1;
   #fault = "";
   #firstData: (() => void) | null = null;
+  #primary: PrimaryClient | null = null;
+  /** Safety mode from the primary interface's latest SAFETY_MODE message (0: none yet). */
+  #primarySafety = 0;
+  /** Resolves on the next RTDE output package (activate checks fresh state). */
+  #nextData: (() => void)[] = [];
+  /** Robot messages received before this activation's program was sent. */
+  #sentAt = 0;
 
   constructor(opts: UrRtdeDriverOptions) {
     if (opts.joints.length !== 6 || opts.lower.length !== 6 || opts.upper.length !== 6) throw new Error("UR arms have 6 joints: joints, lower and upper need 6 entries each");
     this.#o = {
       port: 30004,
       uploadScript: true,
-      scriptPort: 30002,
+      scriptPort: 30001,
       lookaheadTime: 0.1,
       gain: 300,
       watchdogSec: 0.1,
@@ -96,6 +109,16 @@ export class UrRtdeDriver implements ArmDriver {
   /** Safety mode name (NORMAL, PROTECTIVE_STOP, ...). */
   get safetyMode(): string {
     return SAFETY_MODE[this.#safetyMode] ?? `unknown (${this.#safetyMode})`;
+  }
+
+  /** The latched fault ("" when none). */
+  get fault(): string {
+    return this.#fault;
+  }
+
+  /** The primary-interface client, once a program was sent. */
+  get primary(): PrimaryClient | null {
+    return this.#primary;
   }
 
   /** The RTDE client, once configured (stats, controller version). */
@@ -130,7 +153,18 @@ export class UrRtdeDriver implements ArmDriver {
   async activate(): Promise<void> {
     if (this.#state === "unconfigured") throw new Error("UrRtdeDriver.activate: configure() first");
     if (this.#state === "active") return;
-    this.#checkSafety();
+    // Decide on fresh state: packages already on their way may predate a stop cleared on the pendant a moment ago,
+    // so a stop must persist for a short window (0.2 s, 100 cycles at 500 Hz) of fresh packages to refuse activation.
+    const graceEnd = Date.now() + 200;
+    for (;;) {
+      await withTimeout(new Promise<void>((r) => this.#nextData.push(r)), this.#o.timeoutMs, () => new RtdeError("TIMEOUT", `no RTDE data from ${this.#o.host} for ${this.#o.timeoutMs} ms — check the network link`));
+      try {
+        this.#checkSafety();
+        break;
+      } catch (e) {
+        if (Date.now() > graceEnd) throw e;
+      }
+    }
     if (this.#robotMode !== 7) {
       throw new RtdeError("NOT_READY", `UR arm at ${this.#o.host} is ${ROBOT_MODE[this.#robotMode] ?? this.#robotMode}, not RUNNING — power it on and release the brakes on the teach pendant`);
     }
@@ -138,15 +172,29 @@ export class UrRtdeDriver implements ArmDriver {
     this.#mode = 0;
     this.#fault = "";
     if (this.#o.uploadScript) await this.#uploadScript();
-    const deadline = Date.now() + this.#o.timeoutMs;
-    while (this.#runtimeState !== 2) {
+    const sent = Date.now();
+    const deadline = sent + this.#o.timeoutMs;
+    // Playing, and (when we sent it) the controller said rlft_servoj started — runtime_state may still show the
+    // program this one replaces. A controller that sends no key message gets a second.
+    const playing = () => this.#runtimeState === 2 && (!this.#primary || this.#primary.started("rlft_servoj", this.#sentAt) || Date.now() - sent > 1000);
+    while (!playing()) {
+      // The controller refused the program: its robot message says why (Local control, compile error, not ready).
+      const refused = this.#primary?.refusal(this.#sentAt);
+      if (refused) throw new RtdeError("NOT_READY", `UR controller ${this.#o.host} did not start rlft_servoj: ${refused} — ${this.#startFix(refused)}`);
       if (Date.now() > deadline) {
-        throw new RtdeError("NOT_READY", `rlft_servoj did not start on ${this.#o.host} (runtime_state ${RUNTIME_STATE[this.#runtimeState] ?? this.#runtimeState}) — put the robot in Remote Control mode (pendant, top right) so port 30002 may start programs, or load hardware/ur/rlft_servoj.script as a program and press play`);
+        throw new RtdeError("NOT_READY", `rlft_servoj did not start on ${this.#o.host} (runtime_state ${RUNTIME_STATE[this.#runtimeState] ?? this.#runtimeState}) — put the robot in Remote Control mode (pendant, top right) so port ${this.#o.scriptPort} may start programs, or load hardware/ur/rlft_servoj.script as a program and press play`);
       }
       await new Promise((r) => setTimeout(r, 5));
     }
     this.#mode = 1;
     this.#state = "active";
+  }
+
+  #startFix(reason: string): string {
+    if (/Local control/i.test(reason)) return "switch the robot to Remote Control on the teach pendant (top right), then activate again";
+    if (/compile/i.test(reason)) return "the script sent is not a valid URScript program: check hardware/ur/rlft_servoj.script";
+    if (/not RUNNING|POWER/i.test(reason)) return "power the arm on and release the brakes on the teach pendant";
+    return "resolve it on the teach pendant, then activate again";
   }
 
   async deactivate(): Promise<void> {
@@ -213,14 +261,21 @@ export class UrRtdeDriver implements ArmDriver {
       this.#firstData();
       this.#firstData = null;
     }
+    for (const r of this.#nextData.splice(0)) r();
     if (this.#state === "active" && !this.#fault) {
       try {
         this.#checkSafety();
+        if (this.#runtimeState !== 2) {
+          const reason = this.#primary?.lastReason(this.#sentAt) || "no reason given on the primary interface";
+          throw new RtdeError("NOT_READY", `rlft_servoj ${RUNTIME_STATE[this.#runtimeState] ?? this.#runtimeState} on UR controller ${this.#o.host}: ${reason} — the arm holds; fix the cause, then restart the session`);
+        }
       } catch (e) {
         // Hold from now on: after the stop is cleared the arm must not run to an old target.
         this.#mode = 0;
-        this.#fault = (e as Error).message;
-        if (prevSafety !== this.#safetyMode) this.#o.logger?.warn(this.#fault);
+        const reason = this.#primary?.lastReason(this.#sentAt);
+        const msg = (e as Error).message;
+        this.#fault = reason && !msg.includes(reason) ? `${msg} (controller: ${reason})` : msg;
+        if (prevSafety !== this.#safetyMode || this.#runtimeState !== 2) this.#o.logger?.warn(this.#fault);
       }
     }
     void this.#sendInputs();
@@ -237,15 +292,36 @@ export class UrRtdeDriver implements ArmDriver {
 
   async #uploadScript(): Promise<void> {
     const script = renderServojScript({ dt: 1 / this.#o.frequency, lookaheadTime: this.#o.lookaheadTime, gain: this.#o.gain, watchdogHz: 1 / this.#o.watchdogSec });
-    const t = await this.#o.connect(this.#o.host, this.#o.scriptPort, "the UR controller's secondary interface");
-    try {
-      await t.write(new TextEncoder().encode(script));
-    } finally {
-      await t.close();
+    if (!this.#primary || !this.#primary.transport.isOpen) {
+      this.#primary?.dispose();
+      this.#primary = new PrimaryClient(await this.#o.connect(this.#o.host, this.#o.scriptPort, "the UR controller's primary interface"));
+      // Our program stopped while another keeps the controller PLAYING (a client or the pendant started another
+      // program, which replaced ours): runtime_state alone would not show it.
+      this.#primary.onMessage((m) => {
+        if (m.kind === "safety_mode") this.#primarySafety = m.value;
+        if (this.#state !== "active" || this.#fault || m.kind !== "key" || !/STOPPED/.test(m.title) || !m.text.startsWith("rlft_servoj")) return;
+        this.#mode = 0;
+        // A safety stop ends the program too: name the stop (its safety_mode message came first on this stream).
+        const sm = this.#primarySafety;
+        if (sm !== 1 && sm !== 2 && sm > 0) this.#safetyMode = sm;
+        try {
+          this.#checkSafety();
+          this.#fault = `rlft_servoj stopped on UR controller ${this.#o.host}: ${m.text} — the arm holds; find what started another program (pendant, another client), then restart the session`;
+        } catch (e) {
+          const reason = this.#primary?.lastReason(this.#sentAt);
+          this.#fault = `${(e as Error).message}${reason ? ` (controller: ${reason})` : ""}`;
+        }
+        this.#o.logger?.warn(this.#fault);
+      });
     }
+    this.#sentAt = this.#primary.received;
+    await this.#primary.send(script);
   }
 
   async #disconnect(): Promise<void> {
+    this.#primary?.dispose();
+    await this.#primary?.transport.close();
+    this.#primary = null;
     this.#client?.dispose();
     await this.#transport?.close();
     this.#client = null;

@@ -32,27 +32,6 @@ export type RtdeType = "BOOL" | "UINT8" | "UINT32" | "UINT64" | "INT32" | "DOUBL
 /** A decoded value. */
 export type RtdeValue = number | bigint | boolean | number[];
 
-/** Types of the fields rlft uses (§Field names and associated types), for the simulator and checks. */
-export const RTDE_FIELDS: Readonly<Record<string, RtdeType>> = {
-  timestamp: "DOUBLE",
-  target_q: "VECTOR6D",
-  actual_q: "VECTOR6D",
-  actual_qd: "VECTOR6D",
-  actual_current: "VECTOR6D",
-  actual_TCP_pose: "VECTOR6D",
-  robot_mode: "INT32",
-  joint_mode: "VECTOR6INT32",
-  safety_mode: "INT32",
-  safety_status: "INT32",
-  runtime_state: "UINT32",
-  robot_status_bits: "UINT32",
-  safety_status_bits: "UINT32",
-  speed_scaling: "DOUBLE",
-  output_int_register_24: "INT32",
-  ...Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`input_double_register_${24 + i}`, "DOUBLE"])),
-  ...Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`input_int_register_${24 + i}`, "INT32"])),
-};
-
 /** safety_mode values (§Field names: safety_mode). */
 export const SAFETY_MODE: Record<number, string> = {
   1: "NORMAL",
