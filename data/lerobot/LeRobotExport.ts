@@ -11,7 +11,7 @@ import { parquetWriteFile } from "hyparquet-writer";
 import { readEpisodeTrace, succeeded, type EpisodeTrace } from "../EpisodeTrace.ts";
 import { EpisodeReader } from "../../recording/EpisodeReader.ts";
 import { RunningStats } from "../DatasetStats.ts";
-import { TASKS } from "../../sim/tasks.ts";
+import { ROBOT_TASKS, TASKS, type SimRobotName } from "../../sim/tasks.ts";
 import { openVideoWriter, type VideoWriter, type VIDEO_ENCODERS } from "./ffmpeg.ts";
 import { CHUNKS_SIZE, DATA_PATH, LEROBOT_VERSION, VIDEO_PATH, formatPath, type Feature, type LeRobotInfo } from "./layout.ts";
 
@@ -136,7 +136,8 @@ export async function exportLeRobot(files: readonly string[], out: string, opts:
     robot ??= tr.info.robot ?? null;
     const ep = episodes;
     const chunk = Math.floor(ep / CHUNKS_SIZE);
-    const taskText = (TASKS as Record<string, { description: string }>)[tr.info.task]?.description ?? tr.info.task ?? "unknown";
+    const robotTasks: Record<string, { description: string } | undefined> = ROBOT_TASKS[(tr.info.robot ?? "rlft_arm5") as SimRobotName] ?? TASKS;
+    const taskText = robotTasks[tr.info.task]?.description ?? tr.info.task ?? "unknown";
     if (!tasks.has(taskText)) tasks.set(taskText, tasks.size);
     const taskIndex = tasks.get(taskText)!;
     const n = frames.length;

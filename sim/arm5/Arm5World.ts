@@ -6,6 +6,7 @@ import { sceneXml } from "../scene.ts";
 import type { Arm5TaskName, TaskSpec } from "../tasks.ts";
 import { goalFromInstruction, type CubeColor, type MultiPushGoal, type TargetSide } from "../multiPush.ts";
 import type { RobotWorld, SimContext, SimRobot, SimStateOverride, SimStatus } from "../simRobot.ts";
+import { compileXml, idLookup, vec3 } from "../mjUtil.ts";
 
 /** Where the sim keeps each quantity inside MuJoCo's flat arrays, looked up by name once. */
 interface Layout {
@@ -26,8 +27,6 @@ interface Layout {
   multi: { cubeQpos: Record<CubeColor, number>; cubeBody: Record<CubeColor, number>; targetMocap: Record<TargetSide, number> } | null;
 }
 
-let sceneCounter = 0;
-
 /** The made-up 5-joint arm with a parallel gripper (sim/armSpec.ts, sim/scene.ts). */
 export const ARM5_ROBOT: SimRobot = {
   name: "rlft_arm5",
@@ -37,20 +36,14 @@ export const ARM5_ROBOT: SimRobot = {
   units: ["rad", "rad", "rad", "rad", "m"],
   // The contract's 2 ms step.
   defaultPhysicsDt: () => 0.002,
-  loadModel(mj: MainModule, task: TaskSpec, physicsDt: number): MjModel {
-    const path = `/working/rlft_arm5_${process.pid}_${sceneCounter++}.xml`;
-    mj.FS.writeFile(path, sceneXml({ task: task.name as Arm5TaskName, physicsDt }));
-    try {
-      return mj.MjModel.loadFromXML(path);
-    } finally {
-      mj.FS.unlink(path);
-    }
-  },
+  loadModel: (mj: MainModule, task: TaskSpec, physicsDt: number): MjModel => compileXml(mj, "/working", "rlft_arm5", sceneXml({ task: task.name as Arm5TaskName, physicsDt })),
   bind: (ctx) => new Arm5World(ctx),
 };
 
 /** One rlft_arm5 scene. */
 class Arm5World implements RobotWorld {
+  readonly frictionGeoms: readonly number[];
+  readonly objectBodies: readonly number[];
   readonly #ctx: SimContext;
   readonly #layout: Layout;
   #instruction: string | null = null;
@@ -60,15 +53,10 @@ class Arm5World implements RobotWorld {
   constructor(ctx: SimContext) {
     this.#ctx = ctx;
     this.#layout = this.#lookUp();
+    this.frictionGeoms = this.#layout.frictionGeoms;
+    this.objectBodies = this.#layout.objectBodies;
   }
 
-  get frictionGeoms(): readonly number[] {
-    return this.#layout.frictionGeoms;
-  }
-
-  get objectBodies(): readonly number[] {
-    return this.#layout.objectBodies;
-  }
 
   get instruction(): string | null {
     return this.#instruction;
@@ -80,11 +68,7 @@ class Arm5World implements RobotWorld {
 
   #lookUp(): Layout {
     const { mj, model: m, task } = this.#ctx;
-    const id = (type: number, name: string, required = true): number => {
-      const i = mj.mj_name2id(m, type, name);
-      if (i < 0 && required) throw new Error(`ArmSim: scene has no ${name}; sceneXml() and ArmSim are out of step`);
-      return i;
-    };
+    const id = idLookup(mj, m, (name) => `ArmSim: scene has no ${name}; sceneXml() and ArmSim are out of step`);
     const JOINT = mj.mjtObj.mjOBJ_JOINT.value;
     const qadr = m.jnt_qposadr as Int32Array;
     const dadr = m.jnt_dofadr as Int32Array;
@@ -203,15 +187,11 @@ class Arm5World implements RobotWorld {
   }
 
   eePosition(): [number, number, number] {
-    const x = this.#ctx.data.site_xpos as Float64Array;
-    const i = 3 * this.#layout.eeSite;
-    return [x[i], x[i + 1], x[i + 2]];
+    return vec3(this.#ctx.data.site_xpos, this.#layout.eeSite);
   }
 
   targetPosition(): [number, number, number] {
-    const p = this.#ctx.data.mocap_pos as Float64Array;
-    const i = 3 * this.#layout.targetMocap;
-    return [p[i], p[i + 1], p[i + 2]];
+    return vec3(this.#ctx.data.mocap_pos, this.#layout.targetMocap);
   }
 
   cubePosition(): [number, number, number] {

@@ -4,6 +4,7 @@ import { ArmSim } from "../ArmSim.ts";
 import { SO101_SPEC } from "./so101Spec.ts";
 import { so101PhysicsDt } from "./So101World.ts";
 import { So101Kinematics, topDownRotation } from "./so101Kinematics.ts";
+import { FK_PRESETS } from "../../hardware/kinematics.ts";
 
 const Q = ["q.shoulder_pan", "q.shoulder_lift", "q.elbow_flex", "q.wrist_flex", "q.wrist_roll", "q.gripper"];
 
@@ -28,6 +29,9 @@ test("the SO-101 scenes load with the contract's observation per task; the start
         const s = sim.status();
         assert.equal(s.success, false);
         assert.equal(s.failed, false);
+        // The safety workspace's `fk: so101` (a real arm's) puts the gripper tip where the sim has it.
+        const ee = sim.eePosition();
+        FK_PRESETS.so101(o.values.slice(0, 6)).forEach((v, i) => assert.ok(Math.abs(v - ee[i]) < 1e-9));
       }
     } finally {
       sim.close();

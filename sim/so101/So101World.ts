@@ -9,8 +9,7 @@ import type { RobotWorld, SimContext, SimRobot, SimStateOverride, SimStatus } fr
 import { fromModelAngles, MODEL_SIGN, SO101_SPEC, toModelAngles } from "./so101Spec.ts";
 import { so101SceneXml, writeSo101Assets } from "./so101Scene.ts";
 import { sampleSo101Episode } from "./sampleSo101Episode.ts";
-
-let sceneCounter = 0;
+import { compileXml, idLookup, vec3 } from "../mjUtil.ts";
 
 /** Menagerie's step (so101.xml: 5 ms), or the largest step below it that divides the control period. */
 export function so101PhysicsDt(controlHz: number): number {
@@ -26,16 +25,8 @@ export const SO101_ROBOT: SimRobot = {
   jointUpper: SO101_SPEC.jointUpper,
   units: SO101_SPEC.units,
   defaultPhysicsDt: so101PhysicsDt,
-  loadModel(mj: MainModule, task: TaskSpec, physicsDt: number): MjModel {
-    const dir = writeSo101Assets(mj);
-    const path = `${dir}/rlft_so101_${process.pid}_${sceneCounter++}.xml`;
-    mj.FS.writeFile(path, so101SceneXml({ task: task.name as So101TaskName, physicsDt }));
-    try {
-      return mj.MjModel.loadFromXML(path);
-    } finally {
-      mj.FS.unlink(path);
-    }
-  },
+  // The scene file sits beside so101.xml: its include and the model's meshdir resolve from there.
+  loadModel: (mj: MainModule, task: TaskSpec, physicsDt: number): MjModel => compileXml(mj, writeSo101Assets(mj), "rlft_so101", so101SceneXml({ task: task.name as So101TaskName, physicsDt })),
   bind: (ctx) => new So101World(ctx),
 };
 
@@ -62,6 +53,8 @@ const RESTING = 0.005;
 class So101World implements RobotWorld {
   readonly instruction = null;
   readonly goal = null;
+  readonly frictionGeoms: readonly number[];
+  readonly objectBodies: readonly number[];
   readonly #ctx: SimContext;
   readonly #L: Layout;
   #initialDistance = 1;
@@ -69,15 +62,10 @@ class So101World implements RobotWorld {
   constructor(ctx: SimContext) {
     this.#ctx = ctx;
     this.#L = this.#lookUp();
+    this.frictionGeoms = this.#L.frictionGeoms;
+    this.objectBodies = this.#L.objectBodies;
   }
 
-  get frictionGeoms(): readonly number[] {
-    return this.#L.frictionGeoms;
-  }
-
-  get objectBodies(): readonly number[] {
-    return this.#L.objectBodies;
-  }
 
   get #task(): So101TaskName {
     return this.#ctx.task.name as So101TaskName;
@@ -86,11 +74,7 @@ class So101World implements RobotWorld {
   #lookUp(): Layout {
     const { mj, model: m } = this.#ctx;
     const O = mj.mjtObj;
-    const id = (type: number, name: string, required = true): number => {
-      const i = mj.mj_name2id(m, type, name);
-      if (i < 0 && required) throw new Error(`ArmSim so101: the scene has no ${name}; so101Scene.ts and So101World.ts are out of step`);
-      return i;
-    };
+    const id = idLookup(mj, m, (name) => `ArmSim so101: the scene has no ${name}; so101Scene.ts and So101World.ts are out of step`);
     const joints = SO101_SPEC.jointNames.map((n) => id(O.mjOBJ_JOINT.value, n));
     const cubeJoint = id(O.mjOBJ_JOINT.value, "cube", false);
     const cubeBody = id(O.mjOBJ_BODY.value, "cube", false);
@@ -165,15 +149,11 @@ class So101World implements RobotWorld {
   }
 
   eePosition(): [number, number, number] {
-    const x = this.#ctx.data.site_xpos as Float64Array;
-    const i = 3 * this.#L.eeSite;
-    return [x[i], x[i + 1], x[i + 2]];
+    return vec3(this.#ctx.data.site_xpos, this.#L.eeSite);
   }
 
   targetPosition(): [number, number, number] {
-    const p = this.#ctx.data.mocap_pos as Float64Array;
-    const i = 3 * this.#L.targetMocap;
-    return [p[i], p[i + 1], p[i + 2]];
+    return vec3(this.#ctx.data.mocap_pos, this.#L.targetMocap);
   }
 
   cubePosition(): [number, number, number] {

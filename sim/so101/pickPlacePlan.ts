@@ -44,8 +44,14 @@ const P = {
   zCarry: SO101_MOTION.zTravel,
   /** Jaw opening for the approach (rad): the tips ~5 cm apart around a 3 cm cube. */
   open: 0.75,
-  /** Squeeze: the jaw is commanded past the cube, so the servo holds it with force. */
-  squeeze: -0.17,
+  /**
+   * Squeeze: the jaw is commanded this far past where the cube stops it, so the servo holds the cube with its full
+   * torque (kp · 0.12 rad saturates the STS3215's 2.94 N·m), without a command far from the measured angle, which a
+   * safety step limit would clip every tick.
+   */
+  squeezeBy: 0.12,
+  /** The squeeze never goes past the closed limit. */
+  closed: -0.17,
   /** A reading below this after closing means the jaw closed on nothing. */
   emptyBelow: 0.06,
   /** Opening for the release. */
@@ -83,6 +89,7 @@ export const pickPlacePlan = {
     // Grasp point (where the cube centre will sit) ↔ site.
     const site = (x: number, y: number, z: number): number[] => [x - P.graspOffset * jaw[0], y - P.graspOffset * jaw[1], z];
     const e = measured.pos;
+    const squeeze = Math.max(P.closed, g - P.squeezeBy);
     const grasp = [e[0] + P.graspOffset * measured.R[0][2], e[1] + P.graspOffset * measured.R[1][2]];
     const plan = (p: number[], speed: number, gripper: number): MotionPlan => ({ site: p, yaw, speed, gripper, loose: p[2] > P.zGrasp + 0.02 });
     const over = [c[0] + ctx.bias[0], c[1] + ctx.bias[1]];
@@ -106,10 +113,10 @@ export const pickPlacePlan = {
           if (g < P.emptyBelow) go("retreat");
           else go("lift");
         }
-        return plan([e[0], e[1], P.zGrasp], M.descendSpeed, P.squeeze);
+        return plan([e[0], e[1], P.zGrasp], M.descendSpeed, squeeze);
       case "lift":
         if (e[2] > P.zCarry - 0.01) go("carry");
-        return plan([e[0], e[1], P.zCarry], M.descendSpeed, P.squeeze);
+        return plan([e[0], e[1], P.zCarry], M.descendSpeed, squeeze);
       case "carry": {
         const aim = [o.target[0] + ctx.aimOffset[0], o.target[1] + ctx.aimOffset[1]];
         // Steer the cube, not the gripper: it may sit a little off the grasp point.
@@ -117,12 +124,12 @@ export const pickPlacePlan = {
         // Over the aim point, or as close as the arm gets (the servos stall a few mm short near the reach limits).
         const miss = Math.hypot(c[0] - aim[0], c[1] - aim[1]);
         if (miss < 0.006 + 0.006 * k || (miss < 0.015 && elapsed > 3)) go("lower");
-        return plan([aim[0] - off[0], aim[1] - off[1], P.zCarry], M.travelSpeed, P.squeeze);
+        return plan([aim[0] - off[0], aim[1] - off[1], P.zCarry], M.travelSpeed, squeeze);
       }
       case "lower":
         // Cube bottom onto the table.
         if (c[2] < CUBE + 0.003 || elapsed > 3) go("release");
-        return plan([e[0], e[1], e[2] - (c[2] - CUBE) + 0.001], M.descendSpeed / 2, P.squeeze);
+        return plan([e[0], e[1], e[2] - (c[2] - CUBE) + 0.001], M.descendSpeed / 2, squeeze);
       case "release":
         if (g > P.release - 0.15) go("retreat");
         return plan([e[0], e[1], e[2]], M.descendSpeed, P.release);

@@ -2,6 +2,8 @@
 import type { EePose } from "./so101Kinematics.ts";
 import { SO101_LOW_Z, SO101_TRAVEL_Z } from "./sampleSo101Episode.ts";
 
+export { stepTowards } from "../ScriptedExpert.ts";
+
 /** One tick's intent: where the gripperframe site should go, how the jaws turn, how fast, and the gripper. */
 export interface MotionPlan {
   site: number[];
@@ -86,12 +88,4 @@ export function wrapAngle(a: number): number {
 /** v clamped to [−m, m]. */
 export function clampAbs(v: number, m: number): number {
   return Math.max(-m, Math.min(m, v));
-}
-
-/** `from` moved towards `to` by at most `maxStep`. */
-export function stepTowards(from: readonly number[], to: readonly number[], maxStep: number): number[] {
-  const d = [to[0] - from[0], to[1] - from[1], to[2] - from[2]];
-  const n = Math.hypot(d[0], d[1], d[2]);
-  const s = n > maxStep ? maxStep / n : 1;
-  return [from[0] + s * d[0], from[1] + s * d[1], from[2] + s * d[2]];
 }

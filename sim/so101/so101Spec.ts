@@ -20,7 +20,8 @@ export const SO101_ASSET_DIR = fileURLToPath(new URL("../assets/so101/", import.
  * so101_new_calib.urdf as its joint angles (lerobot `RobotKinematics`, target frame `gripper_frame_link`, the
  * `gripperframe` site here). So the mapping is the identity: model angle = SIGN · driver angle + OFFSET with
  * SIGN = +1 and OFFSET = 0. The gripper's 0 is the closed jaw in the model (range −10°…100°); on a real arm it is
- * wherever the jaw stood in the calibration's middle pose, so calibrate with the gripper closed.
+ * wherever the jaw stood in the calibration's middle pose, which is why `rlft calibrate arm` asks for the gripper
+ * closed there (calibration/runArmCalibration.ts, docs/real-robot.md).
  * If an arm is assembled or calibrated differently, change these two rows and nothing else.
  */
 const SIGN = [1, 1, 1, 1, 1, 1] as const;
