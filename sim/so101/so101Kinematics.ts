@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chainTo, parseMjcfTree, type MjcfJoint } from "./mjcfChain.ts";
 import { MODEL_SIGN, SO101_ASSET_DIR, SO101_SPEC, toModelAngles } from "./so101Spec.ts";
-import { matrixFromQuaternion, rodrigues, rotationVector } from "../../calibration/rotation.ts";
-import { cross, matMul, matVec, solve, transpose, type Mat, type Vec } from "../../calibration/linalg.ts";
+import { matrixFromQuaternion, rotationVector } from "../../calibration/rotation.ts";
+import { cross, matMul, solve, transpose, type Mat, type Vec } from "../../calibration/linalg.ts";
 
 /** The arm joints on the chain to the end-effector site (the gripper jaw is on a side branch). */
 export const SO101_ARM_JOINTS = 5;
@@ -107,6 +107,7 @@ export class So101Kinematics {
   #frames(q: ArrayLike<number>): FkFrames {
     if (q.length < SO101_ARM_JOINTS) throw new Error(`So101Kinematics: expected at least ${SO101_ARM_JOINTS} joint angles, got ${q.length}`);
     const m = toModelAngles(Array.from(q).slice(0, SO101_ARM_JOINTS));
+    // Hot path of the expert's IK (called every iteration): small unrolled 3×3 products instead of the generic ones.
     let R: Mat = [
       [1, 0, 0],
       [0, 1, 0],
@@ -117,21 +118,21 @@ export class So101Kinematics {
     const origins: Vec[] = [];
     let j = 0;
     for (const link of this.#links) {
-      const off = matVec(R, link.pos);
+      const off = mul3v(R, link.pos);
       p = [p[0] + off[0], p[1] + off[1], p[2] + off[2]];
-      R = matMul(R, link.R);
+      R = mul3(R, link.R);
       if (link.joint) {
         const a = link.joint.axis;
         // The Jacobian is in rlft's angles: d(model)/d(driver) flips the axis where the directions differ.
-        const w = matVec(R, a).map((v) => v * MODEL_SIGN[j]);
-        axes.push(w);
+        const w = mul3v(R, a);
+        axes.push([w[0] * MODEL_SIGN[j], w[1] * MODEL_SIGN[j], w[2] * MODEL_SIGN[j]]);
         origins.push(p);
-        R = matMul(R, rodrigues([a[0] * m[j], a[1] * m[j], a[2] * m[j]]));
+        R = mul3(R, axisAngle(a, m[j]));
         j++;
       }
     }
-    const s = matVec(R, this.#site.pos);
-    return { pos: [p[0] + s[0], p[1] + s[1], p[2] + s[2]], R: matMul(R, this.#site.R), axes, origins };
+    const s = mul3v(R, this.#site.pos);
+    return { pos: [p[0] + s[0], p[1] + s[1], p[2] + s[2]], R: mul3(R, this.#site.R), axes, origins };
   }
 
   /** 6×5 geometric Jacobian of the site (rows: linear x, y, z, then angular x, y, z) in rlft's joint angles. */
@@ -170,11 +171,41 @@ export class So101Kinematics {
       const dq = transpose(J).map((col) => col.reduce((s, v, r) => s + v * y[r], 0));
       // Small steps keep the linearisation honest; 0.3 rad caps one iteration.
       const big = Math.max(...dq.map(Math.abs));
+      // Converged to the best compromise (an unreachable goal, or an orientation traded against position).
+      if (big < 1e-6) break;
       const k = big > 0.3 ? 0.3 / big : 1;
       for (let i = 0; i < SO101_ARM_JOINTS; i++) q[i] = Math.min(hi[i], Math.max(lo[i], q[i] + k * dq[i]));
     }
     return { q, posError, rotError, reachable: posError < 0.002 && rotError < 0.025 };
   }
+}
+
+/** A·B for 3×3 matrices. */
+function mul3(A: Mat, B: Mat): Mat {
+  const out: Mat = [[0, 0, 0], [0, 0, 0], [0, 0, 0]];
+  for (let r = 0; r < 3; r++) {
+    const a = A[r];
+    for (let c = 0; c < 3; c++) out[r][c] = a[0] * B[0][c] + a[1] * B[1][c] + a[2] * B[2][c];
+  }
+  return out;
+}
+
+/** A·v for a 3×3 matrix. */
+function mul3v(A: Mat, v: readonly number[]): Vec {
+  return [A[0][0] * v[0] + A[0][1] * v[1] + A[0][2] * v[2], A[1][0] * v[0] + A[1][1] * v[1] + A[1][2] * v[2], A[2][0] * v[0] + A[2][1] * v[1] + A[2][2] * v[2]];
+}
+
+/** Rotation by `angle` about the unit `axis` (Rodrigues). */
+function axisAngle(axis: readonly number[], angle: number): Mat {
+  const [x, y, z] = axis;
+  const c = Math.cos(angle);
+  const s = Math.sin(angle);
+  const t = 1 - c;
+  return [
+    [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
+    [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
+    [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
+  ];
 }
 
 function jacobianRows(f: FkFrames): Mat {
