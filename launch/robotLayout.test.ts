@@ -55,3 +55,14 @@ test("a sim launch file whose robot or task the simulator lacks is one error nam
   // A real arm's task is metadata: any robot name goes.
   assert.equal(parseLaunch("robot: my_arm\ntask: pick_place\ndriver: {kind: ros2_control, joints: [a], lower: [-1], upper: [1]}\nclock: wall\n", "ok.yaml").robot, "my_arm");
 });
+
+test("the ROS 2 node executables take robot: so101 (sim, expert, operator, episode_manager, policy)", async () => {
+  const { NODE_EXECUTABLES, policyObservationNames } = await import("./nodeExecutables.ts");
+  for (const exe of ["sim", "expert", "operator", "episode_manager", "policy"]) {
+    const p = NODE_EXECUTABLES[exe].params.parse({ robot: "so101", task: "pick_place", ...(exe === "policy" ? { package: "x" } : {}) }) as { robot: string };
+    assert.equal(p.robot, "so101", exe);
+  }
+  assert.throws(() => NODE_EXECUTABLES.sim.params.parse({ robot: "so100" }), /robot/);
+  const names = policyObservationNames({ observation: "task", task: "pick_place", robot: "so101", joint_names: [...SO101_TASKS.pick_place.actionNames] });
+  assert.deepEqual(names, [...SO101_TASKS.pick_place.observationNames]);
+});
