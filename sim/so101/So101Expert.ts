@@ -86,7 +86,7 @@ export class So101Expert {
     if (this.#failure === "slow") this.#speed = 0.3;
   }
 
-  /** pick_place: the phase the demonstrator is in (for tests and logs). */
+  /** The phase of the push or the pick and place the demonstrator is in (tests and logs; reach: "approach"). */
   get phase(): string {
     return this.task === "pick_place" ? this.#pick.phase : this.#push;
   }
