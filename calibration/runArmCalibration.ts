@@ -58,7 +58,8 @@ export async function runArmCalibration(src: JointPositionSource, ui: Calibratio
   const fullTurn = new Set(opts.fullTurn ?? []);
   for (const j of fullTurn) if (!names.includes(j)) throw new Error(`--full-turn names "${j}", which is not a motor of this arm (motors: ${names.join(", ")})`);
   await src.disableTorque?.();
-  await ui.confirm(`Move ${opts.robot} to the MIDDLE of its range of motion (every joint halfway between its limits), then press Enter.`);
+  // The gripper is the exception: its 0 is the closed jaw (launch/so100.yaml's limits, the simulated SO-101's model).
+  await ui.confirm(`Move ${opts.robot} to the MIDDLE of its range of motion (every joint halfway between its limits; a gripper closed), then press Enter.`);
   const middle = await readAveraged(src, 5);
   const homing = halfTurnHomings(middle, src.resolution);
 

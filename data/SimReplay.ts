@@ -5,13 +5,12 @@
  * recorded /joint_states. A sim log replays to zero divergence (same physics, same commands); a real log's
  * divergence is the sim-to-real gap of that episode.
  */
-import { ArmSim } from "../sim/ArmSim.ts";
-import { TASKS, type TaskName } from "../sim/tasks.ts";
-import { ARM_SPEC } from "../sim/armSpec.ts";
+import { ArmSim, SIM_ROBOT_MODELS } from "../sim/ArmSim.ts";
+import { ROBOT_TASKS, SIM_ROBOTS, type SimRobotName, type TaskName } from "../sim/tasks.ts";
 import { readEpisodeTrace, succeeded, type EpisodeTrace } from "./EpisodeTrace.ts";
 import type { LinePlotSpec, Panel } from "./linePlot.ts";
 
-/** The robot model the simulator implements. */
+/** The robot model the simulator implements by default (rlft_arm5; SIM_ROBOTS lists them all). */
 export const SIM_ROBOT = "rlft_arm5";
 
 /** Thrown when a log cannot be replayed in the simulator (another robot model, unknown task). */
@@ -26,7 +25,7 @@ export class SimReplayError extends Error {
 /** Divergence at one recorded joint state. */
 export interface DivergenceRow {
   t: number;
-  /** |q_sim − q_recorded| per joint (rad; gripper m). */
+  /** |q_sim − q_recorded| per joint, in joint units (rad; rlft_arm5's gripper opening: m). */
   joints: number[];
   max: number;
   /** Largest |sim − recorded| over the non-joint observation values (object and end-effector positions, m). */
@@ -39,7 +38,11 @@ export interface DivergenceRow {
 export interface SimReplayResult {
   file: string;
   task: TaskName;
+  /** The simulated robot the log was recorded on. */
+  robot: SimRobotName;
   jointNames: string[];
+  /** Unit of each joint ("rad", or "m" for rlft_arm5's gripper opening). */
+  jointUnits: string[];
   /** "seed": reset from the recorded seed; "observation": the log had no seed, started from its first observation. */
   startFrom: "seed" | "observation";
   rows: DivergenceRow[];
@@ -54,23 +57,24 @@ export interface SimReplayResult {
   simSuccessAt?: number;
 }
 
-/** Throws {@link SimReplayError} unless the log was recorded on the simulated robot model with a known task. */
-export function assertSimReplayable(tr: EpisodeTrace): TaskName {
-  const robot = tr.info.robot ?? "unknown";
-  if (robot !== SIM_ROBOT) {
+/** Throws {@link SimReplayError} unless the log was recorded on a simulated robot model with a task it has. */
+export function assertSimReplayable(tr: EpisodeTrace): { robot: SimRobotName; task: TaskName } {
+  const robot = (tr.info.robot ?? "unknown") as SimRobotName;
+  if (!SIM_ROBOTS.includes(robot)) {
     throw new SimReplayError(
-      `${tr.file} was recorded on robot '${robot}'${tr.jointNames.length ? ` (joints ${tr.jointNames.join(", ")})` : ""}; --sim replays only ${SIM_ROBOT} logs, the model in sim/ — ` +
+      `${tr.file} was recorded on robot '${robot}'${tr.jointNames.length ? ` (joints ${tr.jointNames.join(", ")})` : ""}; --sim replays only ${SIM_ROBOTS.join(" and ")} logs, the models in sim/ — ` +
         `use --policy for an open-loop evaluation or --through-nodes to feed the log to nodes instead`,
     );
   }
-  const names = [...ARM_SPEC.jointNames] as string[];
+  const names = [...SIM_ROBOT_MODELS[robot].jointNames] as string[];
   if (tr.jointNames.length && tr.jointNames.join(",") !== names.join(",")) {
-    throw new SimReplayError(`${tr.file} claims robot ${SIM_ROBOT} but its joints are ${tr.jointNames.join(", ")} (expected ${names.join(", ")}); it cannot be replayed in sim`);
+    throw new SimReplayError(`${tr.file} claims robot ${robot} but its joints are ${tr.jointNames.join(", ")} (expected ${names.join(", ")}); it cannot be replayed in sim`);
   }
   const task = tr.info.task as TaskName;
-  if (!(task in TASKS)) throw new SimReplayError(`${tr.file} records task '${tr.info.task}'; the simulator has ${Object.keys(TASKS).join(", ")}`);
+  const tasks = Object.keys(ROBOT_TASKS[robot]);
+  if (!tasks.includes(task)) throw new SimReplayError(`${tr.file} records task '${tr.info.task}'; the simulated ${robot} has ${tasks.join(", ")}`);
   if (!tr.ticks.some((k) => k.q.length)) throw new SimReplayError(`${tr.file} has no /joint_states to compare against`);
-  return task;
+  return { robot, task };
 }
 
 const pick = (names: string[], values: number[], key: string): number => values[names.indexOf(key)];
@@ -78,10 +82,10 @@ const pick = (names: string[], values: number[], key: string): number => values[
 /** Replays `file` in the simulator. */
 export async function replayInSim(file: string): Promise<SimReplayResult> {
   const tr = await readEpisodeTrace(file);
-  const task = assertSimReplayable(tr);
+  const { robot, task } = assertSimReplayable(tr);
   const controlHz = Number(tr.info.control_hz ?? 10);
-  const physicsDt = Number(tr.info.physics_dt ?? 0.002);
-  const sim = await ArmSim.create({ task, controlHz, physicsDt, randomizePhysics: tr.info.randomize_physics === "true" });
+  const physicsDt = Number(tr.info.physics_dt ?? SIM_ROBOT_MODELS[robot].defaultPhysicsDt(controlHz));
+  const sim = await ArmSim.create({ robot, task, controlHz, physicsDt, randomizePhysics: tr.info.randomize_physics === "true" });
   try {
     const dtNs = BigInt(Math.round(physicsDt * 1e9));
     const seed = Number(tr.info.seed);
@@ -95,7 +99,7 @@ export async function replayInSim(file: string): Promise<SimReplayResult> {
       sim.reset(0);
       const n = tr.obsNames;
       const o = first.obs;
-      const obj = task === "push_cube" ? ["cube.x", "cube.y"] : task === "peg_insert" ? ["peg.x", "peg.y"] : null;
+      const obj = task === "push_cube" || task === "pick_place" ? ["cube.x", "cube.y"] : task === "peg_insert" ? ["peg.x", "peg.y"] : null;
       const tgt = task === "peg_insert" ? ["hole.x", "hole.y"] : ["target.x", "target.y"];
       const get = (k: string) => pick(n, o, k);
       sim.setState({
@@ -143,7 +147,9 @@ export async function replayInSim(file: string): Promise<SimReplayResult> {
     return {
       file,
       task,
+      robot,
       jointNames: names,
+      jointUnits: [...sim.jointUnits],
       startFrom,
       rows,
       perJoint,
@@ -176,7 +182,7 @@ export function formatDivergenceTable(r: SimReplayResult, rows = 10): string {
 export function plotSimReplay(r: SimReplayResult, tolerance?: number): LinePlotSpec {
   const t = r.rows.map((x) => x.t);
   const panels: Panel[] = r.jointNames.map((name, j) => ({
-    title: `${name}${j === 4 ? " (m)" : " (rad)"}`,
+    title: `${name} (${r.jointUnits[j]})`,
     series: [
       { name: "recorded", x: t, y: r.rows.map((x) => x.recQ[j]) },
       { name: "sim replay", x: t, y: r.rows.map((x) => x.simQ[j]), dashed: true },

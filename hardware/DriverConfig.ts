@@ -143,8 +143,8 @@ const xyz = z.tuple([z.number(), z.number(), z.number()]);
 /** `safety.workspace`: a box for the end effector and the forward kinematics that finds it. */
 export const WorkspaceSchema = z
   .object({
-    /** rlft_arm5 | ur5e (built in), or dh with `dh` rows (standard DH: a, alpha, d, theta offset). */
-    fk: z.enum(["rlft_arm5", "ur5e", "dh"]),
+    /** rlft_arm5 | ur5e | so101 (built in), or dh with `dh` rows (standard DH: a, alpha, d, theta offset). */
+    fk: z.enum(["rlft_arm5", "ur5e", "so101", "dh"]),
     dh: z.array(z.object({ a: z.number(), alpha: z.number(), d: z.number(), theta: z.number().default(0) }).strict()).optional(),
     /** Box corners in the base frame (m). */
     min: xyz,

@@ -3,6 +3,7 @@
  * as UR publishes for its arms) or a named preset. Plain functions; no dependency on a robot description.
  */
 import { forwardKinematics as rlftArm5Fk } from "../sim/kinematics.ts";
+import { So101Kinematics } from "../sim/so101/so101Kinematics.ts";
 
 /** One standard-DH row: a (m), alpha (rad), d (m), theta offset (rad). */
 export interface DhRow {
@@ -58,4 +59,6 @@ export function dhForwardKinematics(rows: readonly DhRow[]): ForwardKinematics {
 export const FK_PRESETS: Record<string, ForwardKinematics> = {
   rlft_arm5: rlftArm5Fk,
   ur5e: dhForwardKinematics(UR5E_DH),
+  // The SO-101's gripper tip (`gripperframe`) from MuJoCo Menagerie's so101.xml, in rlft's Feetech joint convention.
+  so101: (q) => So101Kinematics.shared().position(q),
 };

@@ -13,6 +13,7 @@ import { RewardSchema, REWARD_DEFAULTS } from "../nodes/RewardConfig.ts";
 import { DriverSchema, WorkspaceSchema } from "../hardware/DriverConfig.ts";
 import { CameraSchema, CAMERA_DEFAULTS } from "../hardware/camera/CameraConfig.ts";
 import { bounded, perJoint } from "./physicalBounds.ts";
+import { SIM_ROBOTS, taskSpec } from "../sim/tasks.ts";
 
 const joints = z.array(z.number());
 
@@ -23,10 +24,14 @@ export const LaunchSchema = z
     runtime: z.enum(["embedded", "ros2"]).default("embedded"),
     /** sim: stepped clock, faster than real time, deterministic. wall: real time (real robots). */
     clock: z.enum(["sim", "wall"]).default("sim"),
-    /** Robot description name, recorded into every episode's metadata. */
+    /**
+     * Robot description name, recorded into every episode's metadata. With driver.kind sim it picks the simulated
+     * model: rlft_arm5 (the made-up 5-joint arm of the fast tests) or so101 (MuJoCo Menagerie's SO-101, the same
+     * joints, order, units and limits as launch/so100.yaml).
+     */
     robot: z.string().default("rlft_arm5"),
-    /** Task the episode manager runs and the sim builds. */
-    task: z.enum(["reach", "push_cube", "peg_insert", "multi_push"]).default("push_cube"),
+    /** Task the episode manager runs and the sim builds (rlft_arm5: reach, push_cube, peg_insert, multi_push; so101: reach, push_cube, pick_place). */
+    task: z.enum(["reach", "push_cube", "peg_insert", "multi_push", "pick_place"]).default("push_cube"),
     /** Language instruction for every episode (multi_push; a VLA policy reads it). Default: each seed's own instruction. */
     instruction: z.string().min(1).optional(),
     /** Control rate of the policy / expert / safety loop. */
@@ -234,7 +239,20 @@ export function parseLaunch(text: string, file = "<launch>"): LaunchConfig {
   }
   const raw = doc.toJS() ?? {};
   const res = LaunchSchema.safeParse(raw);
-  if (res.success) return res.data;
+  if (res.success) {
+    // The simulator must have the robot and the task (a real arm runs any task name: it is metadata there).
+    if (res.data.driver.kind === "sim") {
+      try {
+        taskSpec(res.data.robot, res.data.task);
+      } catch (e) {
+        const key = (SIM_ROBOTS as readonly string[]).includes(res.data.robot) ? "task" : "robot";
+        const node = doc.get(key, true);
+        const where = isNode(node) && node.range ? `:${lineCounter.linePos(node.range[0]).line}` : "";
+        throw new LaunchConfigError(`${file}${where}: ${key}: ${(e as Error).message} (driver.kind sim)`);
+      }
+    }
+    return res.data;
+  }
   const lines = res.error.issues.map((issue) => {
     let path = issue.path.map(String);
     if (issue.code === "unrecognized_keys") path = [...path, issue.keys[0]];

@@ -36,6 +36,7 @@ import type { KeyInput } from "../hardware/teleop/KeyboardTeleop.ts";
 import type { JointPositionSource } from "../hardware/teleop/JointPositionSource.ts";
 import { SuccessClassifierNode } from "../nodes/SuccessClassifierNode.ts";
 import { homeTrajectory } from "../hardware/homeTrajectory.ts";
+import type { SimRobotName } from "../sim/tasks.ts";
 
 /** Lifecycle surface every node class here has. */
 interface ManagedNode {
@@ -125,7 +126,9 @@ export class Stack {
     const dc = config.driver;
     if (dc.kind !== "sim" && config.clock === "sim") throw new Error(`driver.kind ${dc.kind} drives a real arm: set clock: wall in the launch file`);
     if (dc.kind !== "sim" && config.actor.kind === "expert") throw new Error(`actor.kind expert is the simulator's scripted expert: it needs driver.kind sim (use a policy package on a real arm)`);
-    const world = dc.kind === "sim" ? await SimArmDriver.create({ task: config.task, controlHz: hz, randomizePhysics: dc.randomize_physics, instruction: config.instruction }) : null;
+    // driver.kind sim: `robot` names the simulated model (parseLaunch checked it has the task).
+    const simRobot = dc.kind === "sim" ? (config.robot as SimRobotName) : undefined;
+    const world = dc.kind === "sim" ? await SimArmDriver.create({ robot: simRobot, task: config.task, controlHz: hz, randomizePhysics: dc.randomize_physics, instruction: config.instruction }) : null;
     const log = { info: (m: string) => !opts.quiet && console.log(m), warn: (m: string) => console.warn(m) };
     const driver: ArmDriver = world ?? (await createArmDriver(dc as Exclude<typeof dc, { kind: "sim" }>, { node: () => runtime.createNode("arm_bridge"), logger: log, armCalibration: config.calibration.arm }));
     const names = driver.jointNames;
@@ -136,7 +139,7 @@ export class Stack {
     let policyVersion = "none";
     let policyActor: PolicyActor | null = null;
     if (config.actor.kind === "expert") {
-      actor = new ExpertActor({ task: config.task, quality: config.actor.expert_quality, jointNames: names });
+      actor = new ExpertActor({ robot: simRobot, task: config.task, quality: config.actor.expert_quality, jointNames: names, controlHz: hz });
       policyVersion = `scripted_expert@${config.actor.expert_quality}`;
     } else if (!config.actor.package) {
       throw new Error("actor.package: a policy package directory is required when actor.kind is policy (or pass --policy DIR)");
@@ -228,7 +231,7 @@ export class Stack {
     // The operator always wins; with no operator the arbiter forwards the policy's commands unchanged.
     const op = config.operator;
     const operator = op.enabled && op.kind === "scripted"
-      ? new OperatorNode(runtime.createNode("operator"), { task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
+      ? new OperatorNode(runtime.createNode("operator"), { robot: simRobot, task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
       : null;
     const arbiter = new InterventionArbiterNode(runtime.createNode("intervention_arbiter"), { withOperator: op.enabled, blendSec: op.blend_sec, controlHz: hz, jointNames: names });
     const human = op.enabled && op.kind !== "scripted";

@@ -6,7 +6,8 @@
 import { z } from "zod";
 import type { Runtime } from "../runtime/Runtime.ts";
 import { ARM_SPEC } from "../sim/armSpec.ts";
-import { TASKS } from "../sim/tasks.ts";
+import { SIM_ROBOTS, taskSpec, type SimRobotName } from "../sim/tasks.ts";
+import { SIM_ROBOT_MODELS } from "../sim/ArmSim.ts";
 import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
 import { SimCameraSources } from "../sim/render/SimCameraSources.ts";
@@ -55,7 +56,9 @@ export interface NodeExecutable {
   start(runtime: Runtime, params: Record<string, unknown>): Promise<StartedExecutable>;
 }
 
-const task = z.enum(["reach", "push_cube", "peg_insert"]).default("push_cube");
+const task = z.enum(["reach", "push_cube", "peg_insert", "pick_place"]).default("push_cube");
+/** The simulated robot whose task layout the sim-side executables use (launch files: `robot:`). */
+const robot = z.enum(SIM_ROBOTS as [SimRobotName, ...SimRobotName[]]).default("rlft_arm5");
 const hz = bounded("control_rate").default(10);
 const names = z.array(z.string()).default([...ARM_SPEC.jointNames]);
 
@@ -64,7 +67,7 @@ const names = z.array(z.string()).default([...ARM_SPEC.jointNames]);
  * (the same DriverSchema and createArmDriver as `rlft launch`).
  */
 export const ARM_DRIVERS: Record<string, (p: Record<string, unknown>, runtime: Runtime) => Promise<ArmDriver>> = {
-  sim: async (p) => SimArmDriver.create({ task: p.task as "push_cube", controlHz: p.control_hz as number }),
+  sim: async (p) => SimArmDriver.create({ robot: p.robot as SimRobotName | undefined, task: p.task as "push_cube", controlHz: p.control_hz as number }),
   feetech: (p, rt) => realArmDriver(p as unknown as ArmDriverParams, rt),
   dynamixel: (p, rt) => realArmDriver(p as unknown as ArmDriverParams, rt),
   ur_rtde: (p, rt) => realArmDriver(p as unknown as ArmDriverParams, rt),
@@ -72,10 +75,10 @@ export const ARM_DRIVERS: Record<string, (p: Record<string, unknown>, runtime: R
 };
 
 /** The policy's observation names: the sim task's, or the robot's joints (`q.<joint>`, what joint_observation publishes). */
-export function policyObservationNames(p: { observation: "auto" | "task" | "joints"; task: keyof typeof TASKS; joint_names: readonly string[] }): string[] {
+export function policyObservationNames(p: { observation: "auto" | "task" | "joints"; task: string; robot?: SimRobotName; joint_names: readonly string[] }): string[] {
   const simArm = p.joint_names.join() === ARM_SPEC.jointNames.join();
   const joints = p.observation === "joints" || (p.observation === "auto" && !simArm);
-  return joints ? jointObservationNames(p.joint_names) : [...TASKS[p.task].observationNames];
+  return joints ? jointObservationNames(p.joint_names) : [...taskSpec(p.robot, p.task).observationNames];
 }
 
 const simParams = z
@@ -92,6 +95,7 @@ const simParams = z
     renderer: z.enum(["raster", "ray"]).default("raster"),
     /** Per-episode domain randomisation of the cameras with the default ranges. */
     randomize: z.boolean().default(false),
+    robot,
   })
   .strict();
 
@@ -102,7 +106,7 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     params: simParams,
     async start(runtime, raw) {
       const p = simParams.parse(raw);
-      const driver = await SimArmDriver.create({ task: p.task, controlHz: p.control_hz, randomizePhysics: p.randomize_physics });
+      const driver = await SimArmDriver.create({ robot: p.robot, task: p.task, controlHz: p.control_hz, randomizePhysics: p.randomize_physics });
       const nodes: ManagedNode[] = [new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: p.control_hz, world: driver })];
       const specs = p.cameras ? p.cameras.map((c) => simCameraFromFiles({ name: c.name, intrinsics: c.intrinsics, handEye: c.hand_eye })) : [defaultFrontCamera(p.width, p.height)];
       const cams = p.camera ? new SimCameraSources(driver.sim, specs, { renderer: p.renderer, randomize: p.randomize ? randomizationRanges(RANDOMIZE_DEFAULTS) : undefined }) : null;
@@ -185,27 +189,28 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
   },
   expert: {
     description: "Scripted expert (sim tasks): /observation in, /policy/joint_command out",
-    params: z.object({ task, control_hz: hz, quality: z.number().min(0).max(1).default(0.7), joint_names: names }).strict(),
+    params: z.object({ task, robot, control_hz: hz, quality: z.number().min(0).max(1).default(0.7), joint_names: z.array(z.string()).optional() }).strict(),
     async start(runtime, raw) {
-      const p = this.params.parse(raw) as { task: "push_cube"; control_hz: number; quality: number; joint_names: string[] };
-      return { nodes: [new ActorNode(runtime.createNode("expert"), new ExpertActor({ task: p.task, quality: p.quality, jointNames: p.joint_names }), { controlHz: p.control_hz })] };
+      const p = this.params.parse(raw) as { task: "push_cube"; robot: SimRobotName; control_hz: number; quality: number; joint_names?: string[] };
+      const jointNames = p.joint_names ?? SIM_ROBOT_MODELS[p.robot].jointNames;
+      return { nodes: [new ActorNode(runtime.createNode("expert"), new ExpertActor({ robot: p.robot, task: p.task, quality: p.quality, jointNames, controlHz: p.control_hz }), { controlHz: p.control_hz })] };
     },
   },
   policy: {
     description: "Diffusion (+ residual) policy package on onnxruntime-node: /observation in, /policy/joint_command out",
-    params: z.object({ package: z.string(), residual: z.string().optional(), task, control_hz: hz, providers: z.array(z.enum(["cuda", "tensorrt", "cpu"])).default(["cpu"]), sampler: z.enum(["graph", "ts"]).default("graph"), threads: z.number().int().min(1).default(1), joint_names: names, observation: z.enum(["auto", "task", "joints"]).default("auto"), observation_names: z.array(z.string()).optional() }).strict(),
+    params: z.object({ package: z.string(), residual: z.string().optional(), task, robot, control_hz: hz, providers: z.array(z.enum(["cuda", "tensorrt", "cpu"])).default(["cpu"]), sampler: z.enum(["graph", "ts"]).default("graph"), threads: z.number().int().min(1).default(1), joint_names: names, observation: z.enum(["auto", "task", "joints"]).default("auto"), observation_names: z.array(z.string()).optional() }).strict(),
     async start(runtime, raw) {
-      const p = this.params.parse(raw) as { package: string; residual?: string; task: "push_cube"; control_hz: number; providers: ("cuda" | "cpu")[]; sampler: "graph" | "ts"; threads: number; joint_names: string[]; observation: "auto" | "task" | "joints"; observation_names?: string[] };
+      const p = this.params.parse(raw) as { package: string; residual?: string; task: "push_cube"; robot: SimRobotName; control_hz: number; providers: ("cuda" | "cpu")[]; sampler: "graph" | "ts"; threads: number; joint_names: string[]; observation: "auto" | "task" | "joints"; observation_names?: string[] };
       const actor = await PolicyActor.create(p.package, { jointNames: p.joint_names, observationNames: p.observation_names ?? policyObservationNames(p), providers: p.providers, mode: p.sampler, threads: p.threads, residual: p.residual });
       return { nodes: [new ActorNode(runtime.createNode("policy"), actor, { controlHz: p.control_hz })], close: () => actor.close() };
     },
   },
   operator: {
     description: "Scripted operator (sim): takes over when the episode goes wrong, /operator/intervention out",
-    params: z.object({ task, control_hz: hz, patience_sec: z.number().positive().default(3), correction_sec: z.number().positive().default(2) }).strict(),
+    params: z.object({ task, robot, control_hz: hz, patience_sec: z.number().positive().default(3), correction_sec: z.number().positive().default(2) }).strict(),
     async start(runtime, raw) {
-      const p = this.params.parse(raw) as { task: "push_cube"; control_hz: number; patience_sec: number; correction_sec: number };
-      return { nodes: [new OperatorNode(runtime.createNode("operator"), { task: p.task, controlHz: p.control_hz, patienceSec: p.patience_sec, correctionSec: p.correction_sec })] };
+      const p = this.params.parse(raw) as { task: "push_cube"; robot: SimRobotName; control_hz: number; patience_sec: number; correction_sec: number };
+      return { nodes: [new OperatorNode(runtime.createNode("operator"), { robot: p.robot, task: p.task, controlHz: p.control_hz, patienceSec: p.patience_sec, correctionSec: p.correction_sec })] };
     },
   },
   intervention_arbiter: {
@@ -249,10 +254,12 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
   },
   episode_manager: {
     description: "Episode lifecycle on /episode/event; runs `episodes` episodes from `seed` and exits (0: run until stopped)",
-    params: z.object({ task, control_hz: hz, max_steps: z.number().int().min(1).optional(), episodes: z.number().int().min(0).default(0), seed: z.number().int().min(0).default(1000), start_delay_sec: z.number().min(0).default(2) }).strict(),
+    params: z.object({ task, robot, control_hz: hz, max_steps: z.number().int().min(1).optional(), episodes: z.number().int().min(0).default(0), seed: z.number().int().min(0).default(1000), start_delay_sec: z.number().min(0).default(2) }).strict(),
     async start(runtime, raw) {
-      const p = this.params.parse(raw) as { task: "push_cube"; control_hz: number; max_steps?: number; episodes: number; seed: number; start_delay_sec: number };
-      const m = new EpisodeManagerNode(runtime.createNode("episode_manager"), { task: p.task, controlHz: p.control_hz, maxSteps: p.max_steps ?? TASKS[p.task].maxSteps });
+      const p = this.params.parse(raw) as { task: "push_cube"; robot: SimRobotName; control_hz: number; max_steps?: number; episodes: number; seed: number; start_delay_sec: number };
+      const spec = taskSpec(p.robot, p.task);
+      const maxSteps = p.max_steps ?? (spec.episodeSec === undefined ? spec.maxSteps : Math.round(spec.episodeSec * p.control_hz));
+      const m = new EpisodeManagerNode(runtime.createNode("episode_manager"), { task: p.task, controlHz: p.control_hz, maxSteps });
       if (p.episodes === 0) return { nodes: [m] };
       const done = (async () => {
         // Give the other processes time to discover the topics (ROS 2 discovery is not instant).

@@ -323,7 +323,8 @@ function readObservation(obs: { names: readonly string[]; values: readonly numbe
   return { q, ee, cube: [], target: [get("target.x"), get("target.y"), get("target.z")], peg: [] };
 }
 
-function stepTowards(from: readonly number[], to: readonly number[], maxStep: number): number[] {
+/** `from` moved towards `to` by at most `maxStep` (Euclidean, 3-D). */
+export function stepTowards(from: readonly number[], to: readonly number[], maxStep: number): number[] {
   const d = [to[0] - from[0], to[1] - from[1], to[2] - from[2]];
   const n = Math.hypot(d[0], d[1], d[2]);
   const s = n > maxStep ? maxStep / n : 1;

@@ -6,12 +6,15 @@
  */
 import { ARM_SPEC } from "./armSpec.ts";
 import { createRng } from "./rng.ts";
-import { ScriptedExpert } from "./ScriptedExpert.ts";
-import { TASKS, type TaskName } from "./tasks.ts";
+import { createScriptedExpert, type TaskExpert } from "./createExpert.ts";
+import { SO101_SPEC } from "./so101/so101Spec.ts";
+import { taskSpec, type SimRobotName, type TaskName, type TaskSpec } from "./tasks.ts";
 
 /** Options of {@link ScriptedOperator}. */
 export interface ScriptedOperatorOptions {
   task: TaskName;
+  /** The simulated robot (default rlft_arm5): its task layout and its scripted expert. */
+  robot?: SimRobotName;
   /** Seed of the operator's own randomness (reaction time); reset(seed) replaces it. Default 0. */
   seed?: number;
   /** Seconds without progress before the operator steps in. Default 3. */
@@ -52,6 +55,8 @@ const PUSH_AWAY = 0.02;
 /** The scripted supervisor; one instance per robot, reset at every episode. */
 export class ScriptedOperator {
   readonly task: TaskName;
+  readonly robot: SimRobotName;
+  readonly #spec: TaskSpec;
   readonly #hz: number;
   readonly #patience: number;
   readonly #correction: number;
@@ -66,7 +71,7 @@ export class ScriptedOperator {
   #pressingSince = -1;
   #noticedAt = -1;
   #controlUntil = -1;
-  #expert: ScriptedExpert | null = null;
+  #expert: TaskExpert | null = null;
   #takeovers = 0;
   #stepsInControl = 0;
   /** Why the last takeover happened, for logs. */
@@ -74,8 +79,13 @@ export class ScriptedOperator {
 
   /** Creates an operator; call reset(seed) at the start of every episode. */
   constructor(opts: ScriptedOperatorOptions) {
-    if (!(opts.task in TASKS)) throw new Error(`ScriptedOperator: unknown task "${String(opts.task)}"; expected one of ${Object.keys(TASKS).join(", ")}`);
+    try {
+      this.#spec = taskSpec(opts.robot, opts.task);
+    } catch (e) {
+      throw new Error(`ScriptedOperator: ${(e as Error).message}`);
+    }
     this.task = opts.task;
+    this.robot = this.#spec.robot;
     this.#hz = positive("controlHz", opts.controlHz ?? 10);
     this.#patience = Math.max(1, Math.round(positive("patienceSec", opts.patienceSec ?? 3) * this.#hz));
     this.#correction = Math.max(1, Math.round(positive("correctionSec", opts.correctionSec ?? 2) * this.#hz));
@@ -120,7 +130,7 @@ export class ScriptedOperator {
   /** Watches one tick's observation; returns whether the operator commands this tick, and what. */
   observe(obs: { names: readonly string[]; values: readonly number[] }): OperatorDecision {
     const t = this.#tick++;
-    const g = gauge(this.task, obs);
+    const g = gauge(this.#spec, obs);
     this.#track(g, t);
     if (this.#expert) {
       if (t < this.#controlUntil) return this.#act(obs);
@@ -142,7 +152,7 @@ export class ScriptedOperator {
     this.#takeovers++;
     this.lastReason = trouble;
     this.#controlUntil = t + this.#correction;
-    this.#expert = new ScriptedExpert({ task: this.task, quality: 1, seed: this.#seed * 97 + this.#takeovers });
+    this.#expert = createScriptedExpert({ robot: this.robot, task: this.task, quality: 1, seed: this.#seed * 97 + this.#takeovers, controlHz: this.#hz });
     return this.#act(obs);
   }
 
@@ -167,7 +177,7 @@ export class ScriptedOperator {
 
   /** The reason to step in now, or "" when the episode looks fine. */
   #trouble(g: Gauge, t: number): string {
-    if (g.remaining < TASKS[this.task].successRadius) return "";
+    if (g.remaining < this.#spec.successRadius) return "";
     if (this.task === "push_cube" && g.remaining > this.#best + PUSH_AWAY) {
       return `cube moved ${((g.remaining - this.#best) * 100).toFixed(1)} cm away from the target`;
     }
@@ -185,21 +195,25 @@ function positive(name: string, v: number): number {
 }
 
 /** Reads the task's progress gauges off an observation (by name, so the layout order does not matter). */
-function gauge(task: TaskName, obs: { names: readonly string[]; values: readonly number[] }): Gauge {
+function gauge(spec: TaskSpec, obs: { names: readonly string[]; values: readonly number[] }): Gauge {
+  const task = spec.name;
   const get = (name: string): number => {
     const i = obs.names.indexOf(name);
     if (i < 0 || i >= obs.values.length) {
-      throw new Error(`ScriptedOperator: observation has no "${name}" (got ${obs.names.join(", ")}); expected the ${task} layout of docs/contracts.md`);
+      throw new Error(`ScriptedOperator: observation has no "${name}" (got ${obs.names.join(", ")}); expected the ${spec.robot} ${task} layout of sim/tasks.ts`);
     }
     return obs.values[i];
   };
   const ee = [get("ee.x"), get("ee.y"), get("ee.z")];
   switch (task) {
     case "push_cube":
-    case "multi_push": {
-      // multi_push: cube.* / target.* are the instructed pair.
-      const c = [get("cube.x"), get("cube.y"), ARM_SPEC.cubeHalf];
-      const remaining = Math.hypot(c[0] - get("target.x"), c[1] - get("target.y"));
+    case "multi_push":
+    case "pick_place": {
+      // multi_push: cube.* / target.* are the instructed pair. pick_place: the cube must also come down to rest.
+      const half = spec.robot === "so101" ? SO101_SPEC.cubeHalf : ARM_SPEC.cubeHalf;
+      const c = [get("cube.x"), get("cube.y"), obs.names.includes("cube.z") ? get("cube.z") : half];
+      const xy = Math.hypot(c[0] - get("target.x"), c[1] - get("target.y"));
+      const remaining = task === "pick_place" ? Math.hypot(xy, Math.max(0, c[2] - half)) : xy;
       return { remaining, approach: Math.hypot(ee[0] - c[0], ee[1] - c[1], ee[2] - c[2]), pressing: false };
     }
     case "peg_insert": {

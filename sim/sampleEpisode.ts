@@ -2,7 +2,7 @@
 import { ARM_SPEC } from "./armSpec.ts";
 import { inverseKinematics } from "./kinematics.ts";
 import { createRng } from "./rng.ts";
-import type { TaskName } from "./tasks.ts";
+import type { Arm5TaskName } from "./tasks.ts";
 import { sampleMultiPush, type MultiPushLayout } from "./multiPush.ts";
 
 /** Initial state of one episode. */
@@ -20,7 +20,7 @@ export interface EpisodeInit {
 }
 
 /** Draws the start pose, the cube and the target of an episode of `task` from `seed`. */
-export function sampleEpisode(task: TaskName, seed: number): EpisodeInit {
+export function sampleEpisode(task: Arm5TaskName, seed: number): EpisodeInit {
   const rng = createRng(seed);
   const s = ARM_SPEC;
   // Start above the table near the base, tool down, so the arm never starts inside the cube.

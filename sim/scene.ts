@@ -1,6 +1,6 @@
 /** MJCF generator for the `rlft_arm5` scene; the XML is built from ARM_SPEC so code and model share one source of numbers. */
 import { ARM_SPEC } from "./armSpec.ts";
-import type { TaskName } from "./tasks.ts";
+import type { Arm5TaskName } from "./tasks.ts";
 
 /** Options of {@link sceneXml}. */
 export interface SceneOptions {
@@ -9,7 +9,7 @@ export interface SceneOptions {
    * a free square peg (ArmSim.reset puts it between the fingers) and the hole fixture as the mocap `target`;
    * `multi_push` a red and a blue cube (`cube_red`, `cube_blue`) and two discs (`target_left`, `target_right`).
    */
-  task: TaskName;
+  task: Arm5TaskName;
   /** Physics step in seconds (contract: 0.002). */
   physicsDt?: number;
 }
@@ -87,7 +87,7 @@ export function sceneXml(opts: SceneOptions): string {
 }
 
 /** The task objects: cube + disc, target ball, or peg + hole fixture. */
-function taskXml(task: TaskName, world: string): string {
+function taskXml(task: Arm5TaskName, world: string): string {
   const s = ARM_SPEC;
   switch (task) {
     case "push_cube":

@@ -3,10 +3,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeLearnerFixture, type LearnerFixture } from "../policies/testing/learnerFixture.ts";
 import { ArmSim } from "../sim/ArmSim.ts";
+import type { SimRobotName, TaskName } from "../sim/tasks.ts";
 
-/** make-fixture (random-ish tiny diffusion policy), relabelled with the task's observation and joint names. */
-export async function robotPolicyFixture(task: "push_cube" | "peg_insert" = "push_cube"): Promise<LearnerFixture> {
-  const sim = await ArmSim.create({ task });
+/** make-fixture (random-ish tiny diffusion policy), relabelled with the task's observation and joint names (default robot rlft_arm5). */
+export async function robotPolicyFixture(task: TaskName = "push_cube", robot?: SimRobotName): Promise<LearnerFixture> {
+  const sim = await ArmSim.create({ task, robot });
   const obsNames = sim.observation().names;
   const jointNames = [...sim.jointNames];
   sim.close();

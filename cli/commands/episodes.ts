@@ -36,14 +36,14 @@ export function registerEpisodeCommands(program: Command): void {
     .command("collect")
     .description("Record scripted-expert demonstrations in simulation, one MCAP file per episode")
     .requiredOption("--out <dir>", "where the MCAP episodes and index.json go")
-    .option("--task <task>", "reach | push_cube | peg_insert | multi_push", "push_cube")
+    .option("--task <task>", "rlft_arm5: reach | push_cube | peg_insert | multi_push; so101 (--launch launch/sim_so101.yaml): reach | push_cube | pick_place", "push_cube")
     .option("--episodes <n>", "number of episodes", integer({ min: 1 }), 50)
     .option("--seed <n>", "first seed (episode i of --out uses seed+i; a directory with episodes is resumed after them)", integer({ min: 0 }), 0)
     .option("--quality <q>", "expert quality in [0,1]: lower is noisier, hesitant, sometimes failing", decimal({ min: 0, max: 1 }), 0.7)
     .option("--no-camera", "skip the ray-cast camera (faster)")
     .option("--launch <file>", "launch file to start from", DEFAULT_LAUNCH)
     .option("--json", "print the summary as JSON")
-    .addHelpText("after", "\nExamples:\n  rlft collect --task push_cube --episodes 50 --out data/demos\n  rlft collect --task multi_push --episodes 200 --quality 1 --out data/multi   # with a camera frame every tick, for train-vla\n")
+    .addHelpText("after", "\nExamples:\n  rlft collect --task push_cube --episodes 50 --out data/demos\n  rlft collect --task multi_push --episodes 200 --quality 1 --out data/multi   # with a camera frame every tick, for train-vla\n  rlft collect --launch launch/sim_so101.yaml --task pick_place --episodes 50 --out data/so101_pick   # the SO-101\n")
     .action(async (o) => {
       const cfg = baseConfig(o.launch);
       cfg.task = o.task;
@@ -62,7 +62,7 @@ export function registerEpisodeCommands(program: Command): void {
     .description("Evaluate a policy package in simulation and print its success rate with a Wilson 95% interval")
     .requiredOption("--policy <dir>", "policy package directory (the BC base)")
     .option("--residual <dir>", "residual package trained on that base by rlft session")
-    .option("--task <task>", "reach | push_cube | peg_insert | multi_push", "push_cube")
+    .option("--task <task>", "rlft_arm5: reach | push_cube | peg_insert | multi_push; so101 (--launch launch/sim_so101.yaml): reach | push_cube | pick_place", "push_cube")
     .option("--instruction <text>", "multi_push: the instruction of every episode (the VLA reads it; the goal is taken from its colour and side words). Default: each seed's own")
     .option("--episodes <n>", "number of episodes", integer({ min: 1 }), 50)
     .option("--seed <n>", "first seed; keep evaluation seeds disjoint from training seeds", integer({ min: 0 }), 1000)

@@ -11,7 +11,7 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { readEpisodeTrace, succeeded, type EpisodeTrace, type Tick } from "../EpisodeTrace.ts";
 import { EpisodeReader } from "../../recording/EpisodeReader.ts";
-import { TASKS } from "../../sim/tasks.ts";
+import { ROBOT_TASKS, TASKS, type SimRobotName } from "../../sim/tasks.ts";
 import type { VideoWriter, VIDEO_ENCODERS } from "./ffmpeg.ts";
 import type { Feature, LeRobotVersion } from "./layout.ts";
 import type { FrameColumn } from "./parquet.ts";
@@ -227,7 +227,8 @@ export async function exportLeRobot(files: readonly string[], out: string, opts:
         opts.warn?.(`${file}: ticks are not evenly spaced at ${fps} Hz (dropped ticks?); timestamps are written as frame_index / fps`);
       }
       robot ??= tr.info.robot ?? null;
-      const taskText = (TASKS as Record<string, { description: string }>)[tr.info.task]?.description ?? tr.info.task ?? "unknown";
+      const robotTasks: Record<string, { description: string } | undefined> = ROBOT_TASKS[(tr.info.robot ?? "rlft_arm5") as SimRobotName] ?? TASKS;
+      const taskText = robotTasks[tr.info.task]?.description ?? tr.info.task ?? "unknown";
       if (!tasks.has(taskText)) tasks.set(taskText, tasks.size);
       const ep = episodes;
       const stats: Record<string, FeatureStats> = {};
