@@ -41,3 +41,14 @@ export function learnerOverrides(file: string | undefined, sets: readonly string
   }
   return { ...out, ...parseOverrides(sets, "--learner-set") };
 }
+
+/** Learner config values as command-line flags (`key_name: v` → `--key-name v`, booleans as `--x` / `--no-x`). */
+export function learnerFlags(values: Readonly<Record<string, unknown>>): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(values)) {
+    const flag = `--${k.replace(/_/g, "-")}`;
+    if (typeof v === "boolean") out.push(v ? flag : `--no-${k.replace(/_/g, "-")}`);
+    else out.push(flag, String(v));
+  }
+  return out;
+}

@@ -16,6 +16,7 @@ import { freePort } from "./ports.ts";
 import { progress } from "./progress.ts";
 import { wilson } from "../data/stats.ts";
 import { episodeFiles, readEpisodeArrays } from "./dataset.ts";
+import { learnerFlags } from "./learnerOverrides.ts";
 
 /** Episode-level numbers a RECAP report compares (π*0.6's: success, throughput, failures). */
 export interface OutcomeStats {
@@ -67,11 +68,7 @@ export async function trainRecap(o: { data: readonly string[]; pretrained: strin
   const args = ["recap", "--bind", endpoint, "--pretrained", resolve(o.pretrained), "--out", o.out, "--json-progress"];
   if (maxSteps) args.push("--max-episode-steps", `${o.task}=${maxSteps}`);
   if (o.plain) args.push("--plain");
-  for (const [k, v] of Object.entries(o.learner ?? {})) {
-    const flag = `--${k.replace(/_/g, "-")}`;
-    if (typeof v === "boolean") args.push(v ? flag : `--no-${k.replace(/_/g, "-")}`);
-    else args.push(flag, String(v));
-  }
+  args.push(...learnerFlags(o.learner ?? {}));
   let bar: ReturnType<typeof progress> | null = null;
   let phase = "";
   const learner = startLearner(args, (e) => {

@@ -8,6 +8,7 @@ import { episodeFiles, readEpisodeArrays, type EpisodeArrays } from "./dataset.t
 import { startLearner, type LearnerEvent } from "./learnerProcess.ts";
 import { freePort } from "./ports.ts";
 import { progress } from "./progress.ts";
+import { learnerFlags } from "./learnerOverrides.ts";
 
 /** Options of {@link streamEpisodes}. */
 export interface StreamOptions {
@@ -18,7 +19,26 @@ export interface StreamOptions {
   /** Skip aborted episodes and ones cut short by a crash (their outcome is unknown). Default false. */
   skipUnfinished?: boolean;
   robotId?: string;
+  /** Camera frames to send with each episode (a policy that sees them); episodes without one are refused. */
+  cameras?: readonly string[];
+  /**
+   * The observation columns to send (a policy's `observation.state`): names, or "joints" for every `q.<joint>`. Default:
+   * the whole /observation. A policy that runs on a real robot must not see sim-only signals (cube.x, ...).
+   */
+  state?: readonly string[] | "joints";
   onEpisode?: (ep: EpisodeArrays, sent: boolean) => void;
+}
+
+/** The indices of the observation columns `state` selects in `names` (all of them when absent). */
+export function stateColumns(names: readonly string[], state: StreamOptions["state"], file: string): number[] {
+  if (state === undefined) return names.map((_, i) => i);
+  const want = state === "joints" ? names.filter((n) => n.startsWith("q.")) : state;
+  if (want.length === 0) throw new Error(`${file}: the observation has no joint positions (q.<joint>); it has ${names.join(", ")}`);
+  return want.map((n) => {
+    const i = names.indexOf(n);
+    if (i < 0) throw new Error(`${file}: the observation has no "${n}" (it has ${names.join(", ")}) — pick state names the robot publishes`);
+    return i;
+  });
 }
 
 /** Streams the episodes in `dir` (or in each of several dirs) to a learner at `endpoint`; returns how many were sent. */
@@ -29,19 +49,22 @@ export async function streamEpisodes(dir: string | readonly string[], endpoint: 
   let skipped = 0;
   try {
     for (const f of files) {
-      const ep = await readEpisodeArrays(f);
+      const ep = await readEpisodeArrays(f, { cameras: opts.cameras });
+      const cols = stateColumns(ep.obsNames, opts.state, f);
+      const obsNames = cols.map((i) => ep.obsNames[i]);
+      const obs = ep.obs.map((row) => cols.map((i) => row[i]));
       const unfinished = ep.recovered || ep.outcome === "abort" || ep.outcome === "crashed";
       const use = (ep.success || !!opts.includeFailures) && ep.obs.length > 0 && !(opts.skipUnfinished && unfinished);
       if (use) {
         client ??= await DatasetClient.connect(endpoint, {
           robotId: opts.robotId ?? "sim",
-          configHash: createHash("sha256").update(JSON.stringify([ep.task, ep.obsNames, ep.actionNames])).digest("hex").slice(0, 16),
-          obsNames: ep.obsNames,
+          configHash: createHash("sha256").update(JSON.stringify([ep.task, obsNames, ep.actionNames])).digest("hex").slice(0, 16),
+          obsNames,
           actionNames: ep.actionNames,
           task: ep.task,
         });
         const extra = opts.withInterventions ? { intervention: ep.intervention, source: ep.source } : {};
-        await client.sendEpisode({ episodeId: ep.episode, seed: ep.seed, task: ep.task, success: ep.success, obs: ep.obs, action: ep.action, reward: ep.reward, ...extra });
+        await client.sendEpisode({ episodeId: ep.episode, seed: ep.seed, task: ep.task, success: ep.success, obs, action: ep.action, reward: ep.reward, ...extra, ...(ep.images ? { images: ep.images } : {}) });
         sent++;
       } else skipped++;
       opts.onEpisode?.(ep, use);
@@ -64,13 +87,27 @@ export interface TrainBcResult {
 }
 
 /** Trains a diffusion BC policy on the episodes in `data`; the package goes under `out`. */
-export async function trainBc(opts: { data: string; out: string; steps?: number; includeFailures?: boolean; quiet?: boolean; saveDataset?: string }): Promise<TrainBcResult> {
+export async function trainBc(opts: {
+  data: string;
+  out: string;
+  steps?: number;
+  includeFailures?: boolean;
+  quiet?: boolean;
+  saveDataset?: string;
+  /** Cameras whose frames the policy sees (a pixel policy); the learner trains an encoder per camera. */
+  cameras?: readonly string[];
+  /** Observation columns the policy sees (see StreamOptions.state). */
+  state?: StreamOptions["state"];
+  /** Learner train-bc config on top of its defaults (e.g. `{ batch_size: 64, image_shift: 4 }`). */
+  learner?: Readonly<Record<string, unknown>>;
+}): Promise<TrainBcResult> {
   const port = await freePort();
   const endpoint = `tcp://127.0.0.1:${port}`;
   const args = ["train-bc", "--bind", endpoint, "--out", opts.out, "--json-progress"];
   if (opts.steps) args.push("--steps", String(opts.steps));
   // The same demos, as .npz, seed the online learner's offline buffer (RLPD 50/50 batches, docs/algorithms.md §1).
   if (opts.saveDataset) args.push("--save-dataset", opts.saveDataset);
+  args.push(...learnerFlags(opts.learner ?? {}));
   let bar: ReturnType<typeof progress> | null = null;
   const learner = startLearner(args, (e) => {
     if (e.event === "progress" && !opts.quiet) {
@@ -85,7 +122,7 @@ export async function trainBc(opts: { data: string; out: string; steps?: number;
     // If the learner dies while we upload, report its own error rather than a handshake timeout.
     const learnerFailed = learner.done.then(() => new Promise<never>(() => undefined));
     await learner.ready;
-    const { sent } = await Promise.race([streamEpisodes(opts.data, endpoint, { includeFailures: opts.includeFailures, onEpisode: () => upload?.update(++n) }), learnerFailed]);
+    const { sent } = await Promise.race([streamEpisodes(opts.data, endpoint, { includeFailures: opts.includeFailures, cameras: opts.cameras, state: opts.state, onEpisode: () => upload?.update(++n) }), learnerFailed]);
     upload?.stop();
     const done = await learner.done;
     (bar as ReturnType<typeof progress> | null)?.stop();

@@ -5,7 +5,7 @@
  */
 import { Dealer } from "zeromq";
 import { curveClientOptions, type CurveClientKeys } from "./CurveCertificate.ts";
-import { decodeMessage, encodeMessage, tensorFromRows, WireError, type Header } from "./wire.ts";
+import { decodeMessage, encodeMessage, tensorFromRows, WireError, type Header, type ImageTensor, type Tensor } from "./wire.ts";
 
 /** Why a learner exchange failed. */
 export class DatasetClientError extends Error {
@@ -47,6 +47,16 @@ export interface EpisodeUpload {
   intervention?: readonly number[];
   /** Optional: where the episode came from (scripted_expert, recap_collect, ...). */
   source?: string;
+  /** Optional camera frames, one per step: camera → T frames of width × height rgb8 back to back (uint8 on the wire). */
+  images?: Readonly<Record<string, EpisodeFrames>>;
+}
+
+/** One camera's frames of an episode. */
+export interface EpisodeFrames {
+  width: number;
+  height: number;
+  /** T × height × width × 3 bytes. */
+  data: Uint8Array;
 }
 
 type ResolvedOptions = DatasetClientOptions & { timeoutMs: number };
@@ -122,12 +132,19 @@ export class DatasetClient {
       throw new DatasetClientError("bad_input", `episode ${ep.episodeId}: ${(e as Error).message}`, { cause: e });
     }
     const reward = { shape: [T], data: tensors[2][1].data };
-    const frames: [string, { shape: number[]; data: Float32Array }][] = [["obs", tensors[0][1]], ["action", tensors[1][1]], ["reward", reward]];
+    const frames: [string, Tensor | ImageTensor][] = [["obs", tensors[0][1]], ["action", tensors[1][1]], ["reward", reward]];
     if (ep.intervention !== undefined) {
       if (ep.intervention.length !== T || !ep.intervention.every((x) => x === 0 || x === 1)) {
         throw new DatasetClientError("bad_input", `episode ${ep.episodeId}: intervention must hold T = ${T} values, each 0 or 1; found ${ep.intervention.length} values`);
       }
       frames.push(["intervention", { shape: [T], data: Float32Array.from(ep.intervention) }]);
+    }
+    for (const [cam, f] of Object.entries(ep.images ?? {})) {
+      if (!/^[a-z][a-z0-9_]{0,31}$/.test(cam)) throw new DatasetClientError("bad_input", `episode ${ep.episodeId}: camera name "${cam}" must be lowercase letters, digits and _ (it names the image.<camera> tensor)`);
+      if (f.data.length !== T * f.height * f.width * 3) {
+        throw new DatasetClientError("bad_input", `episode ${ep.episodeId}: camera ${cam} needs T = ${T} frames of ${f.width}×${f.height} rgb8 (${T * f.height * f.width * 3} bytes); found ${f.data.length} bytes`);
+      }
+      frames.push([`image.${cam}`, { shape: [T, f.height, f.width, 3], data: f.data }]);
     }
     await this.#request(
       { type: "episode", episode_id: ep.episodeId, seed: ep.seed, task: ep.task, length: T, success: ep.success, ...(ep.source !== undefined ? { source: ep.source } : {}) },
@@ -155,7 +172,7 @@ export class DatasetClient {
     this.#pending.clear();
   }
 
-  #request(header: Record<string, unknown>, tensors: [string, { shape: number[]; data: Float32Array }][], what: string, expect: Pending["expect"], timeoutMessage?: string): Promise<Header> {
+  #request(header: Record<string, unknown>, tensors: [string, Tensor | ImageTensor][], what: string, expect: Pending["expect"], timeoutMessage?: string): Promise<Header> {
     if (this.#closed) return Promise.reject(new DatasetClientError("closed", `DatasetClient is closed; cannot send ${what}`));
     const seq = ++this.#seq;
     const frames = encodeMessage({ ...header, seq }, tensors);

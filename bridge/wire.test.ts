@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { encode as msgpackEncode } from "@msgpack/msgpack";
-import { decodeMessage, encodeMessage, tensorFromRows, tensorToRows, PROTOCOL, WireError, type Tensor } from "./wire.ts";
+import { decodeMessage, encodeMessage, tensorFromRows, tensorToRows, PROTOCOL, WireError, type ImageTensor, type Tensor } from "./wire.ts";
 
 const GOLDEN_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "test", "golden", "rlft-exp-1");
 
@@ -35,15 +35,18 @@ for (const { file, g } of goldens) {
     continue;
   }
   test(`golden ${file} (${g.description}) decodes like the Python side, and re-encodes byte for byte`, () => {
-    const { header, tensors } = decodeMessage(frames);
+    const { header, tensors, images } = decodeMessage(frames);
     assert.deepEqual(header, g.header);
-    assert.deepEqual([...tensors.keys()], Object.keys(g.tensors ?? {}));
+    // Camera frames (uint8 image.<camera>) are decoded into `images`, everything else into `tensors`; frame order kept.
+    const all = new Map<string, { shape: number[]; data: Float32Array | Uint8Array }>([...tensors, ...(images ?? [])]);
+    const order = (header.tensors as { name: string }[] | undefined)?.map((s) => s.name) ?? [];
+    assert.deepEqual([...all.keys()].sort(), Object.keys(g.tensors ?? {}).sort());
     for (const [name, want] of Object.entries(g.tensors ?? {})) {
-      const t = tensors.get(name)!;
+      const t = all.get(name)!;
       assert.deepEqual(t.shape, want.shape);
       assert.deepEqual(Array.from(t.data), want.values);
     }
-    const again = encodeMessage(header, tensors);
+    const again = encodeMessage(header, order.map((n) => [n, all.get(n)!] as [string, Tensor | ImageTensor]));
     assert.equal(again.length, frames.length);
     // A Python float with an integral value (welcome.heartbeat_sec 2.0) decodes to a JS number that msgpack-js
     // re-encodes as an int: the header must then decode the same, the tensor frames still match byte for byte.

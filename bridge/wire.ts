@@ -7,6 +7,10 @@ import { endianness } from "node:os";
 
 export const PROTOCOL = "rlft-exp/1";
 const DTYPE = "float32";
+/** Camera frames: raw uint8 rgb8 bytes, [T, H, W, 3], named `image.<camera>` (learner/rlft_learner/protocol.py). */
+const IMAGE_DTYPE = "uint8";
+const IMAGE_NAME = /^image\.[a-z][a-z0-9_]{0,31}$/;
+const MAX_IMAGE_SIDE = 4096;
 /** A header is a small map; anything bigger is not ours. */
 export const MAX_HEADER_BYTES = 1 << 20;
 /**
@@ -74,10 +78,20 @@ export interface Tensor {
   data: Float32Array;
 }
 
-/** One decoded message; `tensors` keeps frame order. A `policy` message has no tensors but raw `files` (header order). */
+/** Camera frames `image.<camera>`: [T, H, W, 3] uint8 rgb8, row-major. */
+export interface ImageTensor {
+  shape: number[];
+  data: Uint8Array;
+}
+
+/**
+ * One decoded message; `tensors` (float32) keeps frame order, camera frames (uint8 `image.<camera>`) are in `images`.
+ * A `policy` message has no tensors but raw `files` (header order).
+ */
 export interface Message {
   header: Header;
   tensors: Map<string, Tensor>;
+  images?: Map<string, ImageTensor>;
   files?: Buffer[];
 }
 
@@ -96,7 +110,7 @@ export class WireError extends Error {
 if (endianness() !== "LE") throw new Error("bridge/wire.ts assumes a little-endian host (rlft-exp/1 tensors are little-endian float32)");
 
 /** Encodes a message; `protocol` is filled in and `tensors` specs are written from `tensors` (in order). */
-export function encodeMessage(header: Record<string, unknown>, tensors: Iterable<[string, Tensor]> = []): Buffer[] {
+export function encodeMessage(header: Record<string, unknown>, tensors: Iterable<[string, Tensor | ImageTensor]> = []): Buffer[] {
   const head: Record<string, unknown> = { ...header };
   if (head.protocol === undefined) head.protocol = PROTOCOL;
   const specs: { name: string; shape: number[]; dtype: string }[] = [];
@@ -104,7 +118,7 @@ export function encodeMessage(header: Record<string, unknown>, tensors: Iterable
   for (const [name, t] of tensors) {
     const n = t.shape.reduce((a, b) => a * b, 1);
     if (t.data.length !== n) throw new WireError(`tensor ${JSON.stringify(name)}: shape [${t.shape.join(", ")}] needs ${n} values; found ${t.data.length}`);
-    specs.push({ name, shape: [...t.shape], dtype: DTYPE });
+    specs.push({ name, shape: [...t.shape], dtype: t.data instanceof Uint8Array ? IMAGE_DTYPE : DTYPE });
     frames.push(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
   }
   if (specs.length > 0 || "tensors" in head) head.tensors = specs;
@@ -127,9 +141,15 @@ export function decodeMessage(frames: readonly Uint8Array[]): Message {
   if (type === "policy") return { header: header as Header, tensors: new Map(), files: checkPolicyFiles(header, frames.slice(1), seq) };
   const specs = checkSpecs(header, frames.length - 1, seq);
   const tensors = new Map<string, Tensor>();
-  specs.forEach(([name, shape], i) => {
+  const images = new Map<string, ImageTensor>();
+  specs.forEach(([name, shape, dtype], i) => {
     const frame = frames[i + 1];
     const n = shape.reduce((a, b) => a * b, 1);
+    if (dtype === IMAGE_DTYPE) {
+      if (frame.byteLength !== n) throw new WireError(`tensor ${repr(name)} with shape [${shape.join(", ")}] needs ${n} bytes of uint8; frame has ${frame.byteLength}`, { seq });
+      images.set(name, { shape, data: Uint8Array.from(frame) });
+      return;
+    }
     if (frame.byteLength !== 4 * n) throw new WireError(`tensor ${repr(name)} with shape [${shape.join(", ")}] needs ${4 * n} bytes of float32; frame has ${frame.byteLength}`, { seq });
     // Copy: frames from zeromq need not be 4-byte aligned, and the caller keeps its buffer.
     const data = new Float32Array(n);
@@ -146,7 +166,10 @@ export function decodeMessage(frames: readonly Uint8Array[]): Message {
   });
   if (type === "episode") checkEpisode(header, tensors, seq);
   if (type === "transitions") checkTransitions(header, tensors, seq);
-  return { header: header as Header, tensors };
+  if (type === "episode") {
+    for (const [name, t] of images) if (t.shape[0] !== header.length) throw new WireError(`episode tensor ${repr(name)}: one frame per step, [${String(header.length)}, H, W, 3]; found [${t.shape.join(", ")}]`, { seq });
+  }
+  return images.size > 0 ? { header: header as Header, tensors, images } : { header: header as Header, tensors };
 }
 
 /** Rows (T × D, rectangular, finite) as a [T, D] tensor. */
@@ -301,20 +324,26 @@ function checkTransitions(header: Record<string, unknown>, tensors: Map<string, 
   }
 }
 
-function checkSpecs(header: Record<string, unknown>, nFrames: number, seq: number): [string, number[]][] {
+function checkSpecs(header: Record<string, unknown>, nFrames: number, seq: number): [string, number[], string][] {
   const specs = header.tensors ?? [];
   if (!Array.isArray(specs)) throw new WireError(`header.tensors must be a list; found ${typeName(specs)}`, { seq });
   if (specs.length !== nFrames) throw new WireError(`header lists ${specs.length} tensors but the message has ${nFrames} tensor frames`, { seq });
-  const out: [string, number[]][] = [];
+  const out: [string, number[], string][] = [];
   specs.forEach((spec: unknown, i) => {
     if (spec === null || typeof spec !== "object" || Array.isArray(spec) || typeof (spec as { name?: unknown }).name !== "string") {
       throw new WireError(`tensors[${i}] must be a map with a string name`, { seq });
     }
     const { name, dtype, shape } = spec as { name: string; dtype?: unknown; shape?: unknown };
-    if (dtype !== DTYPE) throw new WireError(`tensor ${repr(name)}: dtype must be ${repr(DTYPE)}; found ${repr(dtype)}`, { seq });
     if (!Array.isArray(shape) || !shape.every((d) => isInt(d) && d >= 0)) throw new WireError(`tensor ${repr(name)}: shape must be a list of non-negative ints; found ${repr(shape)}`, { seq });
+    if (dtype === IMAGE_DTYPE) {
+      if (!IMAGE_NAME.test(name)) throw new WireError(`tensor ${repr(name.slice(0, 64))}: uint8 tensors are camera frames named image.<camera> (lowercase letters, digits, _); other tensors are ${DTYPE}`, { seq });
+      const s = shape as number[];
+      if (s.length !== 4 || s[3] !== 3 || s[1] < 1 || s[1] > MAX_IMAGE_SIDE || s[2] < 1 || s[2] > MAX_IMAGE_SIDE) {
+        throw new WireError(`tensor ${repr(name)}: camera frames must be [T, H, W, 3] rgb8 with sides in [1, ${MAX_IMAGE_SIDE}]; found [${s.join(", ")}]`, { seq });
+      }
+    } else if (dtype !== DTYPE) throw new WireError(`tensor ${repr(name)}: dtype must be ${repr(DTYPE)} (${repr(IMAGE_DTYPE)} for image.<camera> frames); found ${repr(dtype)}`, { seq });
     if (out.some(([seen]) => seen === name)) throw new WireError(`tensor name ${repr(name)} appears twice`, { seq });
-    out.push([name, shape as number[]]);
+    out.push([name, shape as number[], dtype]);
   });
   return out;
 }

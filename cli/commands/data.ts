@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { integer } from "../numberOption.ts";
 import { resolve } from "node:path";
 import { trainBc } from "../../app/trainBc.ts";
+import { parseOverrides } from "../../app/learnerOverrides.ts";
 import { registerReplayCommand } from "./replay.ts";
 import { registerInspectCommand } from "./inspect.ts";
 
@@ -15,9 +16,14 @@ export function registerDataCommands(program: Command): void {
     .requiredOption("--out <dir>", "run directory; the policy package goes to OUT/package")
     .option("--steps <n>", "gradient steps (learner default 20000 when omitted)", integer({ min: 1 }))
     .option("--include-failures", "also train on failed episodes")
-    .addHelpText("after", "\nExample:\n  rlft train-bc --data data/demos --out runs/bc\n")
+    .option("--cameras <names>", "a policy that sees these cameras (comma-separated, e.g. front,wrist): their recorded frames are trained on")
+    .option("--state <names>", "observation columns the policy sees: comma-separated names, or 'joints' (every q.<joint>, what a real arm measures); default: all of /observation")
+    .option("--learner-set <key=value...>", "learner train-bc settings on top of its defaults, e.g. batch_size=64 image_shift=4")
+    .addHelpText("after", "\nExample:\n  rlft train-bc --data data/demos --out runs/bc\n  rlft train-bc --data data/so101_push --out runs/pix --cameras front,wrist --state joints --steps 6000\n")
     .action(async (o) => {
-      const r = await trainBc({ data: o.data, out: o.out, steps: o.steps, includeFailures: o.includeFailures });
+      const list = (v: string | undefined) => (v === undefined ? undefined : v.split(",").map((s) => s.trim()).filter(Boolean));
+      const state = o.state === "joints" ? "joints" : list(o.state);
+      const r = await trainBc({ data: o.data, out: o.out, steps: o.steps, includeFailures: o.includeFailures, cameras: list(o.cameras), state, learner: parseOverrides(o.learnerSet, "--learner-set") });
       console.log(`trained on ${r.episodes} episodes, final loss ${r.finalLoss.toFixed(4)}`);
       console.log(`policy package: ${resolve(r.packageDir)}`);
     });

@@ -83,10 +83,10 @@ def _export_multi(module: torch.nn.Module, args: tuple, path: str, inputs: list[
 def image_inputs(encoders: CameraEncoders) -> list[dict]:
     """policy.json observation.images: one entry per camera, in the sampler's input order (LeRobot's feature key,
     the ONNX input, what the robot must feed, and how the graph preprocesses it)."""
-    e = encoders.cfg
     return [{"camera": c, "key": f"observation.images.{c}", "input": f"image.{c}", "height": e.height, "width": e.width,
              "encoding": "rgb8", "dtype": "uint8", "layout": "HWC", "history": 1,
-             "preprocessing": "scaled to [-1, 1] inside the graph (x * 2/255 - 1); no resize, no crop"} for c in encoders.cameras]
+             "preprocessing": "scaled to [-1, 1] inside the graph (x * 2/255 - 1); no resize, no crop"}
+            for c, e in zip(encoders.cameras, encoders.cfgs)]
 
 
 def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timesteps: list[int], norm: Normalizer,
@@ -117,9 +117,8 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
     if encoders is not None:
         encoders = encoders.to("cpu").eval()
         cams = list(encoders.cameras)
-        ecfg = encoders.cfg
         state_width = cfg.history * cfg.obs_dim - encoders.out_dim  # the noise net's obs = [state history, features]
-        images = [torch.randint(0, 256, (vectors, ecfg.height, ecfg.width, 3), generator=gen, dtype=torch.uint8) for _ in cams]
+        images = [torch.randint(0, 256, (vectors, e.height, e.width, 3), generator=gen, dtype=torch.uint8) for e in encoders.cfgs]
     obs_width = cfg.history * cfg.obs_dim if encoders is None else state_width
     obs = torch.randn(vectors, obs_width, generator=gen)  # (V, obs_width), normalised obs are ~N(0, 1)
     noise = torch.randn(vectors, cfg.horizon, cfg.action_dim, generator=gen)  # (V, H, A)
@@ -162,7 +161,7 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
     checkpoint = {"state_dict": net.state_dict(), "config": cfg.to_dict(), "alphas_cumprod": torch.from_numpy(np.asarray(alphas_cumprod, np.float32)),
                   "timesteps": [int(t) for t in timesteps]}
     if encoders is not None:
-        checkpoint.update(encoders_state_dict=encoders.state_dict(), encoder_config=encoders.cfg.to_dict(), cameras=cams)
+        checkpoint.update(encoders_state_dict=encoders.state_dict(), encoder_configs=[e.to_dict() for e in encoders.cfgs], cameras=cams)
     torch.save(checkpoint, os.path.join(out_dir, "model.pt"))
 
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)

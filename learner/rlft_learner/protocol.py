@@ -8,6 +8,7 @@ Decoding is strict: anything off is a `ProtocolError` whose message says what wa
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Mapping, Sequence
 
 import msgpack
@@ -15,6 +16,12 @@ import numpy as np
 
 PROTOCOL = "rlft-exp/1"
 DTYPE = "float32"
+#: Camera frames travel as raw uint8 bytes, rgb8, row-major (T, H, W, 3): named `image.<camera>`, one frame per step
+#: (the latest frame at or before the tick, docs/data.md), never JSON or base64.
+IMAGE_DTYPE = "uint8"
+IMAGE_NAME = re.compile(r"^image\.[a-z][a-z0-9_]{0,31}$")
+#: Largest camera frame side accepted (a 4K frame's width).
+MAX_IMAGE_SIDE = 4096
 MAX_HEADER_BYTES = 1 << 20  # a header is a small map; anything bigger is not ours
 #: Largest magnitude of a tensor value on the wire. Observations are physical readings in SI units (rad, m, N, m/s),
 #: actions normalised to [-1, 1] or joint positions, rewards task-scaled (sparse 0/1 in the shipped tasks): 1e6 is far
@@ -99,8 +106,12 @@ def encode(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray] | None =
     frames: list[bytes] = []
     specs = []
     for name, value in tensors.items():
-        arr = np.ascontiguousarray(value, dtype="<f4")
-        specs.append({"name": name, "shape": [int(d) for d in arr.shape], "dtype": DTYPE})
+        if isinstance(value, np.ndarray) and value.dtype == np.uint8:  # camera frames: raw bytes as they are
+            arr = np.ascontiguousarray(value)
+            specs.append({"name": name, "shape": [int(d) for d in arr.shape], "dtype": IMAGE_DTYPE})
+        else:
+            arr = np.ascontiguousarray(value, dtype="<f4")
+            specs.append({"name": name, "shape": [int(d) for d in arr.shape], "dtype": DTYPE})
         frames.append(arr.tobytes())
     if specs or "tensors" in head:
         head["tensors"] = specs
@@ -149,25 +160,32 @@ def _check_fields(header: dict[str, Any], seq: int) -> str:
     return msg_type
 
 
-def _check_specs(header: dict[str, Any], n_frames: int, seq: int) -> list[tuple[str, tuple[int, ...]]]:
+def _check_specs(header: dict[str, Any], n_frames: int, seq: int) -> list[tuple[str, tuple[int, ...], str]]:
     specs = header.get("tensors", [])
     if not isinstance(specs, list):
         raise ProtocolError(f"header.tensors must be a list; found {type(specs).__name__}", seq)
     if len(specs) != n_frames:
         raise ProtocolError(f"header lists {len(specs)} tensors but the message has {n_frames} tensor frames", seq)
-    out: list[tuple[str, tuple[int, ...]]] = []
+    out: list[tuple[str, tuple[int, ...], str]] = []
     for i, spec in enumerate(specs):
         if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
             raise ProtocolError(f"tensors[{i}] must be a map with a string name", seq)
-        name = spec["name"]
-        if spec.get("dtype") != DTYPE:
-            raise ProtocolError(f"tensor {name!r}: dtype must be {DTYPE!r}; found {spec.get('dtype')!r}", seq)
+        name, dtype = spec["name"], spec.get("dtype")
         shape = spec.get("shape")
         if not isinstance(shape, list) or len(shape) > 8 or not all(_is_int(d) and 0 <= d <= MAX_INT for d in shape):
             raise ProtocolError(f"tensor {name!r}: shape must be a list of at most 8 non-negative ints; found {shape!r}"[:300], seq)
-        if any(name == seen for seen, _ in out):
+        if dtype == IMAGE_DTYPE:
+            if not IMAGE_NAME.match(name):
+                raise ProtocolError(f"tensor {name[:64]!r}: uint8 tensors are camera frames named image.<camera> "
+                                    f"(lowercase letters, digits, _); other tensors are {DTYPE}", seq)
+            if len(shape) != 4 or shape[3] != 3 or not (1 <= shape[1] <= MAX_IMAGE_SIDE and 1 <= shape[2] <= MAX_IMAGE_SIDE):
+                raise ProtocolError(f"tensor {name!r}: camera frames must be [T, H, W, 3] rgb8 with sides in [1, {MAX_IMAGE_SIDE}]; "
+                                    f"found {shape}", seq)
+        elif dtype != DTYPE:
+            raise ProtocolError(f"tensor {name!r}: dtype must be {DTYPE!r} ({IMAGE_DTYPE!r} for image.<camera> frames); found {dtype!r}"[:300], seq)
+        if any(name == seen for seen, _, _ in out):
             raise ProtocolError(f"tensor name {name!r} appears twice", seq)
-        out.append((name, tuple(shape)))
+        out.append((name, tuple(shape), dtype))
     return out
 
 
@@ -182,6 +200,9 @@ def _check_episode(header: dict[str, Any], tensors: dict[str, np.ndarray], seq: 
         if len(shape) != rank or shape[0] != length or (rank == 2 and shape[1] < 1):
             want = f"[{length}, >=1]" if rank == 2 else f"[{length}]"
             raise ProtocolError(f"episode tensor {name!r}: shape must be {want}; found {list(shape)}", seq)
+    for name, arr in tensors.items():
+        if arr.dtype == np.uint8 and arr.shape[0] != length:
+            raise ProtocolError(f"episode tensor {name!r}: one frame per step, [{length}, H, W, 3]; found {list(arr.shape)}", seq)
     for name in EPISODE_OPTIONAL_FLAGS:
         if name in tensors:
             if tensors[name].shape != (length,):
@@ -260,13 +281,17 @@ def decode(frames: Sequence[bytes]) -> tuple[dict[str, Any], dict[str, np.ndarra
         _check_policy_files(header, frames[1:], seq)
         return header, {}
     tensors: dict[str, np.ndarray] = {}
-    for (name, shape), frame in zip(_check_specs(header, len(frames) - 1, seq), frames[1:]):
+    for (name, shape, dtype), frame in zip(_check_specs(header, len(frames) - 1, seq), frames[1:]):
         data = bytes(frame)
-        expected = 4 * math.prod(shape)
+        size = 1 if dtype == IMAGE_DTYPE else 4
+        expected = size * math.prod(shape)
         if len(data) != expected:
             raise ProtocolError(
-                f"tensor {name!r} with shape {list(shape)} needs {expected} bytes of float32; frame has {len(data)}", seq
+                f"tensor {name!r} with shape {list(shape)} needs {expected} bytes of {dtype}; frame has {len(data)}", seq
             )
+        if dtype == IMAGE_DTYPE:
+            tensors[name] = np.frombuffer(data, dtype=np.uint8).reshape(shape)  # read-only view of our own copy
+            continue
         arr = np.frombuffer(data, dtype="<f4").reshape(shape).astype(np.float32)
         problem = value_problem(f"tensor {name!r}", arr)
         if problem is not None:

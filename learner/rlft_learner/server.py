@@ -248,7 +248,7 @@ class ExperienceServer(RouterEndpoint):
     """Binds a ROUTER socket and collects one dataset. Use as a context manager; `collect()` returns after `end`."""
 
     def __init__(self, bind: str, timeout_s: float = 300.0, max_episodes: int = 100_000, max_steps: int = 20_000_000,
-                 **door: Any):
+                 max_image_gb: float = 16.0, **door: Any):
         """`door`: RouterEndpoint's curve / insecure_public_bind / max_message_bytes (DoorConfig.door())."""
         super().__init__(bind, **door)
         self.bind = bind
@@ -258,6 +258,24 @@ class ExperienceServer(RouterEndpoint):
         self._hello: dict[bytes, dict[str, Any]] = {}
         self._episodes: list[Episode] = []
         self._steps = 0
+        # Camera frames are the bulk of a pixel dataset (100 demos x 150 steps x two 84x84 cameras = 635 MB); bounded too.
+        self.max_image_bytes = int(max_image_gb * 2**30)
+        self._image_bytes = 0
+
+    def _image_problem(self, images: dict[str, np.ndarray]) -> str | None:
+        """Why an episode's camera frames cannot join the dataset (other cameras or sizes than the first episode's,
+        or the frame budget spent), or None."""
+        shapes = {cam: tuple(v.shape[1:]) for cam, v in images.items()}
+        if self._episodes:
+            first = {cam: tuple(v.shape[1:]) for cam, v in self._episodes[0].images.items()}
+            if shapes != first:
+                def names(d: dict) -> str:
+                    return ", ".join(f"{c} {s[1]}x{s[0]}" for c, s in sorted(d.items())) or "none"
+                return f"episode cameras [{names(shapes)}] differ from the first episode's [{names(first)}]; record every episode with the same cameras"
+        if self._image_bytes + sum(v.nbytes for v in images.values()) > self.max_image_bytes:
+            return (f"dataset limit reached: camera frames would exceed {self.max_image_bytes / 2**30:.1f} GiB; "
+                    f"send fewer episodes or raise max_image_gb")
+        return None
 
     def _handle(self, peer: Peer, frames: list[bytes]) -> Dataset | None:
         """Handle one message; returns the dataset when the client sent `end`."""
@@ -296,11 +314,17 @@ class ExperienceServer(RouterEndpoint):
             if len(self._episodes) >= self.max_episodes or self._steps + header["length"] > self.max_steps:
                 self._error(route, seq, f"dataset limit reached ({self.max_episodes} episodes / {self.max_steps} steps)")
                 return None
+            images = {k[len("image."):]: v for k, v in tensors.items() if k.startswith("image.")}
+            problem = self._image_problem(images)
+            if problem is not None:
+                self._error(route, seq, problem)
+                return None
             self._episodes.append(Episode(obs=tensors["obs"], action=tensors["action"], reward=tensors["reward"],
                                           success=header["success"], episode_id=str(header["episode_id"]),
                                           seed=header["seed"], task=header["task"], intervention=tensors.get("intervention"),
-                                          source=str(header.get("source", ""))))
+                                          source=str(header.get("source", "")), images=images))
             self._steps += header["length"]
+            self._image_bytes += sum(v.nbytes for v in images.values())
             self._reply(route, {"type": "ack", "seq": seq})
             return None
         # end

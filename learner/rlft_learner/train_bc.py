@@ -116,10 +116,10 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
         # tick's frame: image history 1, state history `cfg.history`).
         fidx = torch.from_numpy(frame_index(data.episodes)).to(device)  # (N,)
         frames = [torch.from_numpy(np.concatenate([ep.images[c] for ep in data.episodes])).to(device) for c in cameras]  # (N, H, W, 3)
-        h, w = frames[0].shape[1:3]
-        ecfg = EncoderConfig(height=h, width=w, channels=cfg.encoder_channels, keypoints=cfg.keypoints, features=cfg.encoder_features)
-        encoders = CameraEncoders(cameras, ecfg).to(device)
-        ema_enc = CameraEncoders(cameras, ecfg).to(device)
+        ecfgs = [EncoderConfig(height=f.shape[1], width=f.shape[2], channels=cfg.encoder_channels, keypoints=cfg.keypoints,
+                               features=cfg.encoder_features) for f in frames]
+        encoders = CameraEncoders(cameras, ecfgs).to(device)
+        ema_enc = CameraEncoders(cameras, ecfgs).to(device)
         ema_enc.load_state_dict(encoders.state_dict())
         ema_enc.requires_grad_(False)
     mcfg = ModelConfig(obs_dim=obs_w.shape[2], action_dim=act_w.shape[2], history=cfg.history, horizon=cfg.horizon,

@@ -112,19 +112,28 @@ def random_shift(image: torch.Tensor, pad: int = 4, generator: torch.Generator |
 
 
 class CameraEncoders(nn.Module):
-    """One ConvEncoder per named camera; images in `cameras` order -> (B, n_cameras * features)."""
+    """One ConvEncoder per named camera; images in `cameras` order -> (B, sum of features).
 
-    def __init__(self, cameras: list[str], cfg: EncoderConfig):
+    `cfg`: one EncoderConfig for every camera, or one per camera (cameras of different sizes)."""
+
+    def __init__(self, cameras: list[str], cfg: EncoderConfig | list[EncoderConfig]):
         super().__init__()
         if not cameras:
             raise ValueError("CameraEncoders needs at least one camera")
         self.cameras = list(cameras)
-        self.cfg = cfg
-        self.encoders = nn.ModuleList([ConvEncoder(cfg) for _ in cameras])
+        self.cfgs = list(cfg) if isinstance(cfg, list) else [cfg] * len(cameras)
+        if len(self.cfgs) != len(self.cameras):
+            raise ValueError(f"{len(self.cameras)} cameras need {len(self.cameras)} encoder configs; got {len(self.cfgs)}")
+        self.encoders = nn.ModuleList([ConvEncoder(c) for c in self.cfgs])
+
+    @property
+    def cfg(self) -> EncoderConfig:
+        """The first camera's config (all cameras share one unless sizes differ)."""
+        return self.cfgs[0]
 
     @property
     def out_dim(self) -> int:
-        return len(self.cameras) * self.cfg.features
+        return sum(c.features for c in self.cfgs)
 
     def forward(self, *images: torch.Tensor) -> torch.Tensor:
         if len(images) != len(self.cameras):

@@ -113,4 +113,4 @@ def test_pixel_package_exports_uint8_image_inputs_that_onnxruntime_runs_like_pyt
     (feat,) = enc.run(None, {"image.front": feeds["image.front"]})
     assert np.abs(feat - np.array(vec["features"], np.float32)).max() <= 1e-4
     ckpt = torch.load(os.path.join(pkg, "model.pt"), weights_only=True)
-    assert ckpt["cameras"] == ["front"] and ckpt["encoder_config"]["height"] == 40
+    assert ckpt["cameras"] == ["front"] and ckpt["encoder_configs"][0]["height"] == 40

@@ -95,6 +95,12 @@ def _base_files() -> dict[str, dict]:
                       "success": True}, {"obs": obs, "action": action, "reward": reward})
     good = encode({"type": "episode", "seq": 5, "episode_id": "ep-0002", "seed": 7, "task": "push_cube", "length": 1,
                    "success": False}, {"obs": np.zeros((1, 12)), "action": np.zeros((1, 5)), "reward": np.zeros(1)})
+    frames = (np.arange(2 * 2 * 3 * 3) * 7 % 256).astype(np.uint8).reshape(2, 2, 3, 3)  # (T=2, H=2, W=3, rgb)
+    image_episode = _valid("episode with 2 steps and one 3x2 camera (uint8 image.front, one frame per step)",
+                           {"type": "episode", "seq": 4, "episode_id": "ep-0003", "seed": 9, "task": "push_cube", "length": 2,
+                            "success": True}, {"obs": obs[:2], "action": action[:2], "reward": reward[:2], "image.front": frames})
+    bad_u8 = encode({"type": "episode", "seq": 6, "episode_id": "ep-0004", "seed": 1, "task": "push_cube", "length": 1,
+                     "success": False}, {"obs": np.zeros((1, 12), np.uint8), "action": np.zeros((1, 5)), "reward": np.zeros(1)})
     wrong_proto = msgpack.packb({"type": "hello", "protocol": "rlft-exp/0", "seq": 0, "robot_id": "sim-0", "config_hash": "x",
                                  "obs_names": OBS_NAMES, "action_names": ACTION_NAMES, "task": "push_cube"})
     return {
@@ -103,6 +109,8 @@ def _base_files() -> dict[str, dict]:
             "action_names": ACTION_NAMES, "task": "push_cube"}),
         "episode": episode,
         "end": _valid("end after 1 episode", {"type": "end", "seq": 3, "episodes": 1}),
+        "episode-images": image_episode,
+        "bad-uint8-not-an-image": _invalid("episode whose obs tensor is uint8 (only image.<camera> frames may be)", bad_u8, "dtype"),
         "bad-protocol": _invalid("hello with protocol rlft-exp/0", [wrong_proto], "protocol"),
         "bad-frame-size": _invalid("episode whose action frame is 4 bytes short of 1x5 float32",
                                    [good[0], good[1], good[2][:-4], good[3]], "frame size"),

@@ -61,11 +61,10 @@ def diffusion_cases(kind, pkg):
     ind = {"indicator": torch.tensor([0, 1, 2], dtype=torch.int64)} if cfg.indicator else {}
     cond = randn(B, cfg.history * cfg.obs_dim)  # the denoiser's obs: the state history, plus camera features for pixels
     if "encoders_state_dict" in saved:
-        enc = CameraEncoders(saved["cameras"], EncoderConfig(**saved["encoder_config"])).eval()
+        enc = CameraEncoders(saved["cameras"], [EncoderConfig(**c) for c in saved["encoder_configs"]]).eval()
         enc.load_state_dict(saved["encoders_state_dict"])
         obs = randn(B, cond.shape[1] - enc.out_dim)
-        e = enc.cfg
-        images = {f"image.{c}": torch.randint(0, 256, (B, e.height, e.width, 3), generator=gen, dtype=torch.uint8) for c in enc.cameras}
+        images = {f"image.{c}": torch.randint(0, 256, (B, e.height, e.width, 3), generator=gen, dtype=torch.uint8) for c, e in zip(enc.cameras, enc.cfgs)}
         pix = PixelSampler(enc, sampler).eval()
         yield kind, os.path.join(pkg, "sampler.onnx"), {"obs": obs, **images, "noise": noise, **ind}, lambda: {"action": pix(obs, *images.values(), noise, *ind.values())}
         yield kind, os.path.join(pkg, "encoder.onnx"), images, lambda: {"features": enc(*images.values())}

@@ -1,0 +1,85 @@
+/**
+ * From recorded camera frames to a pixel policy: episodes recorded with two sim cameras of different sizes are read
+ * with each tick paired to the latest frame at or before it (ticks before the first frames left out), streamed to the
+ * learner as raw uint8 frames (rlft-exp/1 `image.<camera>` tensors), and train-bc writes a package whose sampler takes
+ * those cameras and only the joint positions (`--state joints`: nothing a real arm lacks).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseLaunch } from "../launch/LaunchConfig.ts";
+import { runEpisodes } from "../app/runEpisodes.ts";
+import { readEpisodeArrays } from "../app/dataset.ts";
+import { trainBc } from "../app/trainBc.ts";
+import { EpisodeReader } from "../recording/EpisodeReader.ts";
+import { timeNs } from "../contracts/msgs.ts";
+import { calibrationFilesFor } from "../sim/render/cameraCalibration.ts";
+import { lookAtPose, pinholeModel } from "../sim/render/mujocoCamera.ts";
+
+const tmp = mkdtempSync(join(tmpdir(), "rlft-pixtrain-"));
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+function cameraFiles(): string {
+  const dir = join(tmp, "cal");
+  mkdirSync(dir, { recursive: true });
+  const specs = [
+    { name: "front", model: pinholeModel(40, 40, 45), parentBody: "world", pose: lookAtPose([0.62, 0, 0.45], [0.14, 0, 0]) },
+    { name: "wrist", model: pinholeModel(32, 32, 70), parentBody: "hand", pose: { R: [[0, 1, 0], [-1, 0, 0], [0, 0, 1]], t: [0.03, 0, 0.02] } },
+  ];
+  for (const s of specs) {
+    const f = calibrationFilesFor(s);
+    writeFileSync(join(dir, `${s.name}.intrinsics.json`), JSON.stringify(f.intrinsics));
+    writeFileSync(join(dir, `${s.name}.hand_eye.json`), JSON.stringify(f.handEye));
+  }
+  return dir;
+}
+
+test("recorded camera frames are paired causally, travel as uint8 and train a pixel policy on joints + cameras", async () => {
+  const cal = cameraFiles();
+  const out = join(tmp, "demos");
+  const yaml = `task: push_cube
+control_hz: 10
+actor: {kind: expert, expert_quality: 1}
+episodes: {max_steps: 15}
+camera:
+  rate_hz: 10
+  depth: false
+  cameras:
+    - {name: front, intrinsics: ${cal}/front.intrinsics.json, hand_eye: ${cal}/front.hand_eye.json}
+    - {name: wrist, intrinsics: ${cal}/wrist.intrinsics.json, hand_eye: ${cal}/wrist.hand_eye.json}
+`;
+  await runEpisodes(parseLaunch(yaml, "pix.yaml"), { count: 2, seed: 3, label: "test", recordTo: out });
+  const file = join(out, readdirSync(out).filter((f) => f.endsWith(".mcap")).sort()[0]);
+
+  const plain = await readEpisodeArrays(file);
+  const ep = await readEpisodeArrays(file, { cameras: ["front", "wrist"] });
+  assert.ok(ep.images && ep.obs.length > 0);
+  assert.equal(ep.obs.length + (ep.ticksWithoutFrames ?? 0), plain.obs.length);
+  assert.equal(ep.images.front.width, 40);
+  assert.equal(ep.images.wrist.width, 32);
+  assert.equal(ep.images.front.data.length, ep.obs.length * 40 * 40 * 3);
+  assert.equal(ep.images.wrist.data.length, ep.obs.length * 32 * 32 * 3);
+  // Every picked frame is stamped at or before its tick: check the first tick's front frame against the log.
+  const r = await EpisodeReader.open(file);
+  const stamps: bigint[] = [];
+  const ticks: bigint[] = [];
+  for await (const m of r.messages({ topics: ["/camera/front/image", "/observation"] })) {
+    const s = timeNs((m.message as { header: { stamp: { sec: number; nanosec: number } } }).header.stamp);
+    (m.topic === "/observation" ? ticks : stamps).push(s);
+  }
+  await r.close();
+  const firstTick = ticks[ep.ticksWithoutFrames ?? 0];
+  assert.ok(stamps.some((s) => s <= firstTick), "the first kept tick has a frame at or before it");
+  await assert.rejects(readEpisodeArrays(file, { cameras: ["side"] }), /no frames from camera "side" \(\/camera\/side\/image\)/);
+
+  const run = join(tmp, "run");
+  const res = await trainBc({
+    data: out, out: run, steps: 4, quiet: true, includeFailures: true, cameras: ["front", "wrist"], state: "joints",
+    learner: { batch_size: 8, hidden: 16, blocks: 1, encoder_channels: 8, keypoints: 4, encoder_features: 8, warmup_steps: 1, log_every: 2 },
+  });
+  const pj = JSON.parse(readFileSync(join(res.packageDir, "policy.json"), "utf8"));
+  assert.deepEqual(pj.observation.names, ["q.shoulder_pan", "q.shoulder_lift", "q.elbow_flex", "q.wrist_flex", "q.gripper"]);
+  assert.deepEqual(pj.observation.images.map((i: { camera: string; width: number }) => [i.camera, i.width]), [["front", 40], ["wrist", 32]]);
+});
