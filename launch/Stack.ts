@@ -36,7 +36,7 @@ import type { KeyInput } from "../hardware/teleop/KeyboardTeleop.ts";
 import type { JointPositionSource } from "../hardware/teleop/JointPositionSource.ts";
 import { SuccessClassifierNode } from "../nodes/SuccessClassifierNode.ts";
 import { homeTrajectory } from "../hardware/homeTrajectory.ts";
-import type { SimRobotName } from "../sim/tasks.ts";
+import { simOnlySignals, type SimRobotName } from "../sim/tasks.ts";
 
 /** Lifecycle surface every node class here has. */
 interface ManagedNode {
@@ -161,6 +161,9 @@ export class Stack {
       const p = await PolicyActor.create(config.actor.package, {
         jointNames: names,
         observationNames: world ? world.sim.observation().names : jointObservationNames(names),
+        cameras: cameraNames(config),
+        maxImageAgeSec: config.actor.max_image_age_sec,
+        simOnlySignals: config.driver.kind === "sim" ? undefined : simOnlySignals(),
         providers: config.actor.providers,
         mode: config.actor.sampler,
         threads: config.actor.threads,

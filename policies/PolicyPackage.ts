@@ -254,8 +254,11 @@ export async function readPolicyJson(dir: string): Promise<{ dir: string; jsonPa
 export function assertCompatible(pkg: PolicyPackage, robot: RobotInterface): void {
   const problems: string[] = [];
   const { observation, action } = pkg.json;
-  if (!sameNames(observation.names, robot.observationNames)) {
-    problems.push(`policy expects observation [${observation.names.join(", ")}] but the robot publishes [${robot.observationNames.join(", ")}]${diffNote(observation.names, robot.observationNames)}`);
+  // A policy may read fewer signals than the robot publishes (a pixel policy reads the joints of an /observation that
+  // in simulation also holds the scripted expert's privileged state); every one it reads must be there.
+  const missing = observation.names.filter((n) => !robot.observationNames.includes(n));
+  if (missing.length > 0) {
+    problems.push(`policy expects observation [${observation.names.join(", ")}] but the robot publishes [${robot.observationNames.join(", ")}] (missing ${missing.join(", ")})`);
   }
   if (!sameNames(action.names, robot.actionNames)) {
     problems.push(`policy outputs action [${action.names.join(", ")}] but the robot takes [${robot.actionNames.join(", ")}]${diffNote(action.names, robot.actionNames)}`);

@@ -167,3 +167,10 @@ export function taskSpec(robot: string | undefined, task: string): TaskSpec {
   if (!spec) throw new Error(`robot ${r} has no task "${task}"; its tasks are ${Object.keys(tasks).join(", ")}`);
   return spec;
 }
+
+/** Every observation name only a simulator knows, over all sim robots and tasks (the union of their `privileged`). */
+export function simOnlySignals(): ReadonlySet<string> {
+  const out = new Set<string>();
+  for (const tasks of Object.values(ROBOT_TASKS)) for (const t of Object.values(tasks)) for (const n of t?.privileged ?? []) out.add(n);
+  return out;
+}

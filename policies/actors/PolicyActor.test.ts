@@ -54,3 +54,35 @@ test("best-of-N ranked by the chunk critic: evaluation runs the chunk it scores 
     await fx.cleanup();
   }
 });
+
+test("on a real robot, a package that reads sim-only state is refused at load; in sim it runs on the joints it reads", async () => {
+  const { makeLearnerFixture } = await import("../testing/learnerFixture.ts");
+  const { PolicyActor } = await import("./PolicyActor.ts");
+  const { simOnlySignals } = await import("../../sim/tasks.ts");
+  const { readFile, writeFile } = await import("node:fs/promises");
+  const { join } = await import("node:path");
+  const fx = await makeLearnerFixture({ obsDim: 3, actionDim: 2 });
+  try {
+    // A state policy trained on the sim's observation: two joints and the cube's x (privileged).
+    const file = join(fx.dir, "policy.json");
+    const pj = JSON.parse(await readFile(file, "utf8"));
+    pj.observation.names = ["q.a", "q.b", "cube.x"];
+    pj.action.names = ["a", "b"];
+    await writeFile(file, JSON.stringify(pj));
+    const quiet = { warn: () => {}, info: () => {} };
+    await assert.rejects(
+      PolicyActor.create(fx.dir, { jointNames: ["a", "b"], observationNames: ["q.a", "q.b", "cube.x"], simOnlySignals: simOnlySignals(), logger: quiet }),
+      /reads cube\.x: state only the simulator has .* retrain it with rlft train-bc --state joints --cameras/,
+    );
+    // In the sim (no simOnlySignals) it loads, and reads its three columns out of a wider observation in its own order.
+    const actor = await PolicyActor.create(fx.dir, { jointNames: ["a", "b"], observationNames: ["ee.x", "cube.x", "q.b", "q.a"], logger: quiet });
+    try {
+      const a = await actor.act({ names: ["ee.x", "cube.x", "q.b", "q.a"], values: [9, 0.1, 0.2, 0.3] });
+      assert.equal(a.length, 2);
+    } finally {
+      await actor.close();
+    }
+  } finally {
+    await fx.cleanup();
+  }
+});

@@ -6,7 +6,7 @@
  * off the control path and swapped in at a chunk boundary.
  */
 import { DiffusionPolicy } from "../DiffusionPolicy.ts";
-import { assertCompatible } from "../PolicyPackage.ts";
+import { assertCompatible, PolicyPackageError } from "../PolicyPackage.ts";
 import { ActionChunker } from "../ActionChunker.ts";
 import { ResidualPolicy } from "../ResidualPolicy.ts";
 import { PolicySlot, type OfferResult } from "../PolicySlot.ts";
@@ -26,6 +26,11 @@ export interface PolicyActorOptions {
   cameras?: readonly string[];
   /** A camera frame older than this (seconds, against the tick's stamp) counts as missing: the actor holds. Default 0.25. */
   maxImageAgeSec?: number;
+  /**
+   * On a real robot: observation names only a simulator has (sim/tasks.ts simOnlySignals). A package that reads one is
+   * refused at load — it was trained on privileged state a real arm cannot give it.
+   */
+  simOnlySignals?: ReadonlySet<string>;
   providers?: readonly string[];
   mode?: "graph" | "ts";
   threads?: number;
@@ -62,6 +67,7 @@ export class PolicyActor implements Actor {
   #frames: CameraFrames | undefined;
   #maxImageAge = 0.25;
   #qIdx: number[] | null = null;
+  #obsIdx: number[] | null = null;
   readonly policy: DiffusionPolicy;
   readonly residual: PolicySlot<ResidualPolicy>;
   #chunker: ActionChunker;
@@ -138,6 +144,13 @@ export class PolicyActor implements Actor {
   static async create(dir: string, opts: PolicyActorOptions): Promise<PolicyActor> {
     const policy = await DiffusionPolicy.create(dir, { providers: opts.providers, mode: opts.mode, threads: opts.threads, indicator: opts.indicator, cfgBeta: opts.cfgBeta, noiseScale: opts.noiseScale, logger: opts.logger });
     try {
+      const privileged = policy.package.json.observation.names.filter((n) => opts.simOnlySignals?.has(n));
+      if (privileged.length > 0) {
+        throw new PolicyPackageError("incompatible",
+          `Policy ${policy.package.json.version} (${policy.package.dir}) reads ${privileged.join(", ")}: state only the simulator has (the scripted expert's privileged view), which this robot cannot measure — ` +
+            `a policy for a real arm reads joint positions and cameras only; retrain it with rlft train-bc --state joints --cameras <names>`,
+          { path: policy.package.dir });
+      }
       assertCompatible(policy.package, { observationNames: opts.observationNames, actionNames: opts.jointNames, cameras: opts.cameras });
     } catch (e) {
       await policy.close();
@@ -191,14 +204,17 @@ export class PolicyActor implements Actor {
     }
     if (this.#tickInChunk === 0) this.residual.swapPoint();
     this.#tickInChunk = (this.#tickInChunk + 1) % this.#k;
-    const base = this.zeroBase ? zeroAction(this.policy.package.json.action) : await this.#chunker.next(obs.values);
+    // The package's observation, in its order, from the robot's (which may publish more, e.g. the sim's privileged state).
+    this.#obsIdx ??= indicesOf(this.policy.package.json.observation.names, obs.names, `policy ${this.version} observation`);
+    const values = this.#obsIdx.map((i) => obs.values[i]);
+    const base = this.zeroBase ? zeroAction(this.policy.package.json.action) : await this.#chunker.next(values);
     const res = this.residual.current;
     if (!res) {
       const b = normaliseAction(this.policy.package.json.action, base);
       this.#last = { version: this.version, base: b, residual: b.map(() => 0), action: b };
       return base;
     }
-    const s = await res.step(obs.values, base);
+    const s = await res.step(values, base);
     this.#last = { version: res.version, base: s.baseNorm, residual: s.residualNorm, action: s.actionNorm };
     return s.action;
   }

@@ -1,6 +1,6 @@
 /**
  * The SO-101's two sim cameras, as the calibration files in launch/cameras/ describe them:
- * - front: fixed, 0.62 m in front of the arm's base and 0.38 m up, looking at the workspace (vertical FOV 50°);
+ * - front: fixed, 0.5 m in front of the arm's base and 0.36 m up, looking down at the workspace (vertical FOV 55°);
  * - wrist: Menagerie's `wrist_cam` on the `camera_mount` body (pose unchanged), expressed on the `gripper` body as an
  *   eye-in-hand calibration would be, with the sensor Menagerie gives it (focal 3.6 mm, 5.76 × 3.24 mm, 1920 × 1080)
  *   centre-cropped to the square frame.
@@ -16,7 +16,7 @@ import { lookAtPose, pinholeModel, specFromMujocoCamera } from "./mujocoCamera.t
 import { calibrationFilesFor } from "./cameraCalibration.ts";
 
 /** Where the front camera stands and looks (world frame: arm base at the origin, x forward, z up). */
-export const SO101_FRONT_VIEW = { position: [0.62, 0, 0.38], target: [0.18, 0, 0.02], fovyDeg: 50 } as const;
+export const SO101_FRONT_VIEW = { position: [0.5, 0, 0.36], target: [0.2, 0, 0.0], fovyDeg: 55 } as const;
 
 /** The front and wrist camera specs at width × height, from a forwarded SO-101 model (any scene that includes so101.xml). */
 export function so101CameraSpecs(mj: MainModule, model: MjModel, data: MjData, width = 84, height = 84): SimCameraSpec[] {
