@@ -51,9 +51,17 @@ async function onTarget(cfg: Parameters<typeof RobotTarget.start>[0], attack: (t
   }
 }
 
-/** "up, N commands since, 0 acted, 0 unsafe": what a row says about the robot after an attack. */
-function robotAfter(t: RobotTarget, before: TargetStats, after: TargetStats | null): { held: boolean; text: string } {
+/**
+ * "up, N commands since, 0 acted, 0 unsafe": what a row says about the robot after an attack. On a loaded machine the
+ * control loop may not have ticked yet when the attack ends, so a robot that is up is given time (not a fixed window)
+ * to show it still drives the arm.
+ */
+async function robotAfter(t: RobotTarget, before: TargetStats, after: TargetStats | null): Promise<{ held: boolean; text: string }> {
   if (!t.alive || after === null) return { held: false, text: `robot process DIED (${t.ended})` };
+  if (after.driverWrites === before.driverWrites) {
+    const later = await until(t, (s) => s.driverWrites > before.driverWrites, "a driver command after the attack", 60_000).catch(() => null);
+    if (later) after = { ...later, acted: after.acted };
+  }
   const moved = after.driverWrites - before.driverWrites;
   const held = after.acted.length === 0 && after.unsafe === 0 && moved > 0 && !after.estopped;
   return { held, text: `robot process up, ${moved} driver commands since (${after.unsafe} unsafe), ${after.acted.length} operator commands acted, RSS ${((after.rss - before.rss) / 1e6).toFixed(0)} MB more` };
@@ -73,7 +81,7 @@ const uiResets: FaultScenario = {
       }
       await new Promise((r) => setTimeout(r, 300));
       const after = await t.stats().catch(() => null);
-      const r = robotAfter(t, before, after);
+      const r = await robotAfter(t, before, after);
       return attackRow("attack: UI upgrades refused, reset by the client", `${n} WebSocket upgrades without the token, each closed with a TCP reset (token set)`, r.held && (after?.uiRefused?.token ?? 0) > 0, `${r.text}; ${after?.uiRefused?.token ?? "?"} token refusals, ${after?.uiRefused?.socket ?? "?"} sockets reset under the server (issue 24 item 1: write ECONNRESET ended the process)`);
     }),
 };
@@ -98,7 +106,7 @@ const uiFrames: FaultScenario = {
       bystander.send(JSON.stringify({ type: "command", cmd: "pause" }));
       const after = await until(t, (s) => s.acted.length > 0, "the bystander's pause").catch(() => null);
       bystander.terminate();
-      const r = robotAfter(t, before, after === null ? null : { ...after, acted: after.acted.filter((a) => a.cmd !== "pause") });
+      const r = await robotAfter(t, before, after === null ? null : { ...after, acted: after.acted.filter((a) => a.cmd !== "pause") });
       const closedRight = codes.join() === "1009,1007,1002";
       return attackRow("attack: UI oversize and invalid UTF-8 frames", "a 5000-byte text frame, an invalid UTF-8 frame and an unmasked frame, each on its own WebSocket", r.held && closedRight && after?.acted.length === 1, `${r.text}; each attacker closed with ${codes.join(", ")} (message too big, invalid payload, protocol error), the bystander's pause still acted (issue 24 item 1: the 'ws' error ended the process)`);
     }),
@@ -193,7 +201,7 @@ const brokerFlood: FaultScenario = {
       }
       await new Promise((r) => setTimeout(r, 300));
       const after = await t.stats().catch(() => null);
-      const r = robotAfter(t, before, after);
+      const r = await robotAfter(t, before, after);
       const grew = after ? (after.rss - before.rss) / 1e6 : Infinity;
       return attackRow("attack: 150 MB publish to the in-process broker", "an anonymous and an authenticated client each announce a 150 MB PUBLISH on the command topic and stream it", r.held && grew < 100 && (after?.brokerRefused?.oversize ?? 0) >= 1, `${r.text}; connections cut after ${sent.join(" and ")} MB streamed (refused: ${JSON.stringify(after?.brokerRefused)}) (issue 24: RSS 380 MB → 1.2 GB)`);
     }),
@@ -206,7 +214,7 @@ const fuzzUi: FaultScenario = {
       const rep = await fuzzOperatorUi({ port: Number(new URL(t.ready.uiUrl!).port), token: "attack-ui-token-0123456789", seed: 2024, count: ctx.full ? 5000 : 600, ms: ctx.full ? 30_000 : 6000 });
       await new Promise((r) => setTimeout(r, 300));
       const after = await t.stats().catch(() => null);
-      const r = robotAfter(t, before, after);
+      const r = await robotAfter(t, before, after);
       return attackRow("attack: fuzzing the operator UI", `${rep.sent} seeded random/mutated inputs in ${rep.seconds.toFixed(1)} s: ${JSON.stringify(rep.kinds)}`, r.held && (after?.rss ?? Infinity) - before.rss < 150e6, `${r.text}; refusals ${JSON.stringify(after?.uiRefused)}, console rejected ${JSON.stringify(after?.consoleRejected)}`, after?.unsafe ?? 0);
     }),
 };
@@ -217,7 +225,7 @@ const fuzzMqttDoor: FaultScenario = {
     onTarget({ robot: robot("fuzz-mqtt"), mqtt: { username: "rlft", password: "fuzz-secret-pass-12" } }, async (t, before) => {
       const rep = await fuzzMqtt({ url: t.ready.brokerUrl!, username: "rlft", password: "fuzz-secret-pass-12", robot: robot("fuzz-mqtt"), seed: 2024, count: ctx.full ? 4000 : 600, ms: ctx.full ? 30_000 : 6000, rawBroker: true });
       const after = await until(t, (s) => s.link!.received - before.link!.received >= rep.published + 1, "every payload at the link").catch(() => t.stats().catch(() => null));
-      const r = robotAfter(t, before, after);
+      const r = await robotAfter(t, before, after);
       return attackRow("attack: fuzzing MQTT (command topic and broker)", `${rep.sent} seeded inputs in ${rep.seconds.toFixed(1)} s: ${JSON.stringify(rep.kinds)}`, r.held && after!.linkDrops === 0 && after!.rss - before.rss < 150e6, `${r.text}; link ${JSON.stringify(after?.link)}, broker refused ${JSON.stringify(after?.brokerRefused)}`, after?.unsafe ?? 0);
     }),
 };
