@@ -31,9 +31,14 @@ export function summarizeEpisode(tr: EpisodeTrace): EpisodeSummary {
   const versions = new Set<string>();
   for (const k of ticks) if (k.policy?.version) versions.add(k.policy.version);
   if (!versions.size && tr.info.policy_version) versions.add(tr.info.policy_version);
+  // Calibration files are recorded whole (their JSON, path and sha256); the summary names each file by path and hash.
   const calibration: string[] = [];
-  for (const [name, rec] of tr.metadata) if (/calib/i.test(name)) calibration.push(`${name}: ${Object.entries(rec).map(([k, v]) => `${k}=${v}`).join(" ")}`);
-  for (const [k, v] of Object.entries(tr.info)) if (/calib/i.test(k)) calibration.push(`${k}=${v}`);
+  const named = (rec: Record<string, string>) =>
+    Object.entries(rec)
+      .filter(([k]) => /calib/i.test(k) && !/_(path|sha256)$/.test(k))
+      .map(([k]) => `${k.replace(/^calibration_/, "")}: ${rec[`${k}_path`] ?? "(inline)"}${rec[`${k}_sha256`] ? ` (sha256 ${rec[`${k}_sha256`].slice(0, 12)})` : ""}`);
+  for (const [name, rec] of tr.metadata) if (/calib/i.test(name)) calibration.push(...named(rec));
+  calibration.push(...named(tr.info));
   return {
     file: tr.file,
     task: tr.info.task ?? "unknown",
@@ -52,6 +57,11 @@ export function summarizeEpisode(tr: EpisodeTrace): EpisodeSummary {
   };
 }
 
+/** A long metadata value (a whole calibration file) cut for the terminal; `rlft inspect --json` prints it whole. */
+function shorten(v: string): string {
+  return v.length <= 120 ? v : `${v.slice(0, 60)}… (${v.length} chars; --json prints it whole)`;
+}
+
 /** The summary as lines of text. */
 export function formatSummary(s: EpisodeSummary, tr: EpisodeTrace): string {
   const lines = [
@@ -66,7 +76,7 @@ export function formatSummary(s: EpisodeSummary, tr: EpisodeTrace): string {
   ];
   if (s.damage) lines.push(`DAMAGED:       ${s.damage}`);
   lines.push("metadata:");
-  for (const [name, rec] of tr.metadata) lines.push(`  ${name}: ${Object.entries(rec).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+  for (const [name, rec] of tr.metadata) lines.push(`  ${name}: ${Object.entries(rec).map(([k, v]) => `${k}=${shorten(v)}`).join(" ")}`);
   lines.push("topics:");
   for (const r of s.rates) lines.push(`  ${r.topic.padEnd(26)} ${r.type.padEnd(36)} ${String(r.count).padStart(6)} msgs ${Number.isFinite(r.hz) ? r.hz.toFixed(1).padStart(7) : "      -"} Hz`);
   return lines.join("\n");
