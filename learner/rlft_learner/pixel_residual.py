@@ -1,0 +1,159 @@
+"""Residual TD3 from pixels: the residual actor and the critic ensemble see the cameras and the joints (docs/algorithms.md
+§1, "From pixels"; ResFiT, Ankile et al. 2025, arXiv 2509.19301).
+
+Chosen automatically when the base package's policy.json has `observation.images`. The TD3 step is ResidualTD3's
+(`learn`); what changes is the observation the networks read: [normalised joints, camera features], where the
+features come from one of two encoder paths (config `image_encoder`):
+
+- `base` (default, ResFiT's choice): the frozen BC policy's own camera encoders, run once per frame of the batch
+  (current and next frames in one call per camera) without gradients. Nothing about vision is learned online, so an
+  update costs little more than on state, and the residual reads the features the base acts on.
+- `own`: a fresh encoder per camera, trained by the critic loss on random-shift augmented frames (DrQ, Yarats et al.
+  2021, arXiv 2004.13649); the actor reads the features detached, the TD target the next frames' features without
+  gradients (DrQ-v2, arXiv 2107.09645).
+
+Batches come from the replay with frames as a dict: today's n-step arrays (`obs`, `base_action`, `action`, `ret`,
+`discount`, `next_obs`, `next_base_action`) and uint8 (B, 3, H, W) `image.<camera>` / `next_image.<camera>` for every
+camera the base sees; `update_batch(batch)` runs one update on it.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+
+from .pixel_nets import PixelResidualExport, chw_to_float, fresh_encoders, load_base_encoders
+from .replay import Batch
+from .residual_td3 import BasePackage, Config, ResidualTD3
+from .vision import CameraEncoders, random_shift
+
+#: The n-step arrays a batch carries beside the frames (replay.ReplayBuffer.nstep's keys).
+STATE_KEYS = ("obs", "base_action", "action", "ret", "discount", "next_obs", "next_base_action")
+
+
+def pixel_config_problems(cfg: Config) -> list[str]:
+    """What in `cfg` makes no sense when the networks see cameras, each with its fix ([] = fine)."""
+    out = []
+    if cfg.her_goal:
+        out.append("her_goal: hindsight relabelling rewrites the goal inside the observation, but a pixel policy sees "
+                   "the goal in its camera frames, which cannot be relabelled — remove her_goal and her_achieved")
+    if cfg.mirror_obs or cfg.mirror_action:
+        out.append("mirror_obs/mirror_action: a mirrored episode would need mirrored camera frames (and cameras placed "
+                   "symmetrically), which are not made — remove mirror_obs and mirror_action")
+    if cfg.obs_features:
+        out.append("obs_features: relative features are differences of object positions a pixel base does not read "
+                   "(it sees the objects in its frames) — remove obs_features")
+    if cfg.chunk_critic:
+        out.append("chunk_critic: the chunk critic reads state only, not frames — set chunk_critic: false")
+    if cfg.algorithm != "residual_td3":
+        out.append(f"algorithm: {cfg.algorithm} reads state only; from pixels the learner runs residual_td3 — set "
+                   f"algorithm: residual_td3 or use a state-only base package")
+    return out
+
+
+def check_pixel_config(cfg: Config, base_path: str) -> None:
+    problems = pixel_config_problems(cfg)
+    if problems:
+        raise ValueError(f"config: the base package {base_path} sees cameras, so the residual learns from pixels, and:\n  - "
+                         + "\n  - ".join(problems))
+
+
+class PixelResidualTD3(ResidualTD3):
+    """ResidualTD3 whose actor and critics read [normalised state, camera features]; see the module docstring."""
+
+    def __init__(self, cfg: Config, obs_dim: int, act_dim: int, base: BasePackage):
+        check_pixel_config(cfg, base.path)
+        base_enc = load_base_encoders(base.path)
+        declared = [i["camera"] for i in base.policy["observation"].get("images", [])]
+        if declared != list(base_enc.cameras):
+            raise ValueError(f"{base.path}: policy.json observation.images names cameras {declared} but model.pt's "
+                             f"encoders are for {base_enc.cameras}; re-export the base package")
+        super().__init__(cfg, obs_dim, act_dim, net_obs_dim=obs_dim + base_enc.out_dim)
+        self.cameras = list(base_enc.cameras)
+        self.own = cfg.image_encoder == "own"
+        enc = fresh_encoders(base_enc) if self.own else base_enc.requires_grad_(False)
+        self.encoders: CameraEncoders = enc.to(self.device)
+        if self.own:  # the critic loss trains the encoders (DrQ); the actor never does
+            self.critic_opt = torch.optim.AdamW(list(self.critic.parameters()) + list(self.encoders.parameters()),
+                                                lr=cfg.critic_lr, weight_decay=cfg.weight_decay)
+        self.aug_gen = torch.Generator().manual_seed(cfg.seed + 1)
+
+    # -- batches with frames --
+    def _frames(self, batch: dict, prefix: str) -> list[torch.Tensor]:
+        out = []
+        for cam, ecfg in zip(self.cameras, self.encoders.cfgs):
+            key = f"{prefix}.{cam}"
+            if key not in batch:
+                raise KeyError(f"batch has no {key!r}: the base sees cameras {', '.join(self.cameras)}, so every batch "
+                               f"needs image.<camera> and next_image.<camera> uint8 (B, 3, H, W); it has {sorted(batch)}")
+            img = torch.as_tensor(batch[key])
+            if img.dtype != torch.uint8 or img.dim() != 4 or tuple(img.shape[1:]) != (3, ecfg.height, ecfg.width):
+                raise ValueError(f"batch {key!r}: expected uint8 (B, 3, {ecfg.height}, {ecfg.width}) (the base package's "
+                                 f"camera size), found {img.dtype} {tuple(img.shape)}")
+            out.append(img.to(self.device))
+        return out
+
+    def _features(self, images: list[torch.Tensor], shift: bool) -> torch.Tensor:
+        x = [chw_to_float(img) for img in images]  # (B, 3, H, W) each, in [-1, 1]
+        if shift and self.cfg.image_shift > 0:
+            gen = self.aug_gen if x[0].device.type == "cpu" else None
+            x = [random_shift(xi, self.cfg.image_shift, gen) for xi in x]
+        return self.encoders(*x)  # (B, F)
+
+    def to_batch(self, batch: dict) -> tuple[Batch, torch.Tensor | None]:
+        """(the TD3 batch with obs = [state, features], the actor's obs or None) from a replay batch with frames."""
+        missing = [k for k in STATE_KEYS if k not in batch]
+        if missing:
+            raise KeyError(f"batch lacks {', '.join(missing)} (the n-step arrays of replay.ReplayBuffer.nstep)")
+        t = {k: torch.as_tensor(np.asarray(batch[k]) if not torch.is_tensor(batch[k]) else batch[k]).to(self.device)
+             for k in STATE_KEYS}
+        now, nxt = self._frames(batch, "image"), self._frames(batch, "next_image")
+        if self.own:
+            f = self._features(now, shift=True)  # (B, F), with gradients for the critic loss
+            with torch.no_grad():
+                f_next = self._features(nxt, shift=True)
+            actor_obs = torch.cat([t["obs"], f.detach()], dim=-1)
+        else:
+            with torch.no_grad():  # one encoder call per camera for the current and next frames together
+                both = self._features([torch.cat([a, b]) for a, b in zip(now, nxt)], shift=False)  # (2B, F)
+            f, f_next = both.chunk(2)
+            actor_obs = None
+        b = Batch(obs=torch.cat([t["obs"], f], dim=-1), base_action=t["base_action"], action=t["action"], ret=t["ret"],
+                  discount=t["discount"], next_obs=torch.cat([t["next_obs"], f_next], dim=-1),
+                  next_base_action=t["next_base_action"])
+        return b, actor_obs
+
+    def update_batch(self, batch: dict) -> dict[str, float]:
+        """One critic update (+ maybe one actor update) on a replay batch with frames; returns metrics."""
+        b, actor_obs = self.to_batch(batch)
+        return self.learn(b, actor_obs)
+
+    def update(self) -> dict[str, float]:
+        raise RuntimeError("PixelResidualTD3 learns from batches with camera frames: call update_batch(batch) with the "
+                           "replay's image.<camera> / next_image.<camera> beside the n-step arrays; the state-only "
+                           "buffers hold no frames")
+
+    # -- export and checkpoints --
+    def export_actor(self) -> PixelResidualExport:
+        """residual.onnx's module: the encoders (frozen base copy or own) and the actor, on CPU, eval mode."""
+        return PixelResidualExport(copy.deepcopy(self.encoders).cpu().eval(), copy.deepcopy(self.actor).cpu().eval(),
+                                   self.obs_dim).eval()
+
+    def state_dict(self) -> dict:
+        out = super().state_dict()
+        if self.own:
+            out["encoders"] = self.encoders.state_dict()
+        out["aug_rng"] = self.aug_gen.get_state()
+        return out
+
+    def load_state_dict(self, state: dict) -> None:
+        super().load_state_dict(state)
+        if self.own:
+            if "encoders" not in state:
+                raise ValueError("checkpoint has no camera encoders: it was written with image_encoder base; resume with "
+                                 "the same image_encoder")
+            self.encoders.load_state_dict(state["encoders"])
+        if "aug_rng" in state:
+            self.aug_gen.set_state(state["aug_rng"])
