@@ -143,17 +143,19 @@ class PixelResidualTD3(ResidualTD3):
 
     def state_dict(self) -> dict:
         out = super().state_dict()
+        out["image_encoder"] = self.cfg.image_encoder
         if self.own:
             out["encoders"] = self.encoders.state_dict()
         out["aug_rng"] = self.aug_gen.get_state()
         return out
 
     def load_state_dict(self, state: dict) -> None:
+        was = state.get("image_encoder", "state-only")
+        if was != self.cfg.image_encoder:
+            raise ValueError(f"checkpoint was written with image_encoder {was}, the config says {self.cfg.image_encoder}; "
+                             f"resume with the same image_encoder (or start a new run_dir)")
         super().load_state_dict(state)
         if self.own:
-            if "encoders" not in state:
-                raise ValueError("checkpoint has no camera encoders: it was written with image_encoder base; resume with "
-                                 "the same image_encoder")
             self.encoders.load_state_dict(state["encoders"])
         if "aug_rng" in state:
             self.aug_gen.set_state(state["aug_rng"])

@@ -48,6 +48,9 @@ def make_agent(cfg: Config, obs_dim: int, act_dim: int, base: BasePackage | None
     if cfg.algorithm == "rlpd_sac":
         from .rlpd_sac import RlpdSAC
         return RlpdSAC(cfg, obs_dim, act_dim)
+    if base is not None and base.policy["observation"].get("images"):
+        from .pixel_residual import PixelResidualTD3  # the base sees cameras: so do the actor and critics
+        return PixelResidualTD3(cfg, obs_dim, act_dim, base)
     features = None
     if cfg.obs_features:
         if base is None:
@@ -352,11 +355,12 @@ class Learner:
     def _export(self, exploration_uniform: float) -> tuple[str, dict]:
         a = self.agent
         sac = self.cfg.algorithm == "rlpd_sac"
+        pixels = hasattr(a, "export_actor")  # pixel_residual: encoders + actor in one graph, no state-only critics
         return export_residual_package(
-            a.actor, self.base, self.packages_dir, a.updates, a.exploration_std() if sac else self.cfg.exploration_std,
+            a.export_actor() if pixels else a.actor, self.base, self.packages_dir, a.updates, a.exploration_std() if sac else self.cfg.exploration_std,
             provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps,
                         "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
-            version_prefix="sac" if sac else "res", critic=None if sac else a.critic,
+            version_prefix="sac" if sac else "res", critic=None if sac or pixels else a.critic,
             chunk_critic=(a.chunk.net, a.chunk.k) if a.chunk is not None else None,
             exploration_uniform=exploration_uniform, exploration_rho=0.0 if sac else self.cfg.exploration_rho)
 
