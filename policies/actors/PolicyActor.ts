@@ -203,18 +203,27 @@ export class PolicyActor implements Actor {
       this.#holding = null;
     }
     if (this.#tickInChunk === 0) this.residual.swapPoint();
+    const res = this.residual.current;
+    let resFrames: CameraFrames | undefined;
+    if (res && res.images.length > 0) {
+      // A residual that sees cameras corrects every tick from that tick's frames: a missing or stale one holds the arm
+      // (the chunk waits where it is) exactly as a re-plan of the base does.
+      const frames = latestFrames(res.images.map((c) => c.camera), obs, this.#maxImageAge);
+      if (typeof frames === "string") return this.#hold(obs, frames);
+      resFrames = frames;
+      this.#holding = null;
+    }
     this.#tickInChunk = (this.#tickInChunk + 1) % this.#k;
     // The package's observation, in its order, from the robot's (which may publish more, e.g. the sim's privileged state).
     this.#obsIdx ??= indicesOf(this.policy.package.json.observation.names, obs.names, `policy ${this.version} observation`);
     const values = this.#obsIdx.map((i) => obs.values[i]);
     const base = this.zeroBase ? zeroAction(this.policy.package.json.action) : await this.#chunker.next(values);
-    const res = this.residual.current;
     if (!res) {
       const b = normaliseAction(this.policy.package.json.action, base);
       this.#last = { version: this.version, base: b, residual: b.map(() => 0), action: b };
       return base;
     }
-    const s = await res.step(values, base);
+    const s = await res.step(values, base, resFrames);
     this.#last = { version: res.version, base: s.baseNorm, residual: s.residualNorm, action: s.actionNorm };
     return s.action;
   }
