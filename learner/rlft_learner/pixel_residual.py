@@ -14,7 +14,9 @@ features come from one of two encoder paths (config `image_encoder`):
 
 Batches come from the replay with frames as a dict: today's n-step arrays (`obs`, `base_action`, `action`, `ret`,
 `discount`, `next_obs`, `next_base_action`) and uint8 (B, 3, H, W) `image.<camera>` / `next_image.<camera>` for every
-camera the base sees; `update_batch(batch)` runs one update on it.
+camera the base sees; `update_batch(batch)` runs one update on it. With the frozen encoder the features of a frame
+never change, so a replay may encode each frame once when it arrives (`encode_frames`) and send `features` /
+`next_features` (B, F) float32 instead of the frames: the same update without the per-batch encoder passes.
 """
 
 from __future__ import annotations
@@ -102,13 +104,29 @@ class PixelResidualTD3(ResidualTD3):
             x = [random_shift(xi, self.cfg.image_shift, gen) for xi in x]
         return self.encoders(*x)  # (B, F)
 
+    def encode_frames(self, frames: dict) -> np.ndarray:
+        """Frozen-encoder features of N frames: camera -> uint8 (N, 3, H, W) in, float32 (N, F) out (image_encoder
+        base only: own encoders change every update, so their features cannot be kept)."""
+        if self.own:
+            raise ValueError("encode_frames: image_encoder own trains its encoders, so features cannot be cached; "
+                             "send the frames (image.<camera>) in every batch")
+        with torch.no_grad():
+            return self._features(self._frames({f"image.{c}": v for c, v in frames.items()}, "image"), shift=False).cpu().numpy()
+
     def to_batch(self, batch: dict) -> tuple[Batch, torch.Tensor | None]:
-        """(the TD3 batch with obs = [state, features], the actor's obs or None) from a replay batch with frames."""
+        """(the TD3 batch with obs = [state, features], the actor's obs or None) from a replay batch with frames (or,
+        with the frozen encoder, with `features` / `next_features` from encode_frames)."""
         missing = [k for k in STATE_KEYS if k not in batch]
         if missing:
             raise KeyError(f"batch lacks {', '.join(missing)} (the n-step arrays of replay.ReplayBuffer.nstep)")
         t = {k: torch.as_tensor(np.asarray(batch[k]) if not torch.is_tensor(batch[k]) else batch[k]).to(self.device)
              for k in STATE_KEYS}
+        if not self.own and "features" in batch and "next_features" in batch:
+            f, f_next = (torch.as_tensor(batch[k], dtype=torch.float32).to(self.device) for k in ("features", "next_features"))
+            if f.shape != (len(t["obs"]), self.encoders.out_dim) or f_next.shape != f.shape:
+                raise ValueError(f"batch features: expected ({len(t['obs'])}, {self.encoders.out_dim}) (encode_frames), "
+                                 f"found {tuple(f.shape)} and {tuple(f_next.shape)}")
+            return self._assemble(t, f, f_next), None
         now, nxt = self._frames(batch, "image"), self._frames(batch, "next_image")
         if self.own:
             f = self._features(now, shift=True)  # (B, F), with gradients for the critic loss
@@ -120,10 +138,13 @@ class PixelResidualTD3(ResidualTD3):
                 both = self._features([torch.cat([a, b]) for a, b in zip(now, nxt)], shift=False)  # (2B, F)
             f, f_next = both.chunk(2)
             actor_obs = None
-        b = Batch(obs=torch.cat([t["obs"], f], dim=-1), base_action=t["base_action"], action=t["action"], ret=t["ret"],
-                  discount=t["discount"], next_obs=torch.cat([t["next_obs"], f_next], dim=-1),
-                  next_base_action=t["next_base_action"])
-        return b, actor_obs
+        return self._assemble(t, f, f_next), actor_obs
+
+    @staticmethod
+    def _assemble(t: dict[str, torch.Tensor], f: torch.Tensor, f_next: torch.Tensor) -> Batch:
+        return Batch(obs=torch.cat([t["obs"], f], dim=-1), base_action=t["base_action"], action=t["action"], ret=t["ret"],
+                     discount=t["discount"], next_obs=torch.cat([t["next_obs"], f_next], dim=-1),
+                     next_base_action=t["next_base_action"])
 
     def update_batch(self, batch: dict) -> dict[str, float]:
         """One critic update (+ maybe one actor update) on a replay batch with frames; returns metrics."""

@@ -152,3 +152,19 @@ def test_pixel_residual_package_takes_uint8_frames_that_onnxruntime_runs_like_py
     assert ckpt["cameras"] == ["front"] and ckpt["encoder_configs"][0]["height"] == SIZE
     with pytest.raises(ValueError, match="critics read frames"):
         export_residual_package(agent.export_actor(), base, str(tmp_path / "pk2"), 0, 0.05, critic=agent.critic)
+
+
+def test_frozen_features_encoded_once_per_frame_give_the_same_update_as_the_frames(base):
+    rng = np.random.default_rng(3)
+    b = bandit_batch(16, rng)
+    a, c = PixelResidualTD3(_cfg(), 2, 2, base), PixelResidualTD3(_cfg(), 2, 2, base)
+    cached = {**{k: v for k, v in b.items() if "image" not in k},
+              "features": c.encode_frames({"front": b["image.front"]}), "next_features": c.encode_frames({"front": b["next_image.front"]})}
+    a.update_batch(b)
+    c.update_batch(cached)
+    for (k, p), q in zip(a.critic.state_dict().items(), c.critic.state_dict().values()):
+        assert torch.allclose(p, q, atol=1e-5), k
+    with pytest.raises(ValueError, match=r"batch features: expected \(16, 8\)"):
+        c.update_batch({**cached, "features": cached["features"][:, :4]})
+    with pytest.raises(ValueError, match="own trains its encoders"):
+        PixelResidualTD3(_cfg(image_encoder="own"), 2, 2, base).encode_frames({"front": b["image.front"]})
