@@ -1,8 +1,8 @@
 """Residual TD3 from pixels: the residual actor and the critic ensemble see the cameras and the joints (docs/algorithms.md
 §1, "From pixels"; ResFiT, Ankile et al. 2025, arXiv 2509.19301).
 
-Chosen automatically when the base package's policy.json has `observation.images`. The TD3 step is ResidualTD3's
-(`learn`); what changes is the observation the networks read: [normalised joints, camera features], where the
+Chosen automatically when the base package's policy.json has `observation.images` (PixelResidualTD3; with
+`algorithm: rlpd_sac` the baseline, PixelRlpdSAC). The TD3 / SAC step is the state learner's (`learn`); what changes is the observation the networks read: [normalised joints, camera features], where the
 features come from one of two encoder paths (config `image_encoder`):
 
 - `base` (default, ResFiT's choice): the frozen BC policy's own camera encoders, run once per frame of the batch
@@ -29,6 +29,7 @@ import torch
 from .pixel_nets import PixelResidualExport, chw_to_float, fresh_encoders, load_base_encoders
 from .replay import Batch
 from .residual_td3 import BasePackage, Config, ResidualTD3
+from .rlpd_sac import RlpdSAC
 from .vision import CameraEncoders, random_shift
 
 #: The n-step arrays a batch carries beside the frames (replay.ReplayBuffer.nstep's keys).
@@ -49,9 +50,6 @@ def pixel_config_problems(cfg: Config) -> list[str]:
                    "(it sees the objects in its frames) — remove obs_features")
     if cfg.chunk_critic:
         out.append("chunk_critic: the chunk critic reads state only, not frames — set chunk_critic: false")
-    if cfg.algorithm != "residual_td3":
-        out.append(f"algorithm: {cfg.algorithm} reads state only; from pixels the learner runs residual_td3 — set "
-                   f"algorithm: residual_td3 or use a state-only base package")
     return out
 
 
@@ -62,8 +60,9 @@ def check_pixel_config(cfg: Config, base_path: str) -> None:
                          + "\n  - ".join(problems))
 
 
-class PixelResidualTD3(ResidualTD3):
-    """ResidualTD3 whose actor and critics read [normalised state, camera features]; see the module docstring."""
+class PixelEncoderPath:
+    """What both pixel agents add to their state-only algorithm (ResidualTD3 or RlpdSAC, next in the MRO): the encoder
+    path, batches with frames, the export module and checkpoints of own encoders."""
 
     def __init__(self, cfg: Config, obs_dim: int, act_dim: int, base: BasePackage):
         check_pixel_config(cfg, base.path)
@@ -72,14 +71,13 @@ class PixelResidualTD3(ResidualTD3):
         if declared != list(base_enc.cameras):
             raise ValueError(f"{base.path}: policy.json observation.images names cameras {declared} but model.pt's "
                              f"encoders are for {base_enc.cameras}; re-export the base package")
-        super().__init__(cfg, obs_dim, act_dim, net_obs_dim=obs_dim + base_enc.out_dim)
+        super().__init__(cfg, obs_dim, act_dim, net_obs_dim=obs_dim + base_enc.out_dim)  # type: ignore[call-arg]
         self.cameras = list(base_enc.cameras)
         self.own = cfg.image_encoder == "own"
         enc = fresh_encoders(base_enc) if self.own else base_enc.requires_grad_(False)
         self.encoders: CameraEncoders = enc.to(self.device)
-        if self.own:  # the critic loss trains the encoders (DrQ); the actor never does
-            self.critic_opt = torch.optim.AdamW(list(self.critic.parameters()) + list(self.encoders.parameters()),
-                                                lr=cfg.critic_lr, weight_decay=cfg.weight_decay)
+        if self.own:  # the critic loss trains the encoders (DrQ), with the critic optimiser's settings; the actor never does
+            self.critic_opt.add_param_group({"params": list(self.encoders.parameters())})
         self.aug_gen = torch.Generator().manual_seed(cfg.seed + 1)
 
     # -- batches with frames --
@@ -152,18 +150,19 @@ class PixelResidualTD3(ResidualTD3):
         return self.learn(b, actor_obs)
 
     def update(self) -> dict[str, float]:
-        raise RuntimeError("PixelResidualTD3 learns from batches with camera frames: call update_batch(batch) with the "
+        raise RuntimeError(f"{type(self).__name__} learns from batches with camera frames: call update_batch(batch) with the "
                            "replay's image.<camera> / next_image.<camera> beside the n-step arrays; the state-only "
                            "buffers hold no frames")
 
     # -- export and checkpoints --
     def export_actor(self) -> PixelResidualExport:
-        """residual.onnx's module: the encoders (frozen base copy or own) and the actor, on CPU, eval mode."""
+        """residual.onnx's module: the encoders (frozen base copy or own) and the actor (for SAC its deterministic
+        export, rlpd_sac.DeterministicExport), on CPU, eval mode."""
         return PixelResidualExport(copy.deepcopy(self.encoders).cpu().eval(), copy.deepcopy(self.actor).cpu().eval(),
                                    self.obs_dim).eval()
 
     def state_dict(self) -> dict:
-        out = super().state_dict()
+        out = super().state_dict()  # type: ignore[misc]
         out["image_encoder"] = self.cfg.image_encoder
         if self.own:
             out["encoders"] = self.encoders.state_dict()
@@ -175,8 +174,17 @@ class PixelResidualTD3(ResidualTD3):
         if was != self.cfg.image_encoder:
             raise ValueError(f"checkpoint was written with image_encoder {was}, the config says {self.cfg.image_encoder}; "
                              f"resume with the same image_encoder (or start a new run_dir)")
-        super().load_state_dict(state)
+        super().load_state_dict(state)  # type: ignore[misc]
         if self.own:
             self.encoders.load_state_dict(state["encoders"])
         if "aug_rng" in state:
             self.aug_gen.set_state(state["aug_rng"])
+
+
+class PixelResidualTD3(PixelEncoderPath, ResidualTD3):
+    """ResidualTD3 whose actor and critics read [normalised state, camera features]; see the module docstring."""
+
+
+class PixelRlpdSAC(PixelEncoderPath, RlpdSAC):
+    """The HIL-SERL / RLPD baseline from pixels (rlpd_sac.py over a zero base): the SAC actor and critics read
+    [normalised state, camera features] through the same encoder path (HIL-SERL freezes a pretrained encoder too)."""

@@ -43,14 +43,15 @@ def _names(csv: str) -> list[str]:
 
 
 def make_agent(cfg: Config, obs_dim: int, act_dim: int, base: BasePackage | None = None):
-    """The learner `algorithm` names: ResidualTD3 (ours) or RlpdSAC (the HIL-SERL/RLPD baseline, same interface).
-    `obs_features` needs the base package (its observation names and stats)."""
+    """The learner `algorithm` names: ResidualTD3 (ours) or RlpdSAC (the HIL-SERL/RLPD baseline, same interface); over a
+    base that sees cameras, their pixel versions (pixel_residual.py). `obs_features` needs the base package (its
+    observation names and stats)."""
+    if base is not None and base.policy["observation"].get("images"):
+        from .pixel_residual import PixelResidualTD3, PixelRlpdSAC  # the base sees cameras: so do actor and critics
+        return (PixelRlpdSAC if cfg.algorithm == "rlpd_sac" else PixelResidualTD3)(cfg, obs_dim, act_dim, base)
     if cfg.algorithm == "rlpd_sac":
         from .rlpd_sac import RlpdSAC
         return RlpdSAC(cfg, obs_dim, act_dim)
-    if base is not None and base.policy["observation"].get("images"):
-        from .pixel_residual import PixelResidualTD3  # the base sees cameras: so do the actor and critics
-        return PixelResidualTD3(cfg, obs_dim, act_dim, base)
     features = None
     if cfg.obs_features:
         if base is None:

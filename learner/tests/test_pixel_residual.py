@@ -13,7 +13,7 @@ import torch
 from rlft_learner.data import save_npz, synthetic_pixel_dataset
 from rlft_learner.export import export_residual_package
 from rlft_learner.pixel_nets import chw_to_float, load_base_encoders
-from rlft_learner.pixel_residual import PixelResidualTD3
+from rlft_learner.pixel_residual import PixelResidualTD3, PixelRlpdSAC
 from rlft_learner.residual_td3 import BasePackage, Config
 from rlft_learner.serve import make_agent
 from rlft_learner.train_bc import Config as BcConfig, run
@@ -64,8 +64,8 @@ def test_a_pixel_base_makes_a_pixel_agent_and_refuses_features_that_need_state(b
     assert agent.actor.obs_dim == 2 + agent.encoders.out_dim
     with pytest.raises(ValueError, match="(?s)sees cameras.*her_goal.*cannot be relabelled.*mirror_obs.*obs_features.*chunk_critic"):
         make_agent(_cfg(her_goal="q.j0", her_radius=0.1, mirror_obs="q.j0", obs_features="q-q", chunk_critic=True), 2, 2, base)
-    with pytest.raises(ValueError, match="algorithm: rlpd_sac reads state only"):
-        PixelResidualTD3(_cfg(algorithm="rlpd_sac"), 2, 2, base)
+    sac = make_agent(_cfg(algorithm="rlpd_sac"), 2, 2, base)
+    assert isinstance(sac, PixelRlpdSAC) and sac.sac_actor.obs_dim == 2 + sac.encoders.out_dim
     with pytest.raises(RuntimeError, match="update_batch"):
         agent.update()
 
@@ -113,10 +113,12 @@ def test_own_encoders_learn_from_the_critic_and_checkpoint(base):
         twin.load_state_dict(frozen.state_dict())
 
 
-@pytest.mark.parametrize("encoder", ["base", "own"])
-def test_the_residual_learns_a_correction_only_the_frame_tells(base, encoder):
+@pytest.mark.parametrize("encoder,algorithm", [("base", "residual_td3"), ("own", "residual_td3"), ("base", "rlpd_sac")])
+def test_the_residual_learns_a_correction_only_the_frame_tells(base, encoder, algorithm):
+    """For rlpd_sac (a zero base, residual scale 1) the same bandit: its deterministic action must point the right way."""
     torch.set_num_threads(1)
-    agent = PixelResidualTD3(_cfg(image_encoder=encoder, batch_size=64, critic_hidden=64, critic_heads=4), 2, 2, base)
+    sac = dict(sac_lr=1e-3, sac_init_temperature=0.05) if algorithm == "rlpd_sac" else {}  # rewards of 0/1: a small alpha
+    agent = make_agent(_cfg(image_encoder=encoder, batch_size=64, critic_hidden=64, critic_heads=4, algorithm=algorithm, **sac), 2, 2, base)
     rng = np.random.default_rng(1)
     data = bandit_batch(2000, rng)
     for _ in range(300):
@@ -127,7 +129,8 @@ def test_the_residual_learns_a_correction_only_the_frame_tells(base, encoder):
     with torch.no_grad():
         res = agent.export_actor()(torch.zeros(64, 2), torch.from_numpy(test["image.front"]).permute(0, 2, 3, 1).contiguous(),
                                    torch.zeros(64, 2))
-    assert np.mean(res[:, 0].numpy() * side > 0.05) >= 0.8, res[:, 0]  # chance: 0.5
+    margin = 0.0 if algorithm == "rlpd_sac" else 0.05  # SAC's mean action: the right direction; TD3: past the reward's edge
+    assert np.mean(res[:, 0].numpy() * side > margin) >= 0.8, res[:, 0]  # chance: 0.5
 
 
 def test_pixel_residual_package_takes_uint8_frames_that_onnxruntime_runs_like_pytorch(base, tmp_path):
@@ -168,3 +171,21 @@ def test_frozen_features_encoded_once_per_frame_give_the_same_update_as_the_fram
         c.update_batch({**cached, "features": cached["features"][:, :4]})
     with pytest.raises(ValueError, match="own trains its encoders"):
         PixelResidualTD3(_cfg(image_encoder="own"), 2, 2, base).encode_frames({"front": b["image.front"]})
+
+
+def test_rlpd_sac_from_pixels_exports_a_scale_1_package_over_the_zero_base(base, tmp_path):
+    agent = PixelRlpdSAC(_cfg(algorithm="rlpd_sac"), 2, 2, base)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        agent.update_batch(bandit_batch(32, rng))
+    path, policy = export_residual_package(agent.export_actor(), base, str(tmp_path / "pk"), agent.updates,
+                                           agent.exploration_std(), version_prefix="sac")
+    assert policy["residual"]["scale"] == 1.0 and policy["observation"]["images"] == base.policy["observation"]["images"]
+    vec = json.load(open(os.path.join(path, "test_vectors.json")))
+    sess = ort.InferenceSession(os.path.join(path, "residual.onnx"), providers=["CPUExecutionProvider"])
+    (res,) = sess.run(None, {"obs": np.array(vec["obs"], np.float32), "image.front": np.array(vec["images"]["front"], np.uint8),
+                             "base_action": np.array(vec["base_action"], np.float32)})
+    assert np.abs(res - np.array(vec["residual"], np.float32)).max() <= 1e-4
+    twin = PixelRlpdSAC(_cfg(algorithm="rlpd_sac"), 2, 2, base)
+    twin.load_state_dict(agent.state_dict())
+    assert twin.updates == agent.updates
