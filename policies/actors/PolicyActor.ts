@@ -3,7 +3,8 @@
  * arXiv 2509.19301): the base chunk step plus a bounded residual computed every tick, closed-loop.
  * Packages are verified and checked against the robot's observation and action names at load (a mismatch
  * is refused there, never at run time); inference runs in worker threads; new residual packages are loaded
- * off the control path and swapped in at a chunk boundary.
+ * off the control path and swapped in at a chunk boundary. With cameras, the base needs fresh frames at every re-plan
+ * and a residual that sees them at every tick; without them the arm holds (holdReason → ActorNode's SENSOR_STALE).
  */
 import { DiffusionPolicy } from "../DiffusionPolicy.ts";
 import { assertCompatible, PolicyPackageError } from "../PolicyPackage.ts";
