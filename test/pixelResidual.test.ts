@@ -3,8 +3,8 @@
  * wrist cameras, joints only), a few residual TD3 updates on synthetic transitions carrying those frames (frozen base
  * encoder), the residual package exported with image inputs, loaded in TS over its base, and run by PolicyActor on the
  * recorded frames: residual.onnx agrees with PyTorch on them, the residual is fed the tick's frames every tick, a stale
- * frame mid-chunk holds the arm (ActorNode turns every hold into a SENSOR_STALE event), and a residual whose cameras
- * differ from its base's is refused.
+ * frame mid-chunk holds the arm (ActorNode turns every hold into a SENSOR_STALE event), a residual whose cameras
+ * differ from its base's is refused, and the RLPD-SAC baseline from pixels runs over a zero base on the same frames.
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -30,6 +30,7 @@ let tmp: string;
 let ep: EpisodeArrays;
 let baseDir: string;
 let residualDir: string;
+let sacDir: string;
 
 /** Recorded frame t of every camera, as the policies take them. */
 function frameAt(t: number): CameraFrames {
@@ -59,7 +60,8 @@ before(async () => {
   const framesDir = join(tmp, "frames");
   await mkdir(framesDir);
   for (const c of CAMS) await writeFile(join(framesDir, `${c}.rgb`), ep.images![c].data);
-  residualDir = await exportPixelResidualPackage(baseDir, join(tmp, "residuals"), framesDir, "base", 8);
+  residualDir = await exportPixelResidualPackage(baseDir, join(tmp, "residuals"), framesDir);
+  sacDir = await exportPixelResidualPackage(baseDir, join(tmp, "residuals"), framesDir, { algorithm: "rlpd_sac", updates: 4 });
 });
 after(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
@@ -126,4 +128,25 @@ test("a residual whose cameras differ from its base's is refused at load, naming
   await writeFile(join(dir, "policy.json"), JSON.stringify(pj));
   await assert.rejects(ResidualPolicy.create(dir, { base, training: false, logger: quiet }),
     /observation.images \[front 40×40\] differ from the base .*'s \[front 40×40, wrist 32×32\] — a residual sees the cameras its base sees/);
+});
+
+test("RLPD-SAC from pixels runs over a zero base: the whole action from the frames, a hold without them", async () => {
+  const base = await PolicyPackage.load(baseDir);
+  const actor = await PolicyActor.create(baseDir, {
+    jointNames: base.json.action.names, observationNames: ep.obsNames, cameras: [...CAMS], residual: sacDir, zeroBase: true, logger: quiet,
+  });
+  try {
+    assert.ok(actor.version.startsWith("sac-"));
+    const act = (t: number, images?: Record<string, CameraImage>) => actor.act({ names: ep.obsNames, values: ep.obs[t], stamp: toTime(t * 0.1), images });
+    const a = await act(0, cameraImages(0, 0));
+    assert.equal(actor.holdReason(), null);
+    assert.ok(a.every(Number.isFinite));
+    const info = actor.lastAction()!;
+    assert.ok(info.base.every((b) => b === 0) && info.residual.some((r) => r !== 0), "zero base; the SAC actor's output is the action");
+    assert.equal(actor.chunkMs.length, 0, "the base policy never runs");
+    await act(1);
+    assert.match(actor.holdReason() ?? "", /no frame from camera front yet/);
+  } finally {
+    await actor.close();
+  }
 });
