@@ -1,4 +1,4 @@
-"""Networks of the residual learner from pixels (docs/algorithms.md §1, "From pixels"): no training code here.
+"""Networks of the residual learner from pixels (docs/algorithms.md §6): no training code here.
 
 The residual actor and the critic ensemble are residual_nets' MLPs over [normalised state, camera features]; the
 features come from a CameraEncoders (vision.py): the frozen BC policy's own encoder (ResFiT, Ankile et al. 2025,

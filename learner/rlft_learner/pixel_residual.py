@@ -1,13 +1,14 @@
-"""Residual TD3 from pixels: the residual actor and the critic ensemble see the cameras and the joints (docs/algorithms.md
-§1, "From pixels"; ResFiT, Ankile et al. 2025, arXiv 2509.19301).
+"""Residual RL from pixels: the residual actor and the critic ensemble see the cameras and the joints (docs/algorithms.md
+§6, "Residual TD3 from pixels: which encoder"; ResFiT, Ankile et al. 2025, arXiv 2509.19301).
 
 Chosen automatically when the base package's policy.json has `observation.images` (PixelResidualTD3; with
-`algorithm: rlpd_sac` the baseline, PixelRlpdSAC). The TD3 / SAC step is the state learner's (`learn`); what changes is the observation the networks read: [normalised joints, camera features], where the
-features come from one of two encoder paths (config `image_encoder`):
+`algorithm: rlpd_sac` the baseline, PixelRlpdSAC). The TD3 / SAC step is the state learner's (`learn`); what changes
+is the observation the networks read: [normalised joints, camera features], where the features come from one of two
+encoder paths (config `image_encoder`):
 
-- `base` (default, ResFiT's choice): the frozen BC policy's own camera encoders, run once per frame of the batch
-  (current and next frames in one call per camera) without gradients. Nothing about vision is learned online, so an
-  update costs little more than on state, and the residual reads the features the base acts on.
+- `base` (default, ResFiT's choice): the frozen BC policy's own camera encoders, without gradients, on the batch's
+  current and next frames (one call per camera), or once per frame when the replay keeps features (below). Nothing
+  about vision is learned online, and the residual reads the features the base acts on.
 - `own`: a fresh encoder per camera, trained by the critic loss on random-shift augmented frames (DrQ, Yarats et al.
   2021, arXiv 2004.13649); the actor reads the features detached, the TD target the next frames' features without
   gradients (DrQ-v2, arXiv 2107.09645).
