@@ -1,7 +1,7 @@
 /**
  * The launch file schema: one YAML file describes the whole stack (runtime, robot, task, nodes).
  * Parsed once at start-up; unknown keys are rejected; errors name the file, line and key. Physical settings are
- * bounded, each bound named after what it protects (launch/physicalBounds.ts).
+ * bounded, each bound named after what it protects (contracts/physicalBounds.ts).
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
@@ -12,7 +12,7 @@ import { MqttSchema, MQTT_DEFAULTS } from "../telemetry/mqtt/MqttConfig.ts";
 import { RewardSchema, REWARD_DEFAULTS } from "../nodes/RewardConfig.ts";
 import { DriverSchema, WorkspaceSchema } from "../hardware/DriverConfig.ts";
 import { CameraSchema, CAMERA_DEFAULTS } from "../hardware/camera/CameraConfig.ts";
-import { bounded, perJoint } from "./physicalBounds.ts";
+import { bounded, perJoint } from "../contracts/physicalBounds.ts";
 import { SIM_ROBOTS, taskSpec } from "../sim/tasks.ts";
 
 const joints = z.array(z.number());

@@ -31,7 +31,7 @@ import { gitRevision } from "./Stack.ts";
 import { realArmDriver, type ArmDriverParams } from "./driverFromParams.ts";
 import { JointObservationNode, jointObservationNames } from "../nodes/JointObservationNode.ts";
 import { FfmpegCamera } from "../hardware/camera/FfmpegCamera.ts";
-import { bounded } from "./physicalBounds.ts";
+import { bounded } from "../contracts/physicalBounds.ts";
 
 /** What every node class has. */
 export interface ManagedNode {

@@ -14,10 +14,11 @@ import { chromium } from "playwright-core";
 import WebSocket from "ws";
 import { parseLaunch } from "../launch/LaunchConfig.ts";
 import { Stack } from "../launch/Stack.ts";
+
+type EpisodeResult = Awaited<ReturnType<Stack["runEpisodes"]>>[number];
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
 import { CHROMIUM_BIN, requireServer } from "../test/servers.ts";
 import { operatorLayoutProblems } from "../test/uiLayout.ts";
-import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 
 /** The test's output folder (screenshots): RLFT_TEST_OUT or test-results/ in the checkout. */
 export const TEST_OUT = join(process.env.RLFT_TEST_OUT ?? join(import.meta.dirname, "..", "test-results"), "operator-ui");
