@@ -2,13 +2,11 @@
  * Arm drivers from `rlft node arm_driver` parameters (one process per node under ROS 2). Either
  * `launch=<file>` reuses a launch file's whole `driver:` block (and its `calibration.arm`), or the flat
  * parameters describe the arm (each driver maps them in its own folder: `fromParams` of its registry entry); both
- * end in the same DriverSchema and createArmDriver (hardware/registry.ts), so defaults and checks are those of
- * `rlft launch`.
+ * end in the same DriverSchema (hardware/registry.ts) and the node factory's driver (launch/nodeFactory.ts), so
+ * defaults and checks are those of `rlft launch`.
  */
-import type { ArmDriver } from "../hardware/ArmDriver.ts";
 import type { ArmDriverParams } from "../hardware/driverEntry.ts";
-import { DriverSchema, createArmDriver, driverEntry, type DriverConfig } from "../hardware/registry.ts";
-import type { Runtime } from "../runtime/Runtime.ts";
+import { DriverSchema, driverEntry, type DriverConfig } from "../hardware/registry.ts";
 import { loadLaunch } from "./LaunchConfig.ts";
 
 /** The driver block the parameters describe. */
@@ -28,11 +26,4 @@ export function driverConfigFromParams(p: ArmDriverParams): { driver: DriverConf
   const r = DriverSchema.safeParse(clean);
   if (!r.success) throw new Error(`arm_driver (driver=${p.driver}): ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   return { driver: r.data, calibration: p.calibration };
-}
-
-/** Builds the driver `p` describes (`task`, `robot` and `control_hz` pick the sim's world). */
-export async function armDriverFromParams(p: ArmDriverParams & { task: string; robot?: string; control_hz: number }, runtime: Runtime): Promise<ArmDriver> {
-  const { driver, calibration } = driverConfigFromParams(p);
-  const logger = { info: (m: string) => console.log(m), warn: (m: string) => console.warn(m) };
-  return createArmDriver(driver, { node: () => runtime.createNode("arm_bridge"), logger, armCalibration: calibration, robot: p.robot, task: p.task, controlHz: p.control_hz });
 }

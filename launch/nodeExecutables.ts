@@ -17,7 +17,7 @@ import { CameraNode } from "../nodes/CameraNode.ts";
 import { PolicyActor } from "../policies/actors/PolicyActor.ts";
 import { TOPICS } from "../contracts/topics.ts";
 import { jointLimits, loadArmCalibration } from "../calibration/ArmCalibration.ts";
-import { armDriverFromParams } from "./driverFromParams.ts";
+import { driverConfigFromParams } from "./driverFromParams.ts";
 import type { ArmDriverParams } from "../hardware/driverEntry.ts";
 import { jointObservationNames } from "../nodes/JointObservationNode.ts";
 import { DriverKindSchema, NodeFactory, SimRobotSchema, TaskSchema, recorderMetadata } from "./nodeFactory.ts";
@@ -133,8 +133,10 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
       .strict(),
     async start(runtime, raw) {
       const p = this.params.parse(raw) as unknown as ArmDriverParams & { task: string; robot: SimRobotName; control_hz: number };
-      const driver = await armDriverFromParams(p, runtime);
-      return { nodes: [new NodeFactory(runtime).armDriver(driver, { controlHz: p.control_hz })], close: async () => driver.close?.() };
+      const { driver: cfg, calibration } = driverConfigFromParams(p);
+      const make = new NodeFactory(runtime);
+      const driver = await make.driver(cfg, { robot: p.robot, task: p.task, controlHz: p.control_hz, armCalibration: calibration });
+      return { nodes: [make.armDriver(driver, { controlHz: p.control_hz })], close: async () => driver.close?.() };
     },
   },
   joint_observation: {
