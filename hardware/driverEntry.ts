@@ -79,6 +79,8 @@ export interface DriverEntry<K extends string = string, S extends z.ZodObject<{ 
    * only runs from a launch file (`--param launch=<file>`).
    */
   fromParams?(p: ArmDriverParams): Record<string, unknown>;
+  /** True when the device side already publishes /joint_states (the stack's driver node then does not). */
+  ownsJointStates?(cfg: z.infer<S>): boolean;
   /** `port=` / `host=` over a launch file's block (default: as given). */
   launchOverrides?(p: Pick<ArmDriverParams, "port" | "host">): Record<string, unknown>;
   /** The simulator fixture of the contract suite; loaded lazily so that running the driver never loads it. */

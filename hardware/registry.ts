@@ -55,3 +55,8 @@ export function createArmDriver(cfg: DriverConfig, ctx: ArmDriverContext): Promi
 export function driverJoints(cfg: DriverConfig, ctx: { robot?: string; task: string; armCalibration?: string }): LayoutJoint[] {
   return driverEntry(cfg.kind).joints(cfg as { kind: string }, ctx);
 }
+
+/** Whether the device side already publishes /joint_states for this block (ros2_control's joint_state_broadcaster). */
+export function driverOwnsJointStates(cfg: DriverConfig): boolean {
+  return driverEntry(cfg.kind).ownsJointStates?.(cfg as { kind: string }) ?? false;
+}

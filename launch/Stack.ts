@@ -8,6 +8,7 @@ import type { Runtime } from "../runtime/Runtime.ts";
 import { createRuntime } from "../runtime/index.ts";
 import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
+import { driverOwnsJointStates } from "../hardware/registry.ts";
 import { motionLimits } from "./safetyLimits.ts";
 import { jointObservationNames } from "../nodes/JointObservationNode.ts";
 import type { ActorNode } from "../nodes/ActorNode.ts";
@@ -215,7 +216,7 @@ export class Stack {
       controlHz: hz,
       world: world ?? undefined,
       groundTruthReward: config.reward.sim_ground_truth,
-      publishJointStates: dc.kind !== "ros2_control" || dc.state_topic !== TOPICS.jointStates.topic,
+      publishJointStates: !driverOwnsJointStates(dc),
       // A latched driver fault (servo overload, protective stop, program stopped) ends the episode as aborted; the
       // recorder closes its file, so nothing recorded is lost.
       onFault: (f) => manager.abort(`arm fault: ${f}`),

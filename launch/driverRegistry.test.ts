@@ -6,11 +6,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
-import { DRIVERS, DRIVER_KINDS, createArmDriver, driverJoints } from "../hardware/registry.ts";
+import { DRIVERS, DRIVER_KINDS, createArmDriver, driverEntry, driverJoints, driverOwnsJointStates } from "../hardware/registry.ts";
 import { EmbeddedRuntime } from "../runtime/embedded/EmbeddedRuntime.ts";
 import { parseLaunch } from "./LaunchConfig.ts";
 
 const quiet = { info: () => undefined, warn: () => undefined };
+const ros2ControlExample = () => driverEntry("ros2_control").example;
 
 test("driver kinds are unique and each entry's kind is its schema's literal", () => {
   assert.equal(new Set(DRIVER_KINDS).size, DRIVERS.length, `duplicate kinds: ${DRIVER_KINDS.join(", ")}`);
@@ -45,6 +46,13 @@ for (const entry of DRIVERS) {
     }
   });
 }
+
+test("only a driver whose device publishes /joint_states itself keeps the driver node from publishing them", () => {
+  const owners = DRIVERS.filter((d) => driverOwnsJointStates(parseLaunch(stringify({ clock: "wall", driver: { kind: d.kind, ...d.example } })).driver)).map((d) => d.kind);
+  assert.deepEqual(owners, ["ros2_control"]);
+  const elsewhere = parseLaunch(stringify({ clock: "wall", driver: { kind: "ros2_control", ...ros2ControlExample(), state_topic: "/arm/joint_states" } })).driver;
+  assert.equal(driverOwnsJointStates(elsewhere), false, "state read from another topic: the stack republishes /joint_states");
+});
 
 test("a driver kind that is not registered is refused with the registered kinds", () => {
   assert.throws(() => parseLaunch("driver:\n  kind: kuka\n", "bad.yaml"), new RegExp(`driver\\.kind.*${DRIVER_KINDS.slice(0, 2).join(".*")}`, "s"));

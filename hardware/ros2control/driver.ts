@@ -3,6 +3,7 @@ import { z } from "zod";
 import { defineDriver, perJointParam } from "../driverEntry.ts";
 import { bounded } from "../../contracts/physicalBounds.ts";
 import { Ros2ControlDriver } from "./Ros2ControlDriver.ts";
+import { TOPICS } from "../../contracts/topics.ts";
 
 export const ros2ControlDriver = defineDriver({
   kind: "ros2_control",
@@ -37,6 +38,8 @@ export const ros2ControlDriver = defineDriver({
       timeFromStart: cfg.time_from_start,
       staleSec: cfg.stale_sec,
     }),
+  // joint_state_broadcaster publishes /joint_states itself when it is the topic the driver reads.
+  ownsJointStates: (cfg) => cfg.state_topic === TOPICS.jointStates.topic,
   joints: (cfg) => cfg.joints.map((name, i) => ({ name, unit: "rad", lower: cfg.lower[i], upper: cfg.upper[i] })),
   fromParams: (p) => {
     const controller = p.controller ?? "forward_position_controller";
