@@ -146,6 +146,7 @@ def test_train_bc_takes_a_curve_upload_from_an_admitted_robot_only(tmp_path):
         thread.start()
         ctx = zmq.Context.instance()
         good, rogue = _client(ctx, d, "robot", cfg.bind), _client(ctx, d, "rogue", cfg.bind)
+        good.rcvtimeo = 15000  # a loaded machine answers late; 1.5 s made the test give up while collect() still ran
         try:
             hello = {"type": "hello", "seq": 0, "robot_id": "robot", "config_hash": "h", "obs_names": ["o"], "action_names": ["a"], "task": "t"}
             rogue.send_multipart(encode(hello))
@@ -159,7 +160,8 @@ def test_train_bc_takes_a_curve_upload_from_an_admitted_robot_only(tmp_path):
             assert decode(good.recv_multipart())[0]["type"] == "ack"
             good.send_multipart(encode({"type": "end", "seq": 2, "episodes": 1}))
             assert decode(good.recv_multipart())[0]["type"] == "ack"
-            thread.join(10)
+            thread.join(30)
+            assert not thread.is_alive(), "train-bc's collect() did not return after the robot's end"
             with pytest.raises(zmq.Again):
                 rogue.recv_multipart()  # the ZAP handler refused its handshake: it never got an answer
         finally:
