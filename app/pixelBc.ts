@@ -20,7 +20,7 @@ type Task = LaunchConfig["task"];
 export type ObsKind = "pixels" | "state";
 
 /** `launch` with `task`, the actor and the cameras set for one phase; nothing else of the file changes. */
-export function phaseConfig(launch: string, task: Task, actor: LaunchConfig["actor"], cameras: boolean, record: boolean): LaunchConfig {
+export function phaseConfig(launch: string, task: Task, actor: Partial<LaunchConfig["actor"]>, cameras: boolean, record: boolean): LaunchConfig {
   const cfg = loadLaunch(launch);
   if (cfg.robot !== "so101") throw new Error(`${launch}: pixel BC runs on the SO-101 (robot: so101); this file has robot: ${cfg.robot}`);
   cfg.task = task;
@@ -33,7 +33,7 @@ export function phaseConfig(launch: string, task: Task, actor: LaunchConfig["act
 /** Scripted-expert demos with the cameras recorded, seeds `seed`..`seed + count - 1`, into `out` (replaced). */
 export async function collectDemos(o: { launch: string; task: Task; count: number; seed?: number; quality: number; out: string }): Promise<EpisodeSummary> {
   rmSync(o.out, { recursive: true, force: true });
-  const cfg = phaseConfig(o.launch, o.task, { ...loadLaunch(o.launch).actor, kind: "expert", expert_quality: o.quality }, true, true);
+  const cfg = phaseConfig(o.launch, o.task, { kind: "expert", expert_quality: o.quality }, true, true);
   return (await runEpisodes(cfg, { count: o.count, seed: o.seed ?? 0, label: `demos ${o.task}`, recordTo: o.out, metadata: { source: "scripted_expert" } })).summary;
 }
 
@@ -64,8 +64,7 @@ export async function trainSo101Bc(o: { launch: string; data: string; out: strin
 
 /** `count` episodes of the package on seeds from `seed` (keep them disjoint from the demos'); cameras on for pixels. */
 export async function evalSo101Bc(o: { launch: string; task: Task; package: string; obs: ObsKind; count: number; seed: number; recordTo?: string }): Promise<EpisodeSummary> {
-  const base = loadLaunch(o.launch).actor;
-  const cfg = phaseConfig(o.launch, o.task, { ...base, kind: "policy", package: o.package }, o.obs === "pixels", !!o.recordTo);
+  const cfg = phaseConfig(o.launch, o.task, { kind: "policy", package: o.package }, o.obs === "pixels", !!o.recordTo);
   return (await runEpisodes(cfg, { count: o.count, seed: o.seed, label: `eval ${o.obs} ${o.task}`, recordTo: o.recordTo })).summary;
 }
 
