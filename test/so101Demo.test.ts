@@ -1,12 +1,13 @@
 /**
  * `rlft demo --robot so101 --obs pixels`: the flags reach the SO-101 pipeline (demos with both cameras → pixel BC on
  * joints + cameras → evaluation on unseen seeds), and flags that do not fit together are refused before anything runs.
+ * `rlft eval` renders the cameras such a package sees, and refuses one whose frames are of another size at load.
  * Tiny counts: behaviour, not timing (the timed run is in docs/results.md).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { demoPlan } from "../app/so101Demo.ts";
@@ -49,6 +50,16 @@ test("rlft demo --robot so101 --obs pixels: demos with both cameras → pixel BC
   const pj = JSON.parse(readFileSync(join(s.train.package, "policy.json"), "utf8"));
   assert.ok(pj.observation.names.every((n: string) => n.startsWith("q.")), "the policy reads joint positions only");
   assert.deepEqual(pj.observation.images.map((i: { camera: string }) => i.camera), ["front", "wrist"]);
+  // rlft eval renders the cameras a pixel package sees (no --record-to needed) ...
+  const ev = rlft(["eval", "--launch", "launch/sim_so101.yaml", "--policy", s.train.package, "--episodes", "1", "--seed", "500", "--json"]);
+  assert.equal(ev.status, 0, ev.stderr);
+  assert.equal(JSON.parse(ev.stdout.trim().split("\n").pop()!).episodes, 1);
+  // ... and a camera whose frames are not the size the policy was trained on is refused at load, naming it and the fix.
+  const small = join(tmp, "small_front.yaml");
+  writeFileSync(small, readFileSync("launch/sim_so101.yaml", "utf8").replace("{name: front, ", "{name: front, width: 64, height: 64, "));
+  const wrong = rlft(["eval", "--launch", small, "--policy", s.train.package, "--episodes", "1", "--seed", "500"]);
+  assert.equal(wrong.status, 1);
+  assert.match(wrong.stderr, /camera "front" sends 64×64 frames but the policy was trained on 84×84 — set the camera's size to 84×84 in the launch file/);
   // The evaluation seeds must not be the demos'.
   const bad = rlft(["demo", "--robot", "so101", "--obs", "pixels", "--demos", "2", "--eval-seed", "1", "--out", join(tmp, "bad")]);
   assert.equal(bad.status, 1);
