@@ -11,7 +11,10 @@
  *
  * Usage: npm run bench:pixels [-- --tasks push_cube,pick_place] [-- --demos 100] [-- --quality 1]
  *        [-- --pixel-steps 3000] [-- --state-steps 10000] [-- --eval 200] [-- --eval-seed 1000]
- *        [-- --pixel-set key=value ...] [-- --cache DIR] [-- --fresh] [-- --parallel 2]
+ *        [-- --pixel-set key=value ...] [-- --obs pixels,state] [-- --cache DIR] [-- --fresh] [-- --parallel 3]
+ *        [-- --name pixels]
+ * --obs pixels leaves out the state BC reference (a run that varies only the pixel policy); --name NAME writes
+ * NAME-<date>.* and NAME-latest.* instead of pixels-* (so such a run does not replace the main table).
  */
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -73,7 +76,10 @@ for (const task of tasks) {
   log(`${task}: demos ${demos[task].successes}/${demos[task].episodes} successful`);
 }
 
-const kinds: ObsKind[] = ["pixels", "state"];
+const kinds = arg("--obs", "pixels,state").split(",").filter(Boolean) as ObsKind[];
+for (const k of kinds) if (k !== "pixels" && k !== "state") throw new Error(`--obs: pixels and/or state; got ${k}`);
+const NAME = arg("--name", "pixels");
+if (!/^[a-z0-9-]+$/.test(NAME)) throw new Error(`--name: lower-case letters, digits and dashes (a file name stem); got ${NAME}`);
 const steps = (obs: ObsKind) => (obs === "pixels" ? P.pixelSteps : P.stateSteps);
 const learnerSet = (obs: ObsKind) => (obs === "pixels" ? PIXEL_SET : {});
 const trainTag = (obs: ObsKind) => `${P.demos}-${P.quality}-${steps(obs)}-${JSON.stringify(learnerSet(obs))}`;
@@ -108,16 +114,16 @@ const result: PixelsBench = {
     target: TARGET[task],
     demos: demos[task],
     pixels: { train: trained[`${task}/pixels`], eval: evals[`${task}/pixels`] },
-    state: { train: trained[`${task}/state`], eval: evals[`${task}/state`] },
+    ...(kinds.includes("state") ? { state: { train: trained[`${task}/state`], eval: evals[`${task}/state`] } } : {}),
   })),
 };
 const md = pixelsMarkdown(result);
 console.log(`\n${md}`);
 mkdirSync("bench/results", { recursive: true });
-const stem = join("bench/results", `pixels-${result.date.replace(/[:.]/g, "-")}`);
+const stem = join("bench/results", `${NAME}-${result.date.replace(/[:.]/g, "-")}`);
 writeFileSync(`${stem}.json`, JSON.stringify(result, null, 2));
 writeFileSync(`${stem}.md`, md);
 const plot = spawnSync(findPython(), ["bench/plot_pixels.py", `${stem}.json`, `${stem}.png`], { env: learnerEnv(), stdio: "inherit" });
-for (const ext of ["json", "md", ...(plot.status === 0 ? ["png"] : [])]) copyFileSync(`${stem}.${ext}`, `bench/results/pixels-latest.${ext}`);
+for (const ext of ["json", "md", ...(plot.status === 0 ? ["png"] : [])]) copyFileSync(`${stem}.${ext}`, `bench/results/${NAME}-latest.${ext}`);
 if (plot.status !== 0) console.log("no plot (bench/plot_pixels.py needs matplotlib in the learner's Python)");
-log(`written to ${stem}.{json,md${plot.status === 0 ? ",png" : ""}} and bench/results/pixels-latest.*`);
+log(`written to ${stem}.{json,md${plot.status === 0 ? ",png" : ""}} and bench/results/${NAME}-latest.*`);

@@ -15,7 +15,8 @@ export interface PixelsTask {
   target: number;
   demos: EpisodeSummary;
   pixels: PixelsPolicy;
-  state: PixelsPolicy;
+  /** Absent when the run left the reference out (--obs pixels). */
+  state?: PixelsPolicy;
 }
 
 /** The whole run. */
@@ -45,10 +46,11 @@ export function pixelsMarkdown(r: PixelsBench): string {
   ];
   for (const t of r.tasks) {
     const met = t.pixels.eval.rate >= t.target ? "met" : "**not met**";
-    lines.push(`| ${t.task} (${pct(t.target)}) | ${t.demos.successes}/${t.demos.episodes} | ${rate(t.pixels.eval)} | ${rate(t.state.eval)} | ${met} | ${trainCell(t.pixels.train)} | ${trainCell(t.state.train)} | ${speed(t.pixels.eval)} / ${speed(t.state.eval)} real time |`);
+    const st = t.state;
+    lines.push(`| ${t.task} (${pct(t.target)}) | ${t.demos.successes}/${t.demos.episodes} | ${rate(t.pixels.eval)} | ${st ? rate(st.eval) : "-"} | ${met} | ${trainCell(t.pixels.train)} | ${st ? trainCell(st.train) : "-"} | ${speed(t.pixels.eval)} / ${st ? speed(st.eval) : "-"} real time |`);
   }
   lines.push("", "Training time is the learner's wall time (upload, training, export) with the other trainings of the run sharing the 2 cores (--parallel).");
   const outcomes = (s: EpisodeSummary) => Object.entries(s.outcomes).map(([k, v]) => `${k} ${v}`).join(", ");
-  for (const t of r.tasks) lines.push(`- ${t.task} outcomes: pixels ${outcomes(t.pixels.eval)}; state ${outcomes(t.state.eval)}`);
+  for (const t of r.tasks) lines.push(`- ${t.task} outcomes: pixels ${outcomes(t.pixels.eval)}${t.state ? `; state ${outcomes(t.state.eval)}` : ""}`);
   return `${lines.join("\n")}\n`;
 }

@@ -27,6 +27,8 @@ def main(argv: list[str]) -> int:
     fig, ax = plt.subplots(figsize=(3.2 * len(tasks) + 1, 3.6))
     for i, t in enumerate(tasks):
         for j, (key, label, color) in enumerate([("pixels", "pixel BC (joints + 2 cameras)", "C0"), ("state", "state BC (privileged)", "0.6")]):
+            if key not in t:
+                continue
             e = t[key]["eval"]
             x = i + (j - 0.5) * 0.38
             err = [[100 * (e["rate"] - e["ci95"][0])], [100 * (e["ci95"][1] - e["rate"])]]
