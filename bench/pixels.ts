@@ -87,7 +87,7 @@ const trained: Record<string, TrainedBc> = {};
 await pool(kinds.flatMap((obs) => tasks.map((task) => async () => {
   trained[`${task}/${obs}`] = await cached(join(CACHE, task, `${obs}.json`), trainTag(obs), fresh, async () => {
     log(`${task}: training ${obs} BC, ${steps(obs)} steps`);
-    const r = await trainSo101Bc({ launch: SO101_LAUNCH, data: join(CACHE, task, "demos"), out: join(CACHE, task, obs), obs, steps: steps(obs), learner: learnerSet(obs) });
+    const r = await trainSo101Bc({ launch: SO101_LAUNCH, data: join(CACHE, task, "demos"), out: join(CACHE, task, obs), obs, steps: steps(obs), learner: learnerSet(obs), label: `${task} ${obs}` });
     log(`${task}: ${obs} BC trained in ${(r.seconds / 60).toFixed(1)} min, final loss ${r.finalLoss.toFixed(4)}`);
     return r;
   }, log);
