@@ -46,6 +46,8 @@ export interface TrainedBc {
   finalLoss: number;
   /** Wall time of the learner process (upload + training + export). */
   seconds: number;
+  /** CPU time of the learner process (what the training costs on an idle machine); absent from older learners. */
+  cpuSeconds?: number;
   learner: Record<string, unknown>;
 }
 
@@ -59,7 +61,7 @@ export async function trainSo101Bc(o: { launch: string; data: string; out: strin
   if (cameras && cameras.length === 0) throw new Error(`${o.launch}: --obs pixels needs cameras, and the file's camera: section has none (add them, as launch/sim_so101.yaml does)`);
   const t0 = performance.now();
   const r = await trainBc({ data: o.data, out: o.out, steps: o.steps, quiet: o.quiet, learner: o.learner, label: o.label, ...(cameras ? { cameras, state: "joints" as const } : {}) });
-  return { obs: o.obs, package: r.packageDir, steps: r.steps, episodes: r.episodes, finalLoss: r.finalLoss, seconds: (performance.now() - t0) / 1000, learner: o.learner ?? {} };
+  return { obs: o.obs, package: r.packageDir, steps: r.steps, episodes: r.episodes, finalLoss: r.finalLoss, seconds: (performance.now() - t0) / 1000, ...(r.done.cpu_seconds !== undefined ? { cpuSeconds: Number(r.done.cpu_seconds) } : {}), learner: o.learner ?? {} };
 }
 
 /** `count` episodes of the package on seeds from `seed` (keep them disjoint from the demos'); cameras on for pixels. */

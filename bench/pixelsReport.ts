@@ -31,7 +31,7 @@ export interface PixelsBench {
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const rate = (s: EpisodeSummary) => `${pct(s.rate)} [${(100 * s.ci95[0]).toFixed(1)}, ${(100 * s.ci95[1]).toFixed(1)}] (${s.successes}/${s.episodes})`;
-const trainCell = (t: TrainedBc) => `${t.steps} steps, ${(t.seconds / 60).toFixed(1)} min, loss ${t.finalLoss.toFixed(3)}`;
+const trainCell = (t: TrainedBc) => `${t.steps} steps, ${(t.seconds / 60).toFixed(1)} min${t.cpuSeconds !== undefined ? ` (CPU ${(t.cpuSeconds / 60).toFixed(1)} min)` : ""}, loss ${t.finalLoss.toFixed(3)}`;
 const speed = (s: EpisodeSummary) => `${(s.simSeconds / Math.max(1e-9, s.wallSeconds)).toFixed(1)}×`;
 
 /** The markdown summary: one row per task, pixel BC beside state BC, target met or not. */
@@ -49,7 +49,7 @@ export function pixelsMarkdown(r: PixelsBench): string {
     const st = t.state;
     lines.push(`| ${t.task} (${pct(t.target)}) | ${t.demos.successes}/${t.demos.episodes} | ${rate(t.pixels.eval)} | ${st ? rate(st.eval) : "-"} | ${met} | ${trainCell(t.pixels.train)} | ${st ? trainCell(st.train) : "-"} | ${speed(t.pixels.eval)} / ${st ? speed(st.eval) : "-"} real time |`);
   }
-  lines.push("", "Training time is the learner's wall time (upload, training, export) with the other trainings of the run sharing the 2 cores (--parallel).");
+  lines.push("", "Training time is the learner's wall time (upload, training, export) with the other trainings of the run (--parallel) and other jobs sharing the 2 cores; CPU is the learner's own CPU time, about its wall time on an idle core (1 torch thread).");
   const outcomes = (s: EpisodeSummary) => Object.entries(s.outcomes).map(([k, v]) => `${k} ${v}`).join(", ");
   for (const t of r.tasks) lines.push(`- ${t.task} outcomes: pixels ${outcomes(t.pixels.eval)}${t.state ? `; state ${outcomes(t.state.eval)}` : ""}`);
   return `${lines.join("\n")}\n`;
