@@ -100,6 +100,8 @@ export async function trainBc(opts: {
   state?: StreamOptions["state"];
   /** Learner train-bc config on top of its defaults (e.g. `{ batch_size: 64, image_shift: 4 }`). */
   learner?: Readonly<Record<string, unknown>>;
+  /** Names the progress lines (several trainings in one log). Default "train" / "upload". */
+  label?: string;
 }): Promise<TrainBcResult> {
   const port = await freePort();
   const endpoint = `tcp://127.0.0.1:${port}`;
@@ -111,13 +113,13 @@ export async function trainBc(opts: {
   let bar: ReturnType<typeof progress> | null = null;
   const learner = startLearner(args, (e) => {
     if (e.event === "progress" && !opts.quiet) {
-      bar ??= progress("train", Number(e.total), { unit: "steps" });
+      bar ??= progress(opts.label ? `train ${opts.label}` : "train", Number(e.total), { unit: "steps" });
       bar.update(Number(e.step), { loss: Number(e.loss).toFixed(4) });
     }
   });
   try {
     const files = episodeFiles(opts.data);
-    const upload = opts.quiet ? null : progress("upload", files.length, { unit: "episodes" });
+    const upload = opts.quiet ? null : progress(opts.label ? `upload ${opts.label}` : "upload", files.length, { unit: "episodes" });
     let n = 0;
     // If the learner dies while we upload, report its own error rather than a handshake timeout.
     const learnerFailed = learner.done.then(() => new Promise<never>(() => undefined));

@@ -10,19 +10,26 @@
  *     sampler call (`DiffusionPolicy.sampleChunks`, what the policy actor runs) vs N calls one after the other.
  *  5. Camera render (bench/cameraRender.ts): ms per frame of the SO-101's front and wrist cameras per renderer and
  *     size, and one 30 Hz tick with both cameras as a real-time factor. `--only camera` runs just this section.
- * Usage: npm run bench [-- --package DIR] [-- --vla-package DIR] [-- --iters N] [-- --best-of N] [-- --only camera]
+ *  6. The SO-101 image policy (bench/pixelLatency.ts; --pixel-package DIR, default bench:pixels' push_cube package):
+ *     one chunk of the 2-camera policy in onnxruntime-node vs PyTorch eager (1 thread each), decision latency p50/p99
+ *     in a 30 Hz wall-clock control loop with both cameras rendered (budget ⅓ of the period), and the full stack's sim
+ *     speed with both cameras every tick at 10 and 30 Hz. `--only pixels` runs just this section.
+ * Usage: npm run bench [-- --package DIR] [-- --vla-package DIR] [-- --pixel-package DIR] [-- --iters N] [-- --best-of N]
+ *        [-- --only camera|pixels]
  */
 import { existsSync, mkdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { DiffusionPolicy } from "../policies/DiffusionPolicy.ts";
+import { torchChunk } from "./pixelLatency.ts";
 import { findPython, learnerEnv } from "../app/python.ts";
 import { percentile } from "../data/stats.ts";
 import { loadLaunch } from "../launch/LaunchConfig.ts";
 import { runEpisodes } from "../app/runEpisodes.ts";
 import { VlaPolicy } from "../policies/vla/VlaPolicy.ts";
 import { benchCameraRender, formatCameraRender } from "./cameraRender.ts";
+import { pixelRows, formatPixelRows } from "./pixelLatency.ts";
 
 const argv = process.argv.slice(2);
 const arg = (name: string, dflt: string) => {
@@ -33,12 +40,21 @@ const iters = Number(arg("--iters", "300"));
 const bestOfN = Number(arg("--best-of", "16"));
 if (!(Number.isInteger(bestOfN) && bestOfN >= 2 && bestOfN <= 64)) throw new Error(`--best-of: an integer in [2, 64] (chunks per re-plan, as actor.best_of); got ${bestOfN}`);
 const only = arg("--only", "");
-if (only && only !== "camera") throw new Error(`--only: camera is the section that runs alone; got ${only}`);
+if (only && only !== "camera" && only !== "pixels") throw new Error(`--only: camera or pixels (the sections that run alone); got ${only}`);
 if (only === "camera") {
   const cam = await benchCameraRender();
   console.log(formatCameraRender(cam));
   mkdirSync("bench/results", { recursive: true });
   writeFileSync("bench/results/camera-latest.json", JSON.stringify({ date: new Date().toISOString(), camera_render: cam }, null, 2));
+  process.exit(0);
+}
+if (only === "pixels") {
+  const pix = await pixelRows(arg("--pixel-package", ""), iters);
+  console.log(formatPixelRows(pix));
+  mkdirSync("bench/results", { recursive: true });
+  const result = { date: new Date().toISOString(), pixel_policy: pix };
+  writeFileSync(`bench/results/run-pixels-${result.date.replace(/[:.]/g, "-")}.json`, JSON.stringify(result, null, 2));
+  writeFileSync("bench/results/run-pixels-latest.json", JSON.stringify(result, null, 2));
   process.exit(0);
 }
 const py = findPython();
@@ -66,13 +82,6 @@ async function onnxChunk(dir: string, mode: "graph" | "ts"): Promise<{ p50: numb
   return { p50: percentile(ms, 50), p99: percentile(ms, 99) };
 }
 
-function torchChunk(dir: string): { p50: number; p99: number } {
-  const r = spawnSync(py, ["-m", "rlft_learner", "bench-sampler", "--package", dir, "--threads", "1", "--iters", String(iters)], { env: learnerEnv(), encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`bench-sampler failed:\n${r.stderr}`);
-  const line = r.stdout.trim().split("\n").filter((l) => l.startsWith("{")).pop()!;
-  const j = JSON.parse(line) as { p50_ms: number; p99_ms: number };
-  return { p50: j.p50_ms, p99: j.p99_ms };
-}
 
 async function simSpeed(camera: boolean): Promise<number> {
   const cfg = loadLaunch("launch/sim_push.yaml");
@@ -152,13 +161,14 @@ try {
   console.log(`policy: ${pkg.source}; ${iters} chunks each, batch 1, 1 intra-op thread`);
   const graph = await onnxChunk(pkg.dir, "graph");
   const ts = await onnxChunk(pkg.dir, "ts");
-  const torch = torchChunk(pkg.dir);
+  const torch = torchChunk(pkg.dir, iters);
   const simNoCam = await simSpeed(false);
   const simCam = await simSpeed(true);
   const vlaOnnx = await onnxVla(vlaPkg.dir);
   const vlaTorch = torchVla(vlaPkg.dir);
   const bestOf = await bestOfSampling(pkg.dir, bestOfN);
   const cameraRender = await benchCameraRender();
+  const pixelPolicy = await pixelRows(arg("--pixel-package", ""), iters);
   const f = (x: number) => x.toFixed(3).padStart(8);
   console.log("\nwhole action chunk (all DDIM steps)      p50 ms    p99 ms   p50 vs PyTorch");
   console.log(`  onnxruntime-node, loop in one graph  ${f(graph.p50)}  ${f(graph.p99)}   ${(graph.p50 / torch.p50).toFixed(2)}×`);
@@ -177,6 +187,7 @@ try {
   console.log(`  one batched sampler call (the actor's) ${f(bestOf.batched.p50)}  ${f(bestOf.batched.p99)}   ${(bestOf.batched.p50 / bestOf.sequential.p50).toFixed(2)}×`);
   console.log(`  ${String(bestOfN).padEnd(2)} calls one after the other        ${f(bestOf.sequential.p50)}  ${f(bestOf.sequential.p99)}   1.00×`);
   console.log(`\n${formatCameraRender(cameraRender)}`);
+  console.log(`\n${formatPixelRows(pixelPolicy)}`);
   const result = {
     date: new Date().toISOString(),
     policy: pkg.source,
@@ -194,6 +205,7 @@ try {
     },
     best_of: { n: bestOfN, rounds: bestOf.rounds, batched_ms: bestOf.batched, sequential_ms: bestOf.sequential, ratio_batched_vs_sequential_p50: bestOf.batched.p50 / bestOf.sequential.p50 },
     camera_render: cameraRender,
+    pixel_policy: pixelPolicy,
   };
   mkdirSync("bench/results", { recursive: true });
   const out = join("bench/results", `${result.date.replace(/[:.]/g, "-")}.json`);

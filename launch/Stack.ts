@@ -28,6 +28,7 @@ import { NodeFactory, nodeLogger, recorderMetadata } from "./nodeFactory.ts";
 import { OperatorStation } from "./OperatorStation.ts";
 import { createCameraNodes, type CameraSet } from "./cameraNodes.ts";
 import { cameraPlans } from "../hardware/camera/CameraConfig.ts";
+import { loadIntrinsics } from "../calibration/CalibrationFiles.ts";
 import type { KeyInput } from "../hardware/teleop/KeyboardTeleop.ts";
 import type { JointPositionSource } from "../hardware/teleop/JointPositionSource.ts";
 import { SuccessClassifierNode } from "../nodes/SuccessClassifierNode.ts";
@@ -159,6 +160,7 @@ export class Stack {
         jointNames: names,
         observationNames: world ? world.sim.observation().names : jointObservationNames(names),
         cameras: cameraNames(config),
+        cameraSizes: cameraSizes(config),
         maxImageAgeSec: config.actor.max_image_age_sec,
         simOnlySignals: config.driver.kind === "sim" ? undefined : simOnlySignals(),
         providers: config.actor.providers,
@@ -424,6 +426,26 @@ export class Stack {
     await this.driver.close?.();
     await this.runtime.shutdown();
   }
+}
+
+/**
+ * The frame size of each camera whose size the launch file fixes: width/height on its entry, or (a sim camera) its
+ * intrinsics file's. A file that cannot be read is left out here: setting up the camera names it.
+ */
+export function cameraSizes(config: LaunchConfig): Record<string, { width: number; height: number }> {
+  const out: Record<string, { width: number; height: number }> = {};
+  for (const p of cameraPlans(config.camera)) {
+    if (p.sizeGiven && p.width !== undefined && p.height !== undefined) out[p.name] = { width: p.width, height: p.height };
+    else if (p.kind === "sim" && p.intrinsics) {
+      try {
+        const m = loadIntrinsics(p.intrinsics).model;
+        out[p.name] = { width: m.width, height: m.height };
+      } catch {
+        // createCameraNodes reports the unreadable file with the camera's name and the fix.
+      }
+    }
+  }
+  return out;
 }
 
 /** The camera names a launch file gives the robot (/camera/<name>/image), without building anything. */

@@ -25,6 +25,8 @@ export interface ControlLoopMonitorOptions {
   windowSec?: number;
   /** Injectable wall clock (ms), for tests. */
   nowMs?: () => number;
+  /** Also keep every decision latency since start in {@link ControlLoopMonitor.latencyMs} (benches). Default false. */
+  keepLatencies?: boolean;
 }
 
 /** The control-loop monitor node. */
@@ -37,10 +39,12 @@ export class ControlLoopMonitor extends NodeBase {
   #windowStart: number;
   #report: ReturnType<typeof setInterval> | undefined;
   readonly totals: LoopTotals = { ticks: 0, deadlineMisses: 0 };
+  /** Every decision latency (wall ms) since start, with `keepLatencies` (capped at 1e6 samples). */
+  readonly latencyMs: number[] = [];
 
   constructor(node: NodeHandle, opts: ControlLoopMonitorOptions = {}) {
     super(node);
-    this.#o = { windowSec: 1, nowMs: () => performance.now(), ...opts };
+    this.#o = { windowSec: 1, nowMs: () => performance.now(), keepLatencies: false, ...opts };
     this.#windowStart = this.#o.nowMs();
   }
 
@@ -84,7 +88,9 @@ export class ControlLoopMonitor extends NodeBase {
     const last = this.#last;
     if (last === null || last.answered || !sameTime(stamp, last.stamp)) return;
     last.answered = true;
-    this.#latencies.push(this.#o.nowMs() - last.at);
+    const ms = this.#o.nowMs() - last.at;
+    this.#latencies.push(ms);
+    if (this.#o.keepLatencies && this.latencyMs.length < 1_000_000) this.latencyMs.push(ms);
   }
 
   /** Writes one `rlft_loop` point for the window and starts the next; no point for an empty window. */

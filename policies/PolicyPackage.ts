@@ -149,6 +149,8 @@ export interface RobotInterface {
   actionNames: readonly string[];
   /** Cameras the robot publishes (/camera/<name>/image); absent = not checked (a caller that does not know). */
   cameras?: readonly string[];
+  /** Frame sizes of those cameras where the launch file states them; a camera absent here is not size-checked. */
+  cameraSizes?: Readonly<Record<string, { width: number; height: number }>>;
 }
 
 /** A validated, hash-verified policy package. */
@@ -253,6 +255,12 @@ export async function readPolicyJson(dir: string): Promise<{ dir: string; jsonPa
 }
 
 /** Throws a {@link PolicyPackageError} (`incompatible`) listing every name mismatch between package and robot. */
+/** The cameras a package's policy.json says it sees (observation.images), without loading or verifying it; [] if none. */
+export async function packageCameras(dir: string): Promise<string[]> {
+  const raw = JSON.parse(await readFile(join(resolve(dir), "policy.json"), "utf8")) as { observation?: { images?: { camera?: unknown }[] } };
+  return (raw.observation?.images ?? []).map((i) => String(i.camera));
+}
+
 export function assertCompatible(pkg: PolicyPackage, robot: RobotInterface): void {
   const problems: string[] = [];
   const { observation, action } = pkg.json;
@@ -269,6 +277,11 @@ export function assertCompatible(pkg: PolicyPackage, robot: RobotInterface): voi
     for (const img of pkg.images) {
       if (!robot.cameras.includes(img.camera)) {
         problems.push(`policy sees camera "${img.camera}" (${img.width}×${img.height} rgb8) but the robot has ${robot.cameras.length ? `only ${robot.cameras.join(", ")}` : "no cameras"} — add a "${img.camera}" camera to the launch file's cameras, or use a policy trained on the cameras this robot has`);
+        continue;
+      }
+      const size = robot.cameraSizes?.[img.camera];
+      if (size && (size.width !== img.width || size.height !== img.height)) {
+        problems.push(`camera "${img.camera}" sends ${size.width}×${size.height} frames but the policy was trained on ${img.width}×${img.height} — set the camera's size to ${img.width}×${img.height} in the launch file (a sim camera: width/height on its entry, or its intrinsics file), or retrain on this camera's frames (the policy does not resize)`);
       }
     }
   }

@@ -14,6 +14,9 @@ import { DEFAULT_LAUNCH } from "./episodes.ts";
 import { runSession, type SessionResult } from "../../app/session.ts";
 import { statusLine } from "./session.ts";
 import { progress } from "../../app/progress.ts";
+import { demoPlan, runSo101Demo, SO101_DEMO_STEPS } from "../../app/so101Demo.ts";
+import { SO101_LAUNCH } from "../../app/pixelBc.ts";
+import { parseOverrides } from "../../app/learnerOverrides.ts";
 
 /** Registers demo on `program`. */
 export function registerDemoCommand(program: Command): void {
@@ -21,15 +24,34 @@ export function registerDemoCommand(program: Command): void {
     .command("demo")
     .description("Collect demonstrations → train a diffusion BC policy → evaluate it, all in simulation on the embedded runtime")
     .option("--out <dir>", "run directory (demos, package, eval episodes, summary.json)", "runs/demo")
-    .option("--demos <n>", "demonstration episodes (seeds 0..n-1)", integer({ min: 1 }), 50)
+    .option("--robot <name>", "rlft_arm5 (the fast made-up arm, with online fine-tuning) | so101 (the SO-101 with front and wrist cameras: BC and evaluation)", "rlft_arm5")
+    .option("--obs <kind>", "so101: pixels (joint positions + both cameras, what a real arm senses) | state (privileged cube and target, the reference)", "state")
+    .option("--task <task>", "so101: push_cube | pick_place | reach (rlft_arm5 runs push_cube)")
+    .option("--demos <n>", "demonstration episodes (seeds 0..n-1); default 50 (rlft_arm5) or 100 (so101)", integer({ min: 1 }))
     .option("--eval-episodes <n>", "evaluation episodes (seeds from --eval-seed, disjoint from training)", integer({ min: 1 }), 50)
     .option("--eval-seed <n>", "first evaluation seed", integer({ min: 0 }), 1000)
-    .option("--quality <q>", "scripted expert quality in [0,1]", decimal({ min: 0, max: 1 }), 0.7)
-    .option("--steps <n>", "BC gradient steps: fewer than train-bc's default (20000), so the demo stays short and its base policy leaves the fine-tuning something to fix", integer({ min: 1 }), 4000)
-    .option("--online-episodes <n>", "online fine-tuning episodes with the scripted operator (0 skips it)", integer({ min: 0 }), 200)
-    .option("--launch <file>", "launch file", DEFAULT_LAUNCH)
-    .addHelpText("after", "\nExample:\n  rlft demo                    # or: npm run demo\n  rlft demo --demos 20 --online-episodes 20 --eval-episodes 20 --out runs/quick\n")
+    .option("--quality <q>", "scripted expert quality in [0,1]; default 0.7 (rlft_arm5: a base the fine-tuning can improve) or 1 (so101, as npm run bench:pixels)", decimal({ min: 0, max: 1 }))
+    .option("--steps <n>", `BC gradient steps; default 4000 on rlft_arm5 (fewer than train-bc's 20000, so the demo stays short and its base policy leaves the fine-tuning something to fix), ${SO101_DEMO_STEPS.pixels} for so101 pixels and ${SO101_DEMO_STEPS.state} for so101 state (npm run bench:pixels)`, integer({ min: 1 }))
+    .option("--online-episodes <n>", "rlft_arm5: online fine-tuning episodes with the scripted operator (0 skips it; default 200)", integer({ min: 0 }))
+    .option("--learner-set <key=value...>", "so101: learner train-bc settings on top of its defaults, e.g. batch_size=32")
+    .option("--launch <file>", `launch file (default ${DEFAULT_LAUNCH}; ${SO101_LAUNCH} with --robot so101)`)
+    .addHelpText("after", "\nExample:\n  rlft demo                    # or: npm run demo\n  rlft demo --demos 20 --online-episodes 20 --eval-episodes 20 --out runs/quick\n  rlft demo --robot so101 --obs pixels --out runs/so101_pixels   # BC from the SO-101's cameras (docs/so101.md)\n")
     .action(async (o) => {
+      const plan = demoPlan(o);
+      if (plan.robot === "so101") {
+        const py = ensurePython();
+        console.log(`rlft demo --robot so101 --obs ${plan.obs} → ${resolve(o.out)}  (learner: ${py})`);
+        await runSo101Demo({
+          out: o.out, launch: o.launch ?? SO101_LAUNCH, task: plan.task, obs: plan.obs, demos: o.demos ?? 100, quality: o.quality ?? 1,
+          steps: o.steps ?? SO101_DEMO_STEPS[plan.obs], evalEpisodes: o.evalEpisodes, evalSeed: o.evalSeed, learner: parseOverrides(o.learnerSet ?? [], "--learner-set"),
+        });
+        return;
+      }
+      o.demos ??= 50;
+      o.quality ??= 0.7;
+      o.steps ??= 4000;
+      o.onlineEpisodes ??= 200;
+      o.launch ??= DEFAULT_LAUNCH;
       const t0 = performance.now();
       const py = ensurePython();
       const out = resolve(o.out);

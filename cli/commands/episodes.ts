@@ -6,6 +6,7 @@ import { decimal, integer } from "../numberOption.ts";
 import { loadLaunch, type LaunchConfig } from "../../launch/LaunchConfig.ts";
 import { runEpisodes, formatRate, type EpisodeSummary } from "../../app/runEpisodes.ts";
 import { policyKind } from "../../policies/vla/VlaPackage.ts";
+import { packageCameras } from "../../policies/PolicyPackage.ts";
 import { noiseScaleProblem } from "../../policies/gaussian.ts";
 
 /** The launch file collect and eval start from when none is given. */
@@ -87,6 +88,8 @@ export function registerEpisodeCommands(program: Command): void {
       cfg.camera.enabled = o.camera && !!o.recordTo;
       cfg.recorder.enabled = !!o.recordTo;
       if (o.instruction) cfg.instruction = o.instruction;
+      // A pixel policy sees the launch file's cameras: they render (or capture) whether or not the episodes are recorded.
+      if ((await packageCameras(o.policy)).length > 0) cfg.camera.enabled = o.camera;
       if ((await policyKind(o.policy)) === "vla") {
         // A VLA sees through the camera: a frame every control tick, as in its training data.
         cfg.camera.enabled = true;

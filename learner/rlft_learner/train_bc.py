@@ -221,7 +221,8 @@ def run(cfg: Config) -> dict:
         json.dump(asdict(cfg), f, indent=2)
     final = float(np.mean(finite_values(losses[-cfg.log_every:])))
     done = {"event": "done", "package": os.path.abspath(package), "final_loss": final, "steps": cfg.steps,
-            "episodes": len(data.episodes), "seconds": round(time.perf_counter() - started, 2)}
+            "episodes": len(data.episodes), "seconds": round(time.perf_counter() - started, 2),
+            "cpu_seconds": round(time.process_time(), 2)}  # this process's CPU time: the cost on an idle machine
     if cfg.json_progress:
         say(done)
     else:

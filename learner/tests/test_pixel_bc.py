@@ -114,3 +114,11 @@ def test_pixel_package_exports_uint8_image_inputs_that_onnxruntime_runs_like_pyt
     assert np.abs(feat - np.array(vec["features"], np.float32)).max() <= 1e-4
     ckpt = torch.load(os.path.join(pkg, "model.pt"), weights_only=True)
     assert ckpt["cameras"] == ["front"] and ckpt["encoder_configs"][0]["height"] == 40
+    # bench-sampler rebuilds the same encoders + sampler from model.pt (the PyTorch side of npm run bench's image rows).
+    from rlft_learner.bench_sampler import bench, load_pixel_sampler
+    pix = load_pixel_sampler(str(pkg))
+    with torch.no_grad():
+        again = pix(torch.tensor(vec["obs"]), torch.tensor(np.array(vec["images"]["front"], np.uint8)), torch.tensor(vec["noise"]))
+    assert np.abs(again.numpy() - np.array(vec["action"], np.float32)).max() <= 1e-5
+    stats = bench(str(pkg), iters=3, warmup=1)
+    assert stats["cameras"] == ["front"] and stats["p99_ms"] >= stats["p50_ms"] > 0

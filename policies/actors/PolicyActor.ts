@@ -25,6 +25,8 @@ export interface PolicyActorOptions {
   observationNames: readonly string[];
   /** Cameras the robot publishes (/camera/<name>/image); a package that sees another camera is refused at load. */
   cameras?: readonly string[];
+  /** Frame sizes of those cameras where known (launch file): a package trained on another size is refused at load. */
+  cameraSizes?: Readonly<Record<string, { width: number; height: number }>>;
   /** A camera frame older than this (seconds, against the tick's stamp) counts as missing: the actor holds. Default 0.25. */
   maxImageAgeSec?: number;
   /**
@@ -152,7 +154,7 @@ export class PolicyActor implements Actor {
             `a policy for a real arm reads joint positions and cameras only; retrain it with rlft train-bc --state joints --cameras <names>`,
           { path: policy.package.dir });
       }
-      assertCompatible(policy.package, { observationNames: opts.observationNames, actionNames: opts.jointNames, cameras: opts.cameras });
+      assertCompatible(policy.package, { observationNames: opts.observationNames, actionNames: opts.jointNames, cameras: opts.cameras, cameraSizes: opts.cameraSizes });
     } catch (e) {
       await policy.close();
       throw e;
