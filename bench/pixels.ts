@@ -19,7 +19,7 @@
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
-import { gitRevision } from "../launch/Stack.ts";
+import { gitRevision } from "../launch/nodeFactory.ts";
 import type { LaunchConfig } from "../launch/LaunchConfig.ts";
 import { parseOverrides } from "../app/learnerOverrides.ts";
 import { findPython, learnerEnv } from "../app/python.ts";
