@@ -31,6 +31,14 @@ export class ActorNode extends NodeBase {
   /** Per camera the last few frames, newest last (a frame stamped after the observation may arrive before the tick). */
   #images: Record<string, CameraImage[]> = {};
   #errors = 0;
+  /** The decision in flight, if any (a tick's `act`). */
+  #inFlight: Promise<void> | null = null;
+  /** Episodes reset since start; a decision that finishes in a later one than it began is dropped. */
+  #episode = 0;
+  /** The seed of a reset that waits for the decision in flight. */
+  #resetSeed: number | null = null;
+  /** Decisions dropped because their episode was reset while they ran (nothing was published for them). */
+  dropped = 0;
   /** Last error from `act`, if any. */
   lastError = "";
 
@@ -49,7 +57,13 @@ export class ActorNode extends NodeBase {
     });
     this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
       if (e.event === "reset") {
-        this.actor.reset(Number(e.seed));
+        // A decision still in flight belongs to the episode that just ended: it finishes first (the policy's chunker,
+        // noise and inference worker are never reset under it), its action is dropped, and the actor is reset then.
+        // The arm holds meanwhile (no command: the safety supervisor's watchdog).
+        if (this.#inFlight) {
+          this.#episode++;
+          this.#resetSeed = Number(e.seed);
+        } else this.actor.reset(Number(e.seed));
         this.#obs = null;
         this.#lastActed = null;
         // A frame from before the reset shows the old scene: the actor must wait for a fresh one.
@@ -73,6 +87,12 @@ export class ActorNode extends NodeBase {
     this.every(1 / this.#opts.controlHz, () => this.tick());
   }
 
+  /** Stops the control timer and waits for a decision in flight (its inference finishes before the actor is closed). */
+  override async deactivate(): Promise<void> {
+    await super.deactivate();
+    await this.#inFlight;
+  }
+
   /** Number of ticks on which `act` failed. */
   get errors(): number {
     return this.#errors;
@@ -93,13 +113,33 @@ export class ActorNode extends NodeBase {
     return out;
   }
 
-  /** One tick: act once per new observation. */
+  /** One tick: act once per new observation, never two decisions at once. */
   async tick(): Promise<void> {
     const obs = this.#obs;
-    if (!obs || (this.#lastActed && sameTime(obs.header.stamp, this.#lastActed.header.stamp))) return;
+    if (this.#inFlight || !obs || (this.#lastActed && sameTime(obs.header.stamp, this.#lastActed.header.stamp))) return;
     this.#lastActed = obs;
+    const run = this.#decide(obs);
+    this.#inFlight = run;
+    try {
+      await run;
+    } finally {
+      this.#inFlight = null;
+      if (this.#resetSeed !== null) {
+        const seed = this.#resetSeed;
+        this.#resetSeed = null;
+        this.actor.reset(seed);
+      }
+    }
+  }
+
+  async #decide(obs: ObservationMsg): Promise<void> {
+    const episode = this.#episode;
     try {
       const action = await this.actor.act({ names: obs.names, values: Array.from(obs.values), stamp: obs.header.stamp, images: this.#framesAt(obs.header.stamp) });
+      if (episode !== this.#episode) {
+        this.dropped++;
+        return;
+      }
       const info = this.actor.lastAction?.();
       if (info) this.#pubInfo?.publish({ header: { stamp: obs.header.stamp, frame_id: "" }, policy_version: info.version, base_action: info.base, residual_action: info.residual, action: info.action });
       this.#pub?.publish(jointState(obs.header.stamp, this.actor.jointNames, action));
@@ -110,6 +150,10 @@ export class ActorNode extends NodeBase {
       }
       this.#lastHold = why;
     } catch (e) {
+      if (episode !== this.#episode) {
+        this.dropped++;
+        return;
+      }
       this.#errors++;
       const msg = (e as Error).message;
       if (msg !== this.lastError) this.node.logger.error(`act failed, publishing nothing (the watchdog holds the arm): ${msg}`);
