@@ -30,10 +30,10 @@ class SlowActor implements Actor {
   }
 }
 
-async function setUp() {
-  const rt = await EmbeddedRuntime.create({ clock: "sim", logLevel: "error" });
+async function setUp(opts: { clock?: "sim" | "wall"; trigger?: "observation" | "timer" } = {}) {
+  const rt = await EmbeddedRuntime.create({ clock: opts.clock ?? "sim", logLevel: "error" });
   const actor = new SlowActor();
-  const node = new ActorNode(rt.createNode("policy"), actor, { controlHz: 10 });
+  const node = new ActorNode(rt.createNode("policy"), actor, { controlHz: 10, trigger: opts.trigger });
   await node.configure();
   const probe = rt.createNode("probe");
   const pubObs = probe.createPublisher(TOPICS.observation.type, TOPICS.observation.topic);
@@ -93,5 +93,47 @@ test("ActorNode: shutdown during an in-flight decision returns only after it fin
   actor.finish([0, 0]);
   await Promise.all([tick, down]);
   assert.deepEqual(actor.log, ["act 1", "settled", "shut down"]);
+  await rt.shutdown();
+});
+
+/** Resolves after the microtasks and one macrotask turn: what a subscription-triggered decision needs to start or finish. */
+const settle = () => new Promise((r) => setImmediate(r));
+
+test("ActorNode on a wall clock acts when the observation arrives (no timer), one decision at a time, then the newest", async () => {
+  const { rt, actor, node, observe, commands } = await setUp({ clock: "wall" });
+  await node.activate();
+  try {
+    observe(1);
+    await settle();
+    assert.deepEqual(actor.log, ["act 1"], "the observation's callback started the decision");
+    observe(2);
+    observe(3); // both arrive while it runs
+    await settle();
+    assert.deepEqual(actor.log, ["act 1"]);
+    actor.finish([1, 1]);
+    await settle();
+    assert.deepEqual(actor.log, ["act 1", "settled", "act 3"], "then the newest observation, once");
+    actor.finish([3, 3]);
+    await settle();
+    assert.deepEqual(commands, [[1, 1], [3, 3]]);
+    assert.deepEqual(actor.log, ["act 1", "settled", "act 3", "settled"]);
+  } finally {
+    await node.shutdown();
+    await rt.shutdown();
+  }
+});
+
+test("ActorNode with trigger timer leaves the observation to its control timer", async () => {
+  const { rt, actor, node, observe } = await setUp({ trigger: "timer" });
+  await node.activate();
+  observe(1);
+  await settle();
+  assert.deepEqual(actor.log, [], "nothing until the (sim) clock fires the timer");
+  const advanced = rt.simClock.advance(0.1); // the stepped clock awaits the decision
+  await settle();
+  assert.deepEqual(actor.log, ["act 1"]);
+  actor.finish([0, 0]);
+  await advanced;
+  await node.shutdown();
   await rt.shutdown();
 });

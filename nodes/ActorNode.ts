@@ -1,7 +1,9 @@
 /**
  * Shared tick of the nodes that propose actions (policy, scripted expert, later teleop): take the
  * latest /observation, ask `act`, publish /policy/joint_command stamped with the observation's time.
- * A failed `act` publishes nothing: the safety supervisor's watchdog then holds the arm.
+ * A failed `act` publishes nothing: the safety supervisor's watchdog then holds the arm. On a wall clock the
+ * decision starts when the observation arrives (see {@link ActorNodeOptions.trigger}); at most one runs at a time, and
+ * an episode reset or a shutdown waits for the one in flight.
  */
 import type { NodeHandle, Publisher, Time } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
@@ -16,6 +18,14 @@ const FRAMES_KEPT = 4;
 /** Options of an actor node. */
 export interface ActorNodeOptions {
   controlHz: number;
+  /**
+   * What starts a decision. `observation` (the default on a wall clock): the /observation subscription callback, as
+   * a ROS 2 node answers a topic, so the command follows the observation by the compute alone; an observation that
+   * arrives while a decision runs is answered as soon as that one is done (the newest only). `timer` (the default on
+   * the sim clock, where the stepped clock runs the nodes of a tick in order and awaits each): a `controlHz` timer
+   * acting on the newest unanswered observation, which on a wall clock waits for that timer (up to a period).
+   */
+  trigger?: "observation" | "timer";
 }
 
 /** Runs an Actor on the control tick. */
@@ -31,6 +41,8 @@ export class ActorNode extends NodeBase {
   /** Per camera the last few frames, newest last (a frame stamped after the observation may arrive before the tick). */
   #images: Record<string, CameraImage[]> = {};
   #errors = 0;
+  /** Decisions start on each observation (trigger `observation`, while active). */
+  #triggered = false;
   /** The decision in flight, if any (a tick's `act`). */
   #inFlight: Promise<void> | null = null;
   /** Episodes reset since start; a decision that finishes in a later one than it began is dropped. */
@@ -54,6 +66,8 @@ export class ActorNode extends NodeBase {
     if (this.actor.holdReason) this.#pubSafety = this.node.createPublisher<SafetyEvent>(TOPICS.safetyEvent.type, TOPICS.safetyEvent.topic);
     this.subscribe<ObservationMsg>(TOPICS.observation, (m) => {
       this.#obs = m;
+      // After the callback: every subscriber of this observation (the loop monitor too) has it before the command.
+      if (this.#triggered) queueMicrotask(() => void this.tick());
     });
     this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
       if (e.event === "reset") {
@@ -84,11 +98,13 @@ export class ActorNode extends NodeBase {
   }
 
   override async activate(): Promise<void> {
-    this.every(1 / this.#opts.controlHz, () => this.tick());
+    if ((this.#opts.trigger ?? (this.node.clock.kind === "wall" ? "observation" : "timer")) === "observation") this.#triggered = true;
+    else this.every(1 / this.#opts.controlHz, () => this.tick());
   }
 
-  /** Stops the control timer and waits for a decision in flight (its inference finishes before the actor is closed). */
+  /** Stops acting (timer or trigger) and waits for a decision in flight (its inference finishes before the actor is closed). */
   override async deactivate(): Promise<void> {
+    this.#triggered = false;
     await super.deactivate();
     await this.#inFlight;
   }
@@ -127,8 +143,16 @@ export class ActorNode extends NodeBase {
       if (this.#resetSeed !== null) {
         const seed = this.#resetSeed;
         this.#resetSeed = null;
-        this.actor.reset(seed);
+        try {
+          this.actor.reset(seed);
+        } catch (e) {
+          // Never a rejection out of a tick started by a subscription (that would abort the process).
+          this.#errors++;
+          this.node.logger.error(`actor reset (seed ${seed}) failed: ${(e as Error).message}`);
+        }
       }
+      // An observation that came while this decision ran is answered now.
+      if (this.#triggered) queueMicrotask(() => void this.tick());
     }
   }
 
