@@ -52,11 +52,15 @@ export class InferenceClient {
   #nextId = 1;
   #pending = new Map<number, Pending>();
   #closed = false;
+  #closing: Promise<void> | undefined;
+  #exited = false;
+  #logger: NonNullable<InferenceClientOptions["logger"]>;
   #providers: Record<string, string> = {};
   #inputs: Record<string, string[]> = {};
 
   private constructor(worker: Worker, logger: NonNullable<InferenceClientOptions["logger"]>) {
     this.#worker = worker;
+    this.#logger = logger;
     worker.on("message", (reply: WorkerReply) => {
       if (reply.type === "log") {
         logger[reply.level](`[inference] ${reply.message}`);
@@ -69,7 +73,10 @@ export class InferenceClient {
       else p.resolve(reply);
     });
     worker.on("error", (e) => this.#failAll(new InferenceError("worker_crashed", `Inference worker crashed: ${e.message}`, { cause: e })));
-    worker.on("exit", (code) => this.#failAll(new InferenceError("worker_exited", `Inference worker exited (code ${code})`)));
+    worker.on("exit", (code) => {
+      this.#exited = true;
+      this.#failAll(new InferenceError("worker_exited", `Inference worker exited (code ${code})`));
+    });
   }
 
   /** Starts the worker and loads `models` (key → .onnx path); rejects with an error naming the file that failed. */
@@ -114,16 +121,41 @@ export class InferenceClient {
     return { outputs: reply.outputs, ms: reply.ms };
   }
 
-  /** Stops the worker; pending requests reject. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /**
+   * Stops the worker. New requests reject at once; requests already sent finish first (their promises settle as
+   * usual), then the worker releases its sessions and only then is terminated: terminating it while a native
+   * session.run computes aborts the whole process (an uncaught Napi::Error), so a run in flight at episode end or
+   * shutdown is always waited for. A worker that does not answer within `graceMs` (a hung execution provider) is
+   * terminated anyway, with a warning.
+   */
+  close(graceMs = 30_000): Promise<void> {
+    this.#closing ??= this.#shutDown(graceMs);
+    return this.#closing;
+  }
+
+  async #shutDown(graceMs: number): Promise<void> {
     this.#closed = true;
+    if (!this.#exited) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const drained = this.#send({ type: "close", id: 0 }).then(
+        () => true,
+        () => true, // the worker died meanwhile: nothing left to wait for
+      );
+      const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
+      const inTime = await Promise.race([drained, late]);
+      clearTimeout(timer);
+      if (!inTime) this.#logger.warn(`[inference] the inference worker did not finish its requests within ${graceMs} ms of close(); terminating it`);
+    }
     await this.#worker.terminate();
     this.#failAll(new InferenceError("closed", "InferenceClient closed"));
   }
 
   #request(req: WorkerRequest): Promise<WorkerReply> {
     if (this.#closed) return Promise.reject(new InferenceError("closed", "InferenceClient is closed"));
+    return this.#send(req);
+  }
+
+  #send(req: WorkerRequest): Promise<WorkerReply> {
     const id = this.#nextId++;
     const msg = { ...req, id };
     const transfer: ArrayBuffer[] = [];

@@ -24,11 +24,14 @@ export type WorkerRequest =
       /** model key → the input names policy.json implies; a graph with other inputs is refused before warm-up. */
       expectInputs?: Record<string, string[]>;
     }
-  | { type: "run"; id: number; model: string; feeds: Feeds };
+  | { type: "run"; id: number; model: string; feeds: Feeds }
+  /** After every request before it: release the sessions and answer "closed"; the worker is then idle and can be terminated. */
+  | { type: "close"; id: number };
 
 /** Worker → main. */
 export type WorkerReply =
   | { type: "loaded"; id: number; providers: Record<string, string>; inputs: Record<string, string[]> }
   | { type: "result"; id: number; outputs: Feeds; ms: number }
+  | { type: "closed"; id: number }
   | { type: "error"; id: number; code: string; message: string; file?: string }
   | { type: "log"; level: "warn" | "info"; message: string };

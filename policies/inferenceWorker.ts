@@ -115,6 +115,13 @@ async function handle(req: WorkerRequest): Promise<void> {
         }
       }
       post({ type: "loaded", id: req.id, providers: chosen, inputs });
+    } else if (req.type === "close") {
+      // Queued behind every run: no session is computing now, so releasing them (and then terminating this thread)
+      // never pulls a session out from under a native run — which aborts the whole process with a Napi::Error.
+      const all = [...sessions.values()];
+      sessions.clear();
+      for (const s of all) await s.release().catch(() => undefined);
+      post({ type: "closed", id: req.id });
     } else {
       const t0 = performance.now();
       const outputs = await runModel(req.model, req.feeds);

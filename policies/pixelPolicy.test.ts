@@ -124,3 +124,18 @@ test("the actor holds the arm on a missing or stale frame, acts on fresh ones, a
     await actor.close();
   }
 });
+
+test("closing a policy while chunks are in flight lets them finish first (the process never aborts with Napi::Error)", async () => {
+  // Terminating the inference worker while onnxruntime computes aborted the whole robot process at the end of a
+  // wall-clock bench run; close() now drains what was sent, releases the sessions, and only then stops the worker.
+  const policy = await DiffusionPolicy.create(fixture.dir, { logger: quiet });
+  const hist = [[0, 0], [0, 0]];
+  const chunks = Array.from({ length: 6 }, () => policy.sampleChunk(hist, undefined, frames(0)));
+  await chunks[0]; // the worker is busy with the next ones now
+  await policy.close();
+  for (const c of await Promise.allSettled(chunks)) {
+    if (c.status === "fulfilled") assert.equal(c.value.actions.length, policy.package.json.action.horizon);
+    else assert.match((c.reason as Error).message, /InferenceClient (is )?closed/, "a chunk may only be cut short between its model runs, cleanly");
+  }
+  await assert.rejects(policy.sampleChunk(hist, undefined, frames(0)), /InferenceClient is closed/);
+});
