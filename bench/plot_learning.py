@@ -8,8 +8,9 @@ Exits with status 3 when matplotlib is missing (the bench then prints the instal
 
 from __future__ import annotations
 
-import json
 import sys
+
+from plot_common import run
 
 
 def rolling_intervention(episodes: list[dict], window: int) -> tuple[list[int], list[float]]:
@@ -22,18 +23,7 @@ def rolling_intervention(episodes: list[dict], window: int) -> tuple[list[int], 
     return xs, ys
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is missing: run node scripts/setup-python.mjs (the learner's .venv has it)", file=sys.stderr)
-        return 3
-    bench = json.load(open(argv[1]))
+def draw(plt, bench: dict):
     tasks = bench["tasks"]
     fig, axes = plt.subplots(2, max(1, len(tasks)), figsize=(6.5 * max(1, len(tasks)), 8), squeeze=False)
     colours = {"residual": "tab:blue", "sac": "tab:orange"}
@@ -67,10 +57,8 @@ def main(argv: list[str]) -> int:
         ax2.grid(alpha=0.3)
         ax2.legend(fontsize=8)
     fig.suptitle(f"rlft learning benchmark {bench['date']}" + (" (quick)" if bench.get("quick") else ""))
-    fig.tight_layout()
-    fig.savefig(argv[2], dpi=110)
-    return 0
+    return fig
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(run(__doc__, sys.argv, draw))

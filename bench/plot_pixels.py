@@ -7,22 +7,12 @@ Exits with status 3 when matplotlib is missing.
 
 from __future__ import annotations
 
-import json
 import sys
 
+from plot_common import run
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    try:
-        import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return 3
-    data = json.load(open(argv[1]))
+def draw(plt, data: dict):
     tasks = data["tasks"]
     fig, ax = plt.subplots(figsize=(3.2 * len(tasks) + 1, 3.6))
     for i, t in enumerate(tasks):
@@ -39,10 +29,8 @@ def main(argv: list[str]) -> int:
     ax.set_ylim(0, 100)
     ax.set_title(f"SO-101 BC from pixels vs privileged state (n = {tasks[0]['pixels']['eval']['episodes']} each)")
     ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
-    fig.savefig(argv[2], dpi=110)
-    return 0
+    return fig
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(run(__doc__, sys.argv, draw))

@@ -8,22 +8,12 @@ Exits with status 3 when matplotlib is missing (the bench then prints the instal
 
 from __future__ import annotations
 
-import json
 import sys
 
+from plot_common import run
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    try:
-        import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return 3
-    data = json.load(open(argv[1]))
+def draw(plt, data: dict):
     tasks = data["tasks"]
     fig, axes = plt.subplots(len(tasks), 3, figsize=(12, 3.6 * len(tasks)), squeeze=False)
     colors = ["0.6", "C1", "C0"]
@@ -53,10 +43,8 @@ def main(argv: list[str]) -> int:
             ax.set_xticks(x)
             ax.set_xticklabels([n.replace(" (", "\n(") for n in names], fontsize=8)
     fig.suptitle(f"bench:recap {data['date']} (git {data['git']})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(argv[2], dpi=110)
-    return 0
+    return fig
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(run(__doc__, sys.argv, draw))
