@@ -8,7 +8,7 @@ against the demo's actions (rad, mean over joints and steps), with:
   blank     mid-grey frames
 and for the first windows the max |PyTorch - onnxruntime| of sampler.onnx on the same recorded inputs.
 
-Usage: python bench/pixdiag/openloop.py PACKAGE DIR [windows]
+Usage: python bench/pixdiag/openloop.py PACKAGE DIR [windows] [vectors.json: write 16 recorded test vectors]
 """
 import json
 import sys
@@ -25,17 +25,25 @@ pj = json.load(open(f"{pkg}/policy.json"))
 ck = torch.load(f"{pkg}/model.pt", weights_only=True)
 net = NoisePredictionNet(ModelConfig(**ck["config"])).eval()
 net.load_state_dict(ck["state_dict"])
-enc = CameraEncoders(ck["cameras"], [EncoderConfig(**c) for c in ck["encoder_configs"]]).eval()
-enc.load_state_dict(ck["encoders_state_dict"])
-pix = PixelSampler(enc, DDIMSampler(net, ck["alphas_cumprod"].numpy(), ck["timesteps"])).eval()
+sampler = DDIMSampler(net, ck["alphas_cumprod"].numpy(), ck["timesteps"]).eval()
+cams = ck.get("cameras", [])
+if cams:
+    enc = CameraEncoders(cams, [EncoderConfig(**c) for c in ck["encoder_configs"]]).eval()
+    enc.load_state_dict(ck["encoders_state_dict"])
+    pix = PixelSampler(enc, sampler).eval()
+else:  # a state policy (the privileged reference): no frames, the whole observation
+    def pix(o, *rest):
+        return sampler(o, rest[-1])
 mean, std = np.array(pj["observation"]["mean"], np.float32), np.array(pj["observation"]["std"], np.float32)
 amin, amax = np.array(pj["action"]["min"], np.float32), np.array(pj["action"]["max"], np.float32)
 H, E, hist = pj["action"]["horizon"], pj["action"]["execute_steps"], pj["observation"]["history"]
 
-obs, act = np.load(f"{d}/obs.npy"), np.load(f"{d}/action.npy")
+obs, act = np.load(f"{d}/obs.npy" if cams else f"{d}/obsfull.npy"), np.load(f"{d}/action.npy")
+if not cams:
+    assert json.load(open(f"{d}/names_full.json")) == pj["observation"]["names"], "the state package's observation names differ from the dump's"
 L = np.load(f"{d}/lengths.npy")
 starts = np.concatenate([[0], np.cumsum(L)[:-1]])
-imgs = {c: np.load(f"{d}/image.{c}.npy") for c in ck["cameras"]}
+imgs = {c: np.load(f"{d}/image.{c}.npy") for c in cams}
 rng = np.random.default_rng(0)
 ep = rng.integers(0, len(L), nwin)
 rel = rng.random(nwin)
@@ -56,17 +64,19 @@ def target():
 
 o = window_obs()
 noise = torch.from_numpy(rng.standard_normal((nwin, H, len(amin))).astype(np.float32))
-real = [torch.from_numpy(imgs[c][starts[ep] + t]) for c in ck["cameras"]]
-variants = {
+real = [torch.from_numpy(imgs[c][starts[ep] + t]) for c in cams]
+variants = {} if not cams else {
     "real": real,
-    "shuffled": [torch.from_numpy(imgs[c][starts[other] + t_other]) for c in ck["cameras"]],
+    "shuffled": [torch.from_numpy(imgs[c][starts[other] + t_other]) for c in cams],
     "blank": [torch.full_like(r, 128) for r in real],
 }
 tgt = target()
 # What a policy that never moves would score (hold the current joints), for scale.
-hold = np.abs(obs[starts[ep] + t][:, None, :] - tgt).mean()
+hold = np.abs(obs[starts[ep] + t][:, None, :6] - tgt).mean()
 print(f"{d}: {nwin} windows from {len(L)} episodes; 'hold still' baseline error {hold:.4f} rad")
 res = {}
+if not cams:
+    variants = {"none (state)": []}
 with torch.no_grad():
     for name, im in variants.items():
         a = pix(o, *im, noise).numpy()  # (N, H, A) normalised
@@ -79,9 +89,16 @@ with torch.no_grad():
     demo_jit = np.abs(np.diff(tgt, axis=1)).max(-1).mean()
     print(f"  demo chunks: mean max step-to-step change {demo_jit:.3f} rad")
     try:
+        if not cams:
+            raise SystemExit(0)  # the state reference: nothing more to compare
         import onnxruntime as ort
         s = ort.InferenceSession(f"{pkg}/sampler.onnx", providers=["CPUExecutionProvider"])
         k = min(16, nwin)
+        if len(sys.argv) > 4:  # recorded test vectors for the onnxruntime-node side (bench/pixdiag/tsfeed.ts)
+            with torch.no_grad():
+                ref = pix(o[:k], *[r[:k] for r in real], noise[:k]).numpy()
+            json.dump({"obs": o[:k].tolist(), "noise": noise[:k].tolist(), "action": ref.tolist(),
+                       "images": {c: r[:k].numpy().tolist() for c, r in zip(cams, real)}}, open(sys.argv[4], "w"))
         feeds = {"obs": o[:k].numpy(), "noise": noise[:k].numpy(), **{f"image.{c}": r[:k].numpy() for c, r in zip(ck["cameras"], real)}}
         onnx_a = s.run(None, feeds)[0]
         torch_a = pix(o[:k], *[r[:k] for r in real], noise[:k]).numpy()
