@@ -59,6 +59,7 @@ class Config(DoorConfig):
     encoder_channels: int = field(default=32, metadata=_h("camera data: conv width of each camera's encoder"))
     encoder_features: int = field(default=64, metadata=_h("camera data: features per camera after the spatial softmax"))
     keypoints: int = field(default=32, metadata=_h("camera data: spatial-softmax keypoints per camera"))
+    noise_samples: int = field(default=1, metadata=_h("noise draws (and timesteps) per window and step: the denoiser sees batch_size x this many samples while the camera encoders run once per window (they cost ~30x the denoiser)"))
     seed: int = field(default=1, metadata=_h("random seed"))
     device: str = field(default="auto", metadata=_h("auto = cuda if available, else cpu"))
     threads: int = field(default=1, metadata=_h("torch CPU threads (default 1: extra OpenMP threads spin-wait for cores the simulator or robot stack also uses)"))
@@ -71,7 +72,7 @@ allow(Config, {  # cli.allow: what each key accepts, checked wherever the value 
     "warmup_steps": ">= 0", "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "history": ">= 1",
     "hidden": ">= 1", "blocks": ">= 1", "train_timesteps": "[2, 10000]", "ddim_steps": ">= 1",
     "obs_std_floor": "> 0", "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
-    "image_shift": "[0, 32]", "encoder_channels": ">= 8", "encoder_features": ">= 1", "keypoints": ">= 1",
+    "image_shift": "[0, 32]", "noise_samples": "[1, 64]", "encoder_channels": ">= 8", "encoder_features": ">= 1", "keypoints": ">= 1",
 })
 
 
@@ -150,8 +151,10 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
         if encoders is not None:
             imgs = [random_shift(f[fidx[idx]], cfg.image_shift, gen) for f in frames]  # (B, 3, H, W) each
             obs = torch.cat([obs, encoders(*imgs)], dim=-1)  # (B, cond_dim)
-        noise = torch.randn(x0.shape, device=device, generator=gen)  # (B, H, A)
-        t = torch.randint(0, cfg.train_timesteps, (batch_size,), device=device, generator=gen)  # (B,)
+        if cfg.noise_samples > 1:  # the same (encoded) windows, several noise draws each
+            obs, x0 = obs.repeat_interleave(cfg.noise_samples, 0), x0.repeat_interleave(cfg.noise_samples, 0)  # (B*K, ...)
+        noise = torch.randn(x0.shape, device=device, generator=gen)  # (B*K, H, A)
+        t = torch.randint(0, cfg.train_timesteps, (len(x0),), device=device, generator=gen)  # (B*K,)
         loss = F.mse_loss(net(obs, add_noise(x0, noise, t, alphas_cumprod), t), noise)  # epsilon objective (DDPM)
         guard.step("diffusion", loss, opt, params, 1.0)
         sched.step()

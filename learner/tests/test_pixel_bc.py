@@ -122,3 +122,13 @@ def test_pixel_package_exports_uint8_image_inputs_that_onnxruntime_runs_like_pyt
     assert np.abs(again.numpy() - np.array(vec["action"], np.float32)).max() <= 1e-5
     stats = bench(str(pkg), iters=3, warmup=1)
     assert stats["cameras"] == ["front"] and stats["p99_ms"] >= stats["p50_ms"] > 0
+
+
+def test_noise_samples_give_the_denoiser_several_noise_draws_per_encoded_window():
+    """noise_samples K: the encoders run once per window, the denoiser trains on K noise draws of each (bench:pixels'
+    diagnosis: the denoiser, not the encoder, was undertrained). Same steps, same windows: the loss falls faster."""
+    data = synthetic_pixel_dataset(episodes=8, steps=20, size=40, seed=3)
+    one = train(_small(steps=150), data)
+    four = train(_small(steps=150, noise_samples=4), data)
+    assert all(np.isfinite(four.losses)) and len(four.losses) == 150
+    assert np.mean(four.losses[-50:]) < np.mean(one.losses[-50:]), (np.mean(four.losses[-50:]), np.mean(one.losses[-50:]))

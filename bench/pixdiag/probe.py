@@ -1,0 +1,51 @@
+"""Diagnosis of bench:pixels: do the camera features know where the cube and the target are?
+
+Fits a ridge-regression probe from a pixel package's camera features (its frozen encoders on the frames of TRAIN_DIR)
+to the privileged cube.x, cube.y, target.x, target.y the simulator recorded, and reports R^2 on the frames of
+EVAL_DIR (held-out seeds), for the trained encoders and for the same architecture with random weights. Per camera and
+both together. Dirs from bench/pixdiag/dump.ts.
+
+Usage: python bench/pixdiag/probe.py PACKAGE TRAIN_DIR EVAL_DIR
+"""
+import json
+import sys
+
+import numpy as np
+import torch
+
+from rlft_learner.vision import CameraEncoders, EncoderConfig
+
+pkg, td, ed = sys.argv[1:4]
+ck = torch.load(f"{pkg}/model.pt", weights_only=True)
+cams = ck["cameras"]
+cfgs = [EncoderConfig(**c) for c in ck["encoder_configs"]]
+trained = CameraEncoders(cams, cfgs).eval()
+trained.load_state_dict(ck["encoders_state_dict"])
+torch.manual_seed(0)
+random = CameraEncoders(cams, cfgs).eval()
+WANT = ["cube.x", "cube.y", "target.x", "target.y"]
+
+
+def load(d, enc):
+    names = json.load(open(f"{d}/names_full.json"))
+    y = np.load(f"{d}/obsfull.npy")[:, [names.index(n) for n in WANT]]
+    imgs = [np.load(f"{d}/image.{c}.npy") for c in cams]
+    with torch.no_grad():
+        per = [torch.cat([e(torch.from_numpy(im[i:i + 256])) for i in range(0, len(im), 256)]).numpy()
+               for e, im in zip(enc.encoders, imgs)]
+    return per, y
+
+
+def r2(xtr, ytr, xte, yte, lam=1e-2):
+    mu, sd = xtr.mean(0), xtr.std(0) + 1e-6
+    a, b = (xtr - mu) / sd, (xte - mu) / sd
+    a, b = np.c_[a, np.ones(len(a))], np.c_[b, np.ones(len(b))]
+    w = np.linalg.solve(a.T @ a + lam * len(a) * np.eye(a.shape[1]), a.T @ ytr)
+    return 1 - ((b @ w - yte) ** 2).sum(0) / ((yte - yte.mean(0)) ** 2).sum(0)
+
+
+print(f"R^2 of a linear probe on held-out frames, columns {WANT}")
+for label, enc in (("trained encoders", trained), ("random encoders", random)):
+    (ftr, ytr), (fte, yte) = load(td, enc), load(ed, enc)
+    for name, a, b in [*((c, ftr[i], fte[i]) for i, c in enumerate(cams)), ("both", np.concatenate(ftr, 1), np.concatenate(fte, 1))]:
+        print(f"  {label:16s} {name:6s}: {np.round(r2(a, ytr, b, yte), 2).tolist()}")
