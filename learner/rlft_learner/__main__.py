@@ -6,8 +6,13 @@ import argparse
 import logging
 import sys
 
-from . import __version__, bench_sampler, bench_vla, make_fixture, plot_episode, plots, recap, train_bc, train_classifier, train_vla
-from .serve import BenchUpdateCommand, ServeCommand
+from . import __version__
+from .algorithms.bc import train as train_bc
+from .algorithms.classifier import train as train_classifier
+from .algorithms.recap import train as recap
+from .algorithms.vla import train as train_vla
+from .commands import bench_sampler, bench_vla, make_fixture, plot_episode, plots
+from .commands.serve import BenchUpdateCommand, ServeCommand
 
 COMMANDS = {
     "train-bc": (train_bc, "train a Diffusion Policy by behaviour cloning and export a policy package",

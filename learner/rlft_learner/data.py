@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .protocol import value_problem
-from .server import Dataset, Episode
+from .transport.protocol import value_problem
+from .transport.server import Dataset, Episode
 
 
 def make_windows(episodes: list[Episode], history: int, horizon: int) -> tuple[np.ndarray, np.ndarray]:

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from rlft_learner.chunk_critic import ChunkCritic, ChunkWindows
-from rlft_learner.export import export_residual_package
-from rlft_learner.residual_td3 import BasePackage, Config, ResidualTD3
+from rlft_learner.algorithms.residual_td3.chunk_critic import ChunkCritic, ChunkWindows
+from rlft_learner.export.package import export_residual_package
+from rlft_learner.algorithms.residual_td3.agent import BasePackage, Config, ResidualTD3
 
 from test_residual import rows, write_base
 
@@ -104,7 +104,7 @@ def test_agent_trains_and_checkpoints_the_chunk_critic(tmp_path):
 
 def test_package_carries_chunk_critic_onnx(tmp_path):
     import onnx
-    from rlft_learner.residual_nets import CriticEnsemble, ResidualActor
+    from rlft_learner.algorithms.residual_td3.nets import CriticEnsemble, ResidualActor
     base = BasePackage.load(write_base(tmp_path / "base", obs_dim=OBS, act_dim=ACT))
     net = CriticEnsemble(OBS, K * ACT, hidden=16, layers=2, heads=3)
     path, policy = export_residual_package(ResidualActor(OBS, ACT, hidden=16), base, str(tmp_path / "pk"), 10, 0.05,

@@ -7,10 +7,13 @@ import sys
 
 import pytest
 
-from rlft_learner import recap, train_bc, train_classifier, train_vla
-from rlft_learner.cli import check_dataclass, in_range
-from rlft_learner.residual_td3 import Config
-from rlft_learner.serve import load_config
+from rlft_learner.algorithms.bc import train as train_bc
+from rlft_learner.algorithms.classifier import train as train_classifier
+from rlft_learner.algorithms.recap import train as recap
+from rlft_learner.algorithms.vla import train as train_vla
+from rlft_learner.options import check_dataclass, in_range
+from rlft_learner.algorithms.residual_td3.agent import Config
+from rlft_learner.commands.serve import load_config
 
 LEARNER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 

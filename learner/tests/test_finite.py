@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from rlft_learner.protocol import decode, decode_policy, encode
-from rlft_learner.residual_td3 import Config
-from rlft_learner.serve import Learner
+from rlft_learner.transport.protocol import decode, decode_policy, encode
+from rlft_learner.algorithms.residual_td3.agent import Config
+from rlft_learner.commands.serve import Learner
 from test_online import SMALL, VERSION, client, hello, policy_sub, running_learner, transitions
 from test_residual import write_base
 from test_server import ask, free_port
@@ -96,7 +96,7 @@ def test_step_guard_never_steps_on_a_non_finite_loss_or_gradient():
 
 def test_a_poisoned_batch_skips_the_update_and_the_networks_stay_finite():
     from rlft_learner.finite import nonfinite_tensors
-    from rlft_learner.residual_td3 import ResidualTD3
+    from rlft_learner.algorithms.residual_td3.agent import ResidualTD3
     from test_residual import rows
 
     agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=16, batch_size=8, learning_starts=1,
@@ -117,10 +117,10 @@ def _nan_(module):
 
 
 def test_a_non_finite_network_is_never_exported(tmp_path):
-    from rlft_learner.export import export_residual_package
+    from rlft_learner.export.package import export_residual_package
     from rlft_learner.finite import NonFiniteError
-    from rlft_learner.residual_nets import ResidualActor
-    from rlft_learner.residual_td3 import BasePackage
+    from rlft_learner.algorithms.residual_td3.nets import ResidualActor
+    from rlft_learner.algorithms.residual_td3.agent import BasePackage
 
     base = BasePackage.load(write_base(tmp_path / "base"))
     actor = ResidualActor(3, 2, hidden=16, layers=1, scale=0.1)
@@ -131,7 +131,7 @@ def test_a_non_finite_network_is_never_exported(tmp_path):
 
 
 def test_publish_and_checkpoint_refuse_a_non_finite_network_and_resume_refuses_a_poisoned_checkpoint(tmp_path):
-    from rlft_learner.serve import save_checkpoint
+    from rlft_learner.commands.serve import save_checkpoint
 
     cfg = Config(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
                  experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}", **SMALL)

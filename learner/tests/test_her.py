@@ -1,4 +1,4 @@
-"""Hindsight goal relabelling for the residual learner (rlft_learner/her.py)."""
+"""Hindsight goal relabelling for the residual learner (rlft_learner/buffers/her.py)."""
 
 import json
 import os
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from rlft_learner.her import HER_ROBOT, HindsightRelabeler, base_actions, load_base_sampler
-from rlft_learner.replay import FIELDS
-from rlft_learner.residual_td3 import BasePackage, Config, ResidualTD3
-from rlft_learner.serve import load_checkpoint, load_config, save_checkpoint
+from rlft_learner.buffers.her import HER_ROBOT, HindsightRelabeler, base_actions, load_base_sampler
+from rlft_learner.buffers.replay import FIELDS
+from rlft_learner.algorithms.residual_td3.agent import BasePackage, Config, ResidualTD3
+from rlft_learner.commands.serve import load_checkpoint, load_config, save_checkpoint
 
 NAMES = ["q0", "cube.x", "cube.y", "target.x", "target.y"]
 MEAN = np.array([0.0, 0.4, 0.0, 0.5, 0.1], np.float32)
@@ -19,7 +19,7 @@ STD = np.array([1.0, 0.1, 0.2, 0.1, 0.2], np.float32)
 
 def write_base(path):
     """A tiny diffusion base package over NAMES (random weights) with a non-trivial normalisation."""
-    from rlft_learner.diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
+    from rlft_learner.algorithms.bc.diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
 
     os.makedirs(path, exist_ok=True)
     policy = {"format": "rlft-policy", "format_version": 1, "kind": "diffusion", "version": "bc-push-20261201T000000Z-abcdef",

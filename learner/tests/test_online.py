@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import zmq
 
-from rlft_learner.protocol import decode, decode_policy, encode
-from rlft_learner.residual_td3 import Config
-from rlft_learner.serve import Learner
+from rlft_learner.transport.protocol import decode, decode_policy, encode
+from rlft_learner.algorithms.residual_td3.agent import Config
+from rlft_learner.commands.serve import Learner
 from test_residual import write_base
 from test_server import ask, free_port
 from test_server import client as server_client

@@ -7,10 +7,10 @@ import onnx
 import pytest
 import torch
 
-from rlft_learner.export import export_residual_package
-from rlft_learner.replay import FIELDS, ReplayBuffer
-from rlft_learner.residual_td3 import BasePackage, Config, ResidualTD3, redq_target, route
-from rlft_learner.serve import load_config
+from rlft_learner.export.package import export_residual_package
+from rlft_learner.buffers.replay import FIELDS, ReplayBuffer
+from rlft_learner.algorithms.residual_td3.agent import BasePackage, Config, ResidualTD3, redq_target, route
+from rlft_learner.commands.serve import load_config
 
 
 def write_base(path, obs_dim=3, act_dim=2, version="bc-toy-20261130T000000Z-abcdef"):
@@ -152,7 +152,7 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     import torch as T
 
     from rlft_learner.data import save_npz, synthetic_dataset
-    from rlft_learner.diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
+    from rlft_learner.algorithms.bc.diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
 
     base_dir = write_base(tmp_path / "base", obs_dim=4, act_dim=2)
     mcfg = ModelConfig(obs_dim=4, action_dim=2, history=2, horizon=16, hidden=16, blocks=1)
@@ -163,7 +163,7 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     data.obs_names, data.action_names = ["o0", "o1", "o2", "o3"], ["a0", "a1"]
     data.episodes[1].success = False
     save_npz(str(tmp_path / "demos.npz"), data)
-    from rlft_learner.residual_td3 import demo_rows
+    from rlft_learner.algorithms.residual_td3.agent import demo_rows
 
     r = demo_rows(str(tmp_path / "demos.npz"), BasePackage.load(base_dir))
     assert r["obs"].shape == (40, 4) and r["base_action"].shape == (40, 2) and np.abs(r["base_action"]).max() <= 1
@@ -176,7 +176,7 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     # The robot's sampling temperature (base_noise_scale): at 0 every chunk is denoised from zeros, so the relabelled
     # base action equals that of a zero-noise sampler run on the same observations; at 1 it does not.
     r0 = demo_rows(str(tmp_path / "demos.npz"), BasePackage.load(base_dir), noise_scale=0.0)
-    from rlft_learner.diffusion import DDIMSampler
+    from rlft_learner.algorithms.bc.diffusion import DDIMSampler
     ck = T.load(os.path.join(base_dir, "model.pt"))
     net = NoisePredictionNet(ModelConfig(**ck["config"]))
     net.load_state_dict(ck["state_dict"])
@@ -189,7 +189,7 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     np.testing.assert_allclose(r0["base_action"][:execute], first[:execute], atol=1e-6)
     assert not np.allclose(r["base_action"][:execute], first[:execute], atol=1e-4)
     # mirror_obs: each demo is followed by its reflection (o1 and a0 negated), its base actions planned on the mirror.
-    from rlft_learner.mirror import Mirror
+    from rlft_learner.buffers.mirror import Mirror
     rm = demo_rows(str(tmp_path / "demos.npz"), base, noise_scale=0.0, mirror=Mirror(base, ["o1"], ["a0"]))
     assert rm["obs"].shape == (80, 4) and rm["terminated"].sum() == 2 and rm["truncated"][[59, 79]].tolist() == [1, 1]
     np.testing.assert_allclose(rm["obs"][:20], r0["obs"][:20])
@@ -203,7 +203,7 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
 
 def test_clipped_intervention_actions_stay_inside_the_residual_box():
     """docs/algorithms.md §2: the residual target of an intervention step is a_human - a_base, clipped to the residual bound."""
-    from rlft_learner.residual_td3 import clip_interventions
+    from rlft_learner.algorithms.residual_td3.agent import clip_interventions
     rows = {
         "intervention": np.array([0.0, 1.0, 1.0], np.float32),
         "base_action": np.array([[0.0, 0.0], [0.2, -0.2], [0.95, 0.0]], np.float32),
@@ -300,8 +300,8 @@ def test_pessimistic_actor_prefers_actions_the_heads_agree_on():
 def test_critic_export_matches_the_ensemble():
     """critic.onnx is traced from an export-friendly copy of CriticEnsemble.forward (broadcast matmul, explicit
     LayerNorm): it must give the ensemble's Q values, batch-first."""
-    from rlft_learner.export import _CriticBatchFirst
-    from rlft_learner.residual_nets import CriticEnsemble
+    from rlft_learner.export.package import _CriticBatchFirst
+    from rlft_learner.algorithms.residual_td3.nets import CriticEnsemble
     torch.manual_seed(0)
     critic = CriticEnsemble(3, 2, hidden=16, layers=2, heads=4)
     obs, act = torch.randn(7, 3), torch.rand(7, 2) * 2 - 1
@@ -334,7 +334,7 @@ def test_bc_anchor_from_interventions_only_ignores_demo_rows():
 def test_env_warmup_holds_the_actor_and_publishes_a_uniform_noise_package(tmp_path):
     """warmup_env_steps (ResFiT: base + uniform noise for the first env steps): the actor does not move before that many
     online transitions arrived; a fresh learner publishes the zero residual with residual.exploration_uniform."""
-    from rlft_learner.serve import Learner
+    from rlft_learner.commands.serve import Learner
     from test_server import free_port
     cfg = Config(base_package="x", warmup_env_steps=100, critic_warmup_updates=0, learning_starts=1, policy_delay=1,
                  critic_hidden=16, actor_hidden=16, critic_heads=2, batch_size=16)
@@ -362,7 +362,7 @@ def test_env_warmup_holds_the_actor_and_publishes_a_uniform_noise_package(tmp_pa
 
 def test_exploration_rho_reaches_the_package_and_out_of_range_is_refused(tmp_path):
     """exploration_rho (AR(1)-correlated exploration) is written into policy.json only when set; rho >= 1 is refused."""
-    from rlft_learner.serve import Learner
+    from rlft_learner.commands.serve import Learner
     from test_server import free_port
     base = write_base(tmp_path / "base", obs_dim=3, act_dim=2)
     cfg = Config(base_package=base, run_dir=str(tmp_path / "run"), exploration_rho=0.9,
@@ -385,9 +385,9 @@ def test_obs_features_are_relative_positions_inside_the_exported_networks(tmp_pa
     """obs_features cube-target adds (cube - target) per shared suffix over its spread, and the distance, computed
     from the normalised observation inside actor and critic: residual.onnx and critic.onnx keep the plain `obs`
     input, and the critic export computes what the ensemble computes."""
-    from rlft_learner.export import _CriticBatchFirst
-    from rlft_learner.residual_nets import CriticEnsemble, ObsFeatures, ResidualActor
-    from rlft_learner.serve import make_agent
+    from rlft_learner.export.package import _CriticBatchFirst
+    from rlft_learner.algorithms.residual_td3.nets import CriticEnsemble, ObsFeatures, ResidualActor
+    from rlft_learner.commands.serve import make_agent
     names = ["ee.x", "ee.y", "ee.z", "cube.x", "cube.y", "target.x", "target.y"]
     mean = np.array([0.2, 0.0, 0.05, 0.2, 0.0, 0.2, 0.0], np.float32)
     std = np.array([0.05, 0.1, 0.04, 0.03, 0.04, 0.04, 0.03], np.float32)
@@ -430,7 +430,7 @@ def test_obs_features_are_relative_positions_inside_the_exported_networks(tmp_pa
 def test_the_shipped_learner_presets_are_valid_configs():
     """learner/presets/<task>.yaml (rlft session --learner-config, bench:learning's settings) load with every key known."""
     import glob
-    from rlft_learner.serve import load_config
+    from rlft_learner.commands.serve import load_config
     files = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "presets", "*.yaml")))
     assert [os.path.basename(f) for f in files] == ["peg_insert.yaml", "push_cube.yaml"]
     peg, push = (load_config(f) for f in files)

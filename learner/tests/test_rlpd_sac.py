@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from rlft_learner.data import save_npz, synthetic_dataset
-from rlft_learner.export import export_residual_package
-from rlft_learner.residual_td3 import BasePackage, Config, ResidualTD3
-from rlft_learner.rlpd_sac import RlpdSAC, zero_base_demo_rows
-from rlft_learner.serve import Learner, load_config, make_agent
+from rlft_learner.export.package import export_residual_package
+from rlft_learner.algorithms.residual_td3.agent import BasePackage, Config, ResidualTD3
+from rlft_learner.algorithms.rlpd_sac.agent import RlpdSAC, zero_base_demo_rows
+from rlft_learner.commands.serve import Learner, load_config, make_agent
 from test_residual import rows, write_base
 from test_server import free_port
 

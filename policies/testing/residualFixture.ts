@@ -1,6 +1,6 @@
 /**
  * Test helper: a base package (make-fixture) plus a residual package written by the learner's own exporter
- * (`rlft_learner.export.export_residual_package`), with a randomly initialised actor head so the residual is non-zero,
+ * (`rlft_learner.export.package.export_residual_package`), with a randomly initialised actor head so the residual is non-zero,
  * a 3-head critic (critic.onnx) for critic-ranked best-of-N and a 3-head chunk critic (chunk_critic.onnx) over the
  * base's execute_steps actions.
  */
@@ -19,9 +19,9 @@ export interface ResidualFixture {
 
 const SCRIPT = `
 import sys, torch
-from rlft_learner.export import export_residual_package
-from rlft_learner.residual_nets import CriticEnsemble, ResidualActor
-from rlft_learner.residual_td3 import BasePackage
+from rlft_learner.export.package import export_residual_package
+from rlft_learner.algorithms.residual_td3.nets import CriticEnsemble, ResidualActor
+from rlft_learner.algorithms.residual_td3.agent import BasePackage
 base = BasePackage.load(sys.argv[1])
 torch.manual_seed(3)
 actor = ResidualActor(len(base.obs_names), len(base.action_names), hidden=32, layers=2, scale=0.1)

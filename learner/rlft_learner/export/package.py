@@ -14,11 +14,11 @@ import numpy as np
 import onnx
 import torch
 
-from . import __version__
-from .data import Normalizer
-from .diffusion import POSITIVE, DDIMSampler, ModelConfig, NoisePredictionNet, PixelSampler, cfg_combine
-from .finite import require_finite
-from .vision import CameraEncoders
+from .. import __version__
+from ..data import Normalizer
+from ..algorithms.bc.diffusion import POSITIVE, DDIMSampler, ModelConfig, NoisePredictionNet, PixelSampler, cfg_combine
+from ..finite import require_finite
+from ..vision import CameraEncoders
 
 OPSET = 17  # supported by torch 1.13 and 2.x exporters and by onnxruntime-node
 

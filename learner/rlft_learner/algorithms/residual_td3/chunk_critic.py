@@ -31,8 +31,8 @@ import copy
 import numpy as np
 import torch
 
-from .finite import StepGuard
-from .residual_nets import CriticEnsemble
+from ...finite import StepGuard
+from .nets import CriticEnsemble
 
 
 def _redq(q: torch.Tensor, gen: torch.Generator) -> torch.Tensor:

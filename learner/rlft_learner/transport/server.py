@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import zmq
 
-from . import __version__
-from .cli import allow, help_meta as _h
+from .. import __version__
+from ..options import allow, help_meta as _h
 from .protocol import PROTOCOL, ProtocolError, ValueRangeError, decode, encode
 from .security import Authenticator, CurveServer, bind_checked, load_curve_server
 

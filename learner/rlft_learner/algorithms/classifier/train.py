@@ -25,9 +25,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, allow, help_meta as _h, run_command
-from .export import onnx_export
-from .finite import StepGuard, require_finite
+from ...options import add_dataclass_args, allow, help_meta as _h, run_command
+from ...export.package import onnx_export
+from ...finite import StepGuard, require_finite
 
 log = logging.getLogger("rlft_learner.train_classifier")
 

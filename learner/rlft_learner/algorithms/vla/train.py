@@ -21,12 +21,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, allow, help_meta as _h, run_command
-from .finite import StepGuard, finite_values
+from ...options import add_dataclass_args, allow, help_meta as _h, run_command
+from ...finite import StepGuard, finite_values
 from .tokenizer import WordLevelTokenizer
-from .vla import ImageSpec, TinyVla, VlaConfig, preprocess_images
-from .vla_data import VlaDataset, load_vla_dataset, synthetic_vla_dataset
-from .vla_export import export_vla_package
+from .model import ImageSpec, TinyVla, VlaConfig, preprocess_images
+from .data import VlaDataset, load_vla_dataset, synthetic_vla_dataset
+from .export import export_vla_package
 
 log = logging.getLogger("rlft_learner.train_vla")
 

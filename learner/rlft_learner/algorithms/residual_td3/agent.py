@@ -19,12 +19,12 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import torch
 
-from .cli import allow, help_meta as _h
+from ...options import allow, help_meta as _h
 from .chunk_critic import ChunkCritic, mirrored_rows
-from .finite import StepGuard
-from .replay import Batch, ReplayBuffer, to_batch
-from .server import DoorConfig
-from .residual_nets import CriticEnsemble, ObsFeatures, ResidualActor, combine
+from ...finite import StepGuard
+from ...buffers.replay import Batch, ReplayBuffer, to_batch
+from ...transport.server import DoorConfig
+from .nets import CriticEnsemble, ObsFeatures, ResidualActor, combine
 
 
 #: The learner `algorithm`s: ours (residual over the BC base) and the HIL-SERL / RLPD SAC baseline (rlpd_sac.py).
@@ -423,8 +423,8 @@ def demo_rows(path: str, base: BasePackage, noise_scale: float = 1.0, mirror=Non
     does, from initial noise x `noise_scale` (the robot's sampling temperature). Success ends an episode (terminated);
     other episode ends are truncations. With `mirror` (mirror.Mirror), every demo is followed by its mirrored copy,
     whose base actions are the base's on the mirrored observations."""
-    from .data import load_npz
-    from .her import base_actions, load_base_sampler
+    from ...data import load_npz
+    from ...buffers.her import base_actions, load_base_sampler
 
     data = load_npz(path)
     if data.obs_names != base.obs_names or data.action_names != base.action_names:

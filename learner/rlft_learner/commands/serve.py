@@ -25,17 +25,17 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .cli import check_value, help_with_range, read_yaml
-from .export import export_residual_package
-from .finite import NonFiniteError, require_finite
-from .her import EpisodeRelabeler, HindsightRelabeler
-from .mirror import Mirror, MirrorRelabeler
-from .online_server import MAX_NORMALISED, OnlineServer
-from .protocol import MAX_ABS_VALUE, value_problem
-from .replay import FIELDS
-from .residual_nets import ObsFeatures
-from .residual_td3 import BasePackage, Config, ResidualTD3, config_keys, demo_rows
-from .security import load_signing_key, sign_package
+from ..options import check_value, help_with_range, read_yaml
+from ..export.package import export_residual_package
+from ..finite import NonFiniteError, require_finite
+from ..buffers.her import EpisodeRelabeler, HindsightRelabeler
+from ..buffers.mirror import Mirror, MirrorRelabeler
+from ..transport.online_server import MAX_NORMALISED, OnlineServer
+from ..transport.protocol import MAX_ABS_VALUE, value_problem
+from ..buffers.replay import FIELDS
+from ..algorithms.residual_td3.nets import ObsFeatures
+from ..algorithms.residual_td3.agent import BasePackage, Config, ResidualTD3, config_keys, demo_rows
+from ..transport.security import load_signing_key, sign_package
 
 
 def _names(csv: str) -> list[str]:
@@ -46,7 +46,7 @@ def make_agent(cfg: Config, obs_dim: int, act_dim: int, base: BasePackage | None
     """The learner `algorithm` names: ResidualTD3 (ours) or RlpdSAC (the HIL-SERL/RLPD baseline, same interface).
     `obs_features` needs the base package (its observation names and stats)."""
     if cfg.algorithm == "rlpd_sac":
-        from .rlpd_sac import RlpdSAC
+        from ..algorithms.rlpd_sac.agent import RlpdSAC
         return RlpdSAC(cfg, obs_dim, act_dim)
     features = None
     if cfg.obs_features:
@@ -281,7 +281,7 @@ class Learner:
                      {k: v["acked_seq"] for k, v in meta["robots"].items()}, self.latest_version)
         elif self.cfg.demo_dataset:
             if self.cfg.algorithm == "rlpd_sac":
-                from .rlpd_sac import zero_base_demo_rows
+                from ..algorithms.rlpd_sac.agent import zero_base_demo_rows
                 rows = zero_base_demo_rows(self.cfg.demo_dataset, self.base)
             else:
                 rows = demo_rows(self.cfg.demo_dataset, self.base, self.cfg.base_noise_scale, self.mirror)

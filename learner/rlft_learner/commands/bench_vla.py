@@ -11,7 +11,7 @@ import time
 import numpy as np
 import torch
 
-from .vla import TinyVla, VlaConfig
+from ..algorithms.vla.model import TinyVla, VlaConfig
 
 
 def load_vla(package: str) -> TinyVla:

@@ -37,7 +37,7 @@ HER_ROBOT = -2
 
 def load_base_sampler(base_path: str):
     """The frozen base's DDIM sampler (eval mode) and its ModelConfig, from a train-bc package's model.pt."""
-    from .diffusion import DDIMSampler, ModelConfig, NoisePredictionNet
+    from ..algorithms.bc.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet
 
     ckpt = torch.load(os.path.join(base_path, "model.pt"), map_location="cpu")
     mcfg = ModelConfig(**ckpt["config"])

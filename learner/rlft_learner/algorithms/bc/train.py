@@ -23,13 +23,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, allow, help_meta as _h, run_command
-from .data import Normalizer, frame_index, load_npz, make_windows, save_npz
+from ...options import add_dataclass_args, allow, help_meta as _h, run_command
+from ...data import Normalizer, frame_index, load_npz, make_windows, save_npz
 from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
-from .vision import CameraEncoders, EncoderConfig, random_shift
-from .export import PackageMeta, export_package
-from .finite import StepGuard, finite_values
-from .server import Dataset, DoorConfig, ExperienceServer
+from ...vision import CameraEncoders, EncoderConfig, random_shift
+from ...export.package import PackageMeta, export_package
+from ...finite import StepGuard, finite_values
+from ...transport.server import Dataset, DoorConfig, ExperienceServer
 
 log = logging.getLogger("rlft_learner.train_bc")
 

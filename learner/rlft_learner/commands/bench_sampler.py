@@ -10,7 +10,7 @@ import time
 import numpy as np
 import torch
 
-from .diffusion import DDIMSampler, ModelConfig, NoisePredictionNet
+from ..algorithms.bc.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet
 
 
 def load_sampler(package: str) -> DDIMSampler:

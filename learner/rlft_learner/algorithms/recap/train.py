@@ -35,13 +35,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cli import add_dataclass_args, allow, help_meta as _h, run_command
-from .data import Normalizer, load_npz, make_windows
-from .diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
-from .export import PackageMeta, export_package
-from .finite import StepGuard, finite_values
-from .recap_value import ReturnSpec, ValueConfig, calibration, plot_calibration, predict, train_value
-from .server import DoorConfig, Episode, ExperienceServer
+from ...options import add_dataclass_args, allow, help_meta as _h, run_command
+from ...data import Normalizer, load_npz, make_windows
+from ...algorithms.bc.diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
+from ...export.package import PackageMeta, export_package
+from ...finite import StepGuard, finite_values
+from .value import ReturnSpec, ValueConfig, calibration, plot_calibration, predict, train_value
+from ...transport.server import DoorConfig, Episode, ExperienceServer
 
 log = logging.getLogger("rlft_learner.recap")
 

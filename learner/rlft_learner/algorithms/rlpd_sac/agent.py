@@ -28,10 +28,10 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from .finite import StepGuard
-from .replay import ReplayBuffer
-from .residual_nets import CriticEnsemble
-from .residual_td3 import BasePackage, Config, ResidualTD3
+from ...finite import StepGuard
+from ...buffers.replay import ReplayBuffer
+from ...algorithms.residual_td3.nets import CriticEnsemble
+from ...algorithms.residual_td3.agent import BasePackage, Config, ResidualTD3
 
 LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0  # CleanRL
 
@@ -192,7 +192,7 @@ class RlpdSAC:
 def zero_base_demo_rows(path: str, base: BasePackage) -> dict[str, np.ndarray]:
     """Offline rows from a train-bc .npz for a zero-base learner: base_action = next_base_action = 0 (no relabelling,
     SAC never reads them). Success ends an episode (terminated); other episode ends are truncations."""
-    from .data import load_npz
+    from ...data import load_npz
 
     data = load_npz(path)
     if data.obs_names != base.obs_names or data.action_names != base.action_names:

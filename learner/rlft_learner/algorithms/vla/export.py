@@ -10,11 +10,11 @@ import os
 import numpy as np
 import torch
 
-from . import __version__
-from .export import _export_multi, _git_commit, sha256_file
-from .finite import require_finite
+from ... import __version__
+from ...export.package import _export_multi, _git_commit, sha256_file
+from ...finite import require_finite
 from .tokenizer import WordLevelTokenizer
-from .vla import TinyVla, preprocess_images
+from .model import TinyVla, preprocess_images
 
 
 class _Prefix(torch.nn.Module):

@@ -10,11 +10,11 @@ from dataclasses import asdict
 
 import torch
 
-from .data import synthetic_dataset, synthetic_pixel_dataset
-from .diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
-from .export import PackageMeta, export_package
-from .recap_value import ValueNet
-from .train_bc import Config, train
+from ..data import synthetic_dataset, synthetic_pixel_dataset
+from ..algorithms.bc.diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
+from ..export.package import PackageMeta, export_package
+from ..algorithms.recap.value import ValueNet
+from ..algorithms.bc.train import Config, train
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
