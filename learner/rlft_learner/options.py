@@ -29,12 +29,16 @@ def help_meta(text: str) -> dict:
 def allow(cls: type, table: dict[str, str | tuple[str, ...]]) -> None:
     """Declare the values a config dataclass accepts, one entry per key: a range in interval notation ("(0, 1]",
     "[0, 2]", "> 0", ">= 1") or a tuple of choices. The one place each value's bounds live: `check_value` enforces
-    them wherever the value is read (YAML, flags) and --help shows them. A subclass inherits its parents' entries."""
+    them wherever the value is read (YAML, flags) and --help shows them. A subclass inherits its parents' entries
+    (declare its own table, even an empty one, after the class)."""
     names = {f.name for f in dataclasses.fields(cls)}
     for key, spec in table.items():
         if key not in names or not (isinstance(spec, tuple) or _INTERVAL.match(spec) or _COMPARE.match(spec)):
             raise ValueError(f"{cls.__name__}: bad allowed-values entry {key!r}: {spec!r}")  # a programming error
-    cls.__allowed__ = {**getattr(cls, "__allowed__", {}), **table}
+    inherited: dict[str, str | tuple[str, ...]] = {}
+    for base in reversed(cls.__mro__[1:]):  # every parent's entries, also with several parents (serve's flat config)
+        inherited.update(vars(base).get("__allowed__", {}))
+    cls.__allowed__ = {**inherited, **table}
 
 
 def allowed(cls: type, name: str) -> str | tuple[str, ...] | None:

@@ -9,7 +9,8 @@ import torch
 
 from rlft_learner.algorithms.residual_td3.chunk_critic import ChunkCritic, ChunkWindows
 from rlft_learner.export.package import export_residual_package
-from rlft_learner.algorithms.residual_td3.agent import BasePackage, Config, ResidualTD3
+from rlft_learner.algorithms.residual_td3.agent import BasePackage, ResidualTD3
+from rlft_learner.algorithms.residual_td3.config import ResidualTD3Config
 
 from test_residual import rows, write_base
 
@@ -85,7 +86,7 @@ def test_the_chunk_critic_learns_which_chunk_succeeds():
 
 
 def test_agent_trains_and_checkpoints_the_chunk_critic(tmp_path):
-    cfg = Config(base_package="x", chunk_critic=True, chunk_critic_every=1, learning_starts=1, critic_hidden=16,
+    cfg = ResidualTD3Config(chunk_critic=True, chunk_critic_every=1, learning_starts=1, critic_hidden=16,
                  actor_hidden=16, critic_heads=3, batch_size=16)
     agent = ResidualTD3(cfg, OBS, ACT)
     agent.enable_chunk_critic(K)
@@ -134,7 +135,7 @@ class _FlipFirst:
 
 
 def test_mirrored_stream_adds_reflected_windows_of_the_chunk_the_robot_ran():
-    cfg = Config(base_package="x", chunk_critic=True, learning_starts=1, critic_hidden=16, actor_hidden=16,
+    cfg = ResidualTD3Config(chunk_critic=True, learning_starts=1, critic_hidden=16, actor_hidden=16,
                  critic_heads=3, batch_size=16)
     agent = ResidualTD3(cfg, OBS, ACT)
     agent.enable_chunk_critic(K, _FlipFirst())

@@ -12,8 +12,9 @@ from rlft_learner.algorithms.classifier import train as train_classifier
 from rlft_learner.algorithms.recap import train as recap
 from rlft_learner.algorithms.vla import train as train_vla
 from rlft_learner.options import check_dataclass, in_range
-from rlft_learner.algorithms.residual_td3.agent import Config
-from rlft_learner.commands.serve import load_config
+from rlft_learner.algorithms.residual_td3.config import ResidualTD3Config
+from rlft_learner.algorithms.rlpd_sac.config import RlpdSacConfig
+from rlft_learner.commands.serve_config import ServeConfig, load_config
 
 LEARNER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -52,10 +53,10 @@ def test_the_file_is_named_and_flags_are_checked_too(tmp_path):
 
 def test_every_declared_range_holds_for_the_defaults():
     """The defaults of every command's config pass their own ranges (and every range spec parses)."""
-    for cls in (Config, train_bc.Config, recap.Config, train_vla.Config, train_classifier.Config):
+    for cls in (ServeConfig, ResidualTD3Config, RlpdSacConfig, train_bc.Config, recap.Config, train_vla.Config, train_classifier.Config):
         check_dataclass(cls(), cls.__module__)
     assert in_range(0.5, "(0, 1]") and not in_range(0.0, "(0, 1]") and in_range(1.0, "(0, 1]") and not in_range(float("nan"), "> 0")
-    assert {"gamma", "tau", "actor_lr", "critic_lr", "sac_lr", "batch_size", "base_noise_scale", "utd", "max_message_mb"} <= set(Config.__allowed__)
+    assert {"gamma", "tau", "actor_lr", "critic_lr", "sac_lr", "batch_size", "base_noise_scale", "utd", "max_message_mb"} <= set(ServeConfig.__allowed__)
 
 
 @pytest.mark.parametrize("argv, message", [

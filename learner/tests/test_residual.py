@@ -9,8 +9,10 @@ import torch
 
 from rlft_learner.export.package import export_residual_package
 from rlft_learner.buffers.replay import FIELDS, ReplayBuffer
-from rlft_learner.algorithms.residual_td3.agent import BasePackage, Config, ResidualTD3, redq_target, route
-from rlft_learner.commands.serve import load_config
+from rlft_learner.algorithms.offpolicy import route
+from rlft_learner.algorithms.residual_td3.agent import BasePackage, ResidualTD3, redq_target
+from rlft_learner.algorithms.residual_td3.config import ResidualTD3Config
+from rlft_learner.commands.serve_config import ServeConfig, load_config
 
 
 def write_base(path, obs_dim=3, act_dim=2, version="bc-toy-20261130T000000Z-abcdef"):
@@ -72,7 +74,7 @@ def test_redq_target_uses_two_of_e_heads():
 
 
 def test_intervention_steps_go_to_both_buffers_autonomous_only_online(tmp_path):
-    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=16), 3, 2)
+    agent = ResidualTD3(ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=16), 3, 2)
     agent.add(rows([0, 1, 2, 3, 4], intervention=[0, 1, 1, 0, 0]))
     assert len(agent.online) == 5 and len(agent.offline) == 2
     assert sorted(agent.offline.data["seq"][:2].tolist()) == [1, 2]
@@ -83,7 +85,7 @@ def test_intervention_steps_go_to_both_buffers_autonomous_only_online(tmp_path):
 
 def test_zero_init_residual_exports_zero_and_valid_package(tmp_path):
     base = BasePackage.load(write_base(tmp_path / "base"))
-    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=32), 3, 2)
+    agent = ResidualTD3(ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=32), 3, 2)
     path, policy = export_residual_package(agent.actor, base, str(tmp_path / "packages"), updates=0, exploration_std=0.05)
     vectors = json.load(open(os.path.join(path, "test_vectors.json")))
     assert np.array(vectors["residual"]).shape == (4, 2) and np.abs(vectors["residual"]).max() == 0
@@ -117,7 +119,7 @@ def test_residual_learns_to_correct_a_constant_base_offset():
     """1-D toy: target x ~ U(-0.5, 0.5) is the observation; the base action is x + 0.08; one-step episodes with reward 1
     when the executed action is within 0.04 of x (the base alone never is). 500 episodes, 1000 updates."""
     torch.set_num_threads(1)
-    cfg = Config(critic_heads=4, critic_hidden=64, actor_hidden=64, batch_size=128, utd=2.0, learning_starts=100,
+    cfg = ResidualTD3Config(critic_heads=4, critic_hidden=64, actor_hidden=64, batch_size=128, utd=2.0, learning_starts=100,
                  critic_warmup_updates=100, actor_lr=1e-3, exploration_std=0.05, residual_scale=0.15, seed=0)
     agent = ResidualTD3(cfg, obs_dim=1, act_dim=1)
     rng = np.random.default_rng(0)
@@ -169,7 +171,7 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     assert r["obs"].shape == (40, 4) and r["base_action"].shape == (40, 2) and np.abs(r["base_action"]).max() <= 1
     assert r["terminated"][19] == 1 and r["truncated"][39] == 1 and r["terminated"].sum() == 1
     assert (r["intervention"] == 1).all()
-    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=16), 4, 2)
+    agent = ResidualTD3(ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=16), 4, 2)
     agent.add_offline(r)
     out = agent.offline.nstep(np.array([18, 19, 20]), n=3, gamma=0.99)
     assert out["discount"][0] == 0 and out["discount"][1] == 0 and out["discount"][2] > 0  # episodes do not chain
@@ -220,7 +222,7 @@ def test_bc_anchor_pulls_the_residual_toward_offline_corrections_when_q_is_flat(
     """TD3+BC anchor (actor_bc_weight): with a critic that has learnt nothing, the actor's only signal is the anchor, so
     the residual moves toward what the offline rows did relative to the base (+0.05 here), clipped to the box."""
     torch.set_num_threads(1)
-    cfg = Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
+    cfg = ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
                  policy_delay=1, actor_lr=3e-3, actor_bc_weight=1.0, residual_scale=0.1, critic_lr=0.0, seed=0)
     agent = ResidualTD3(cfg, obs_dim=3, act_dim=2)
     r = rows(list(range(200)), obs_dim=3, act_dim=2)
@@ -253,7 +255,7 @@ def test_residual_penalty_turns_a_bang_bang_residual_into_a_proportional_one(pen
     """With Adam, plain TD3 drives the bounded residual to its box edge for any consistent gradient, however small
     (here a 2% gain over the whole box); the trust-region term (actor_residual_penalty) settles it inside the box."""
     torch.set_num_threads(1)
-    cfg = Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
+    cfg = ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
                  policy_delay=1, actor_lr=3e-3, actor_residual_penalty=penalty, residual_scale=0.1, critic_lr=0.0, seed=0)
     agent = ResidualTD3(cfg, obs_dim=3, act_dim=2)
     agent.critic = _SlopedCritic(cfg.critic_heads, slope=0.2)
@@ -285,7 +287,7 @@ def test_pessimistic_actor_prefers_actions_the_heads_agree_on():
 
     out = {}
     for k in (0.0, 1.0):
-        cfg = Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
+        cfg = ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
                      policy_delay=1, actor_lr=3e-3, actor_pessimism=k, residual_scale=0.1, critic_lr=0.0, seed=0)
         agent = ResidualTD3(cfg, obs_dim=3, act_dim=2)
         agent.critic, agent.critic_target = Split(), Split()
@@ -312,7 +314,7 @@ def test_critic_export_matches_the_ensemble():
 def test_bc_anchor_from_interventions_only_ignores_demo_rows():
     """actor_bc_source interventions: the anchor pulls the residual toward a_human - a_base on operator steps (rows
     from a robot), never toward a demo's action minus its relabelled base (rows with robot -1)."""
-    cfg = Config(base_package="x", actor_bc_weight=50.0, actor_bc_source="interventions", critic_warmup_updates=0,
+    cfg = ResidualTD3Config(actor_bc_weight=50.0, actor_bc_source="interventions", critic_warmup_updates=0,
                  learning_starts=1, policy_delay=1, critic_hidden=16, actor_hidden=16, critic_heads=2, batch_size=64,
                  actor_lr=3e-3, residual_scale=0.1)
     agent = ResidualTD3(cfg, 3, 2)
@@ -336,7 +338,7 @@ def test_env_warmup_holds_the_actor_and_publishes_a_uniform_noise_package(tmp_pa
     online transitions arrived; a fresh learner publishes the zero residual with residual.exploration_uniform."""
     from rlft_learner.commands.serve import Learner
     from test_server import free_port
-    cfg = Config(base_package="x", warmup_env_steps=100, critic_warmup_updates=0, learning_starts=1, policy_delay=1,
+    cfg = ResidualTD3Config(warmup_env_steps=100, critic_warmup_updates=0, learning_starts=1, policy_delay=1,
                  critic_hidden=16, actor_hidden=16, critic_heads=2, batch_size=16)
     agent = ResidualTD3(cfg, 3, 2)
     agent.add(rows(list(range(50))))
@@ -348,7 +350,7 @@ def test_env_warmup_holds_the_actor_and_publishes_a_uniform_noise_package(tmp_pa
     agent.update()
     assert agent.actor_updates >= 1
     base = write_base(tmp_path / "base", obs_dim=3, act_dim=2)
-    lr = Learner(Config(base_package=base, run_dir=str(tmp_path / "run"), warmup_env_steps=100, warmup_noise=0.2,
+    lr = Learner(ServeConfig(base_package=base, run_dir=str(tmp_path / "run"), warmup_env_steps=100, warmup_noise=0.2,
                         experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}"),
                  out=lambda _: None)
     try:
@@ -365,7 +367,7 @@ def test_exploration_rho_reaches_the_package_and_out_of_range_is_refused(tmp_pat
     from rlft_learner.commands.serve import Learner
     from test_server import free_port
     base = write_base(tmp_path / "base", obs_dim=3, act_dim=2)
-    cfg = Config(base_package=base, run_dir=str(tmp_path / "run"), exploration_rho=0.9,
+    cfg = ServeConfig(base_package=base, run_dir=str(tmp_path / "run"), exploration_rho=0.9,
                  experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}")
     lr = Learner(cfg, out=lambda _: None)
     try:
@@ -430,7 +432,6 @@ def test_obs_features_are_relative_positions_inside_the_exported_networks(tmp_pa
 def test_the_shipped_learner_presets_are_valid_configs():
     """learner/presets/<task>.yaml (rlft session --learner-config, bench:learning's settings) load with every key known."""
     import glob
-    from rlft_learner.commands.serve import load_config
     files = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "presets", "*.yaml")))
     assert [os.path.basename(f) for f in files] == ["peg_insert.yaml", "push_cube.yaml"]
     peg, push = (load_config(f) for f in files)

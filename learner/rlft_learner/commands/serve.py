@@ -1,6 +1,7 @@
-"""`serve`: the online residual-RL learner. Robots stream transitions in (online_server.py), ResidualTD3 trains on them
-(residual_td3.py; with `algorithm: rlpd_sac` the HIL-SERL/RLPD SAC baseline of rlpd_sac.py), new residual packages are exported and published, and everything is checkpointed so a killed
-learner resumes where its last checkpoint left off.
+"""`serve`: the online residual-RL learner. Robots stream transitions in (transport/online_server.py), ResidualTD3 trains
+on them (algorithms/residual_td3/; with `algorithm: rlpd_sac` the HIL-SERL/RLPD SAC baseline of algorithms/rlpd_sac/),
+new residual packages are exported and published, and everything is checkpointed so a killed learner resumes where its
+last checkpoint left off. Its config keys: serve_config.py.
 
     python3 -m rlft_learner serve --config learner.yaml [--max-updates 20000 --json-progress ...]
     python3 -m rlft_learner bench-update [--config learner.yaml] [--seconds 5]
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import inspect
 import json
 import logging
@@ -25,7 +25,6 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..options import check_value, help_with_range, read_yaml
 from ..export.package import export_residual_package
 from ..finite import NonFiniteError, require_finite
 from ..buffers.her import EpisodeRelabeler, HindsightRelabeler
@@ -34,100 +33,30 @@ from ..transport.online_server import MAX_NORMALISED, OnlineServer
 from ..transport.protocol import MAX_ABS_VALUE, value_problem
 from ..buffers.replay import FIELDS
 from ..algorithms.residual_td3.nets import ObsFeatures
-from ..algorithms.residual_td3.agent import BasePackage, Config, ResidualTD3, config_keys, demo_rows
+from ..algorithms.residual_td3.agent import BasePackage, ResidualTD3, demo_rows
 from ..transport.security import load_signing_key, sign_package
+from .serve_config import ServeConfig, add_config_flags, config_from_args
 
 
 def _names(csv: str) -> list[str]:
     return [n.strip() for n in csv.split(",") if n.strip()]
 
 
-def make_agent(cfg: Config, obs_dim: int, act_dim: int, base: BasePackage | None = None):
-    """The learner `algorithm` names: ResidualTD3 (ours) or RlpdSAC (the HIL-SERL/RLPD baseline, same interface).
-    `obs_features` needs the base package (its observation names and stats)."""
+def make_agent(cfg: ServeConfig, obs_dim: int, act_dim: int, base: BasePackage | None = None):
+    """The learner `algorithm` names: ResidualTD3 (ours) or RlpdSAC (the HIL-SERL/RLPD baseline, same interface), each
+    given its own config. `obs_features` needs the base package (its observation names and stats)."""
+    agent_cfg = cfg.agent_config()
     if cfg.algorithm == "rlpd_sac":
         from ..algorithms.rlpd_sac.agent import RlpdSAC
-        return RlpdSAC(cfg, obs_dim, act_dim)
+        return RlpdSAC(agent_cfg, obs_dim, act_dim)
     features = None
     if cfg.obs_features:
         if base is None:
             raise ValueError("config: obs_features needs the base package's observation names and stats (base_package)")
         features = ObsFeatures(list(base.obs_names), base.obs_mean, base.obs_std, cfg.obs_features)
-    return ResidualTD3(cfg, obs_dim, act_dim, features)
+    return ResidualTD3(agent_cfg, obs_dim, act_dim, features)
 
 log = logging.getLogger("rlft_learner.serve")
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Config: YAML file, then --flags; unknown keys and wrong types are errors that name the key.
-
-def check_config(values: dict[str, Any], where: str) -> dict[str, Any]:
-    """Keys, types and ranges of config `values` read from `where` (a file or the command line); errors name all three."""
-    defaults = Config()
-    fields = {f.name: f for f in dataclasses.fields(Config)}
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        if key not in fields:
-            close = difflib.get_close_matches(str(key), sorted(fields), n=1)
-            hint = f" — did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(fields))}"
-            raise ValueError(f"{where}: unknown config key {key!r}{hint}")
-        want = type(getattr(defaults, key))
-        if want is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
-            raise ValueError(f"{where}: config key {key!r} must be {want.__name__}; found {value!r}")
-        check_value(Config, key, value, where)
-        out[key] = value
-    return out
-
-
-def load_config(path: str = "", overrides: dict[str, Any] | None = None) -> Config:
-    """Config from a YAML mapping (may be empty) with `overrides` (from flags) on top. Each value is range-checked where
-    it is read (check_config); what depends on several keys is checked here."""
-    values: dict[str, Any] = {}
-    if path:
-        loaded = read_yaml(path)
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ValueError(f"{path}: expected a YAML mapping of config keys; found {type(loaded).__name__}")
-        values.update(check_config(loaded or {}, path))
-    values.update(check_config(overrides or {}, "command line"))
-    cfg = Config(**values)
-    if cfg.chunk_critic and cfg.algorithm != "residual_td3":
-        raise ValueError(f"config: chunk_critic ranks base chunks, so it needs algorithm residual_td3 (found {cfg.algorithm})")
-    if cfg.warmup_env_steps > 0 and cfg.algorithm != "residual_td3":
-        raise ValueError("config: warmup_env_steps is the residual learner's warm-up; rlpd_sac explores with its own initial actor")
-    if cfg.mirror_obs and cfg.algorithm != "residual_td3":
-        raise ValueError(f"config: mirror_obs is a residual_td3 option (it re-runs the base); found algorithm {cfg.algorithm}")
-    if cfg.obs_features and cfg.algorithm != "residual_td3":
-        raise ValueError(f"config: obs_features is a residual_td3 option; found algorithm {cfg.algorithm}")
-    if cfg.her_goal:
-        if cfg.algorithm != "residual_td3":
-            raise ValueError(f"config: her_goal relabels goals for the residual learner (it re-runs the base); found algorithm {cfg.algorithm}")
-        if not cfg.her_radius > 0:
-            raise ValueError(f"config: with her_goal, her_radius must be > 0 (the task's success radius, push_cube 0.035); "
-                             f"found {cfg.her_radius}")
-    if cfg.sac_exploration_min > cfg.sac_exploration_max:
-        raise ValueError(f"config: sac_exploration_min ({cfg.sac_exploration_min}) must not exceed sac_exploration_max "
-                         f"({cfg.sac_exploration_max})")
-    return cfg
-
-
-def add_config_flags(parser: argparse.ArgumentParser) -> None:
-    """--key for every config key; only flags given on the command line override the YAML file."""
-    parser.add_argument("--config", default="", help="YAML file of config keys (see residual_td3.Config)")
-    defaults = Config()
-    for f in dataclasses.fields(Config):
-        default = getattr(defaults, f.name)
-        flag = "--" + f.name.replace("_", "-")
-        help_text = f"{help_with_range(Config, f)} (default: {default!r})"
-        if isinstance(default, bool):
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text)
-        else:
-            parser.add_argument(flag, dest=f.name, type=type(default), default=argparse.SUPPRESS, help=help_text)
-
-
-def config_from_args(args: argparse.Namespace) -> Config:
-    return load_config(args.config, {k: v for k, v in vars(args).items() if k in config_keys()})
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -220,7 +149,7 @@ class Learner:
     """Owns the agent, the server, packages, checkpoints and progress. `run(stop)` serves until `stop` is set or a
     max_updates / max_seconds limit is reached, then checkpoints."""
 
-    def __init__(self, cfg: Config, out: Callable[[str], None] | None = None):
+    def __init__(self, cfg: ServeConfig, out: Callable[[str], None] | None = None):
         if not cfg.base_package:
             raise ValueError("config: base_package is required — the BC package directory the robots run (train-bc's OUT/package)")
         self.cfg = cfg
@@ -432,7 +361,7 @@ class Learner:
 # ---------------------------------------------------------------------------------------------------------------------
 # bench-update: critic+actor updates per second for a config, on synthetic buffers.
 
-def bench_update(cfg: Config, seconds: float = 5.0, obs_dim: int = 12, act_dim: int = 5) -> dict:
+def bench_update(cfg: ServeConfig, seconds: float = 5.0, obs_dim: int = 12, act_dim: int = 5) -> dict:
     torch.set_num_threads(cfg.threads)
     base = None
     if cfg.base_package:

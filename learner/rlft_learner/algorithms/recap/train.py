@@ -37,7 +37,7 @@ import torch.nn.functional as F
 
 from ...options import add_dataclass_args, allow, help_meta as _h, run_command
 from ...data import Normalizer, load_npz, make_windows
-from ...algorithms.bc.diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
+from ..bc.diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
 from ...export.package import PackageMeta, export_package
 from ...finite import StepGuard, finite_values
 from .value import ReturnSpec, ValueConfig, calibration, plot_calibration, predict, train_value

@@ -4,7 +4,8 @@ Sources: Haarnoja et al. 2018 (SAC with automatic entropy tuning, arXiv 1812.059
 (network shapes, log-std squashing, alpha loss), RLPD (Ball et al. 2023, arXiv 2302.02948: LayerNorm critics, 50/50
 demo/online batches, high UTD) and HIL-SERL (Luo et al. 2024, arXiv 2410.21845: 2 critics, 256x256, lr 3e-4, gamma 0.97,
 target entropy -|A|/2, interventions to both buffers). See docs/algorithms.md §2. Selected in `serve` with
-`algorithm: rlpd_sac`; the online loop, protocol, buffers and intervention routing are the residual learner's.
+`algorithm: rlpd_sac`; the online loop, protocol, buffers and intervention routing are shared with the residual learner
+(commands/serve.py, algorithms/offpolicy.py).
 
 How it runs on the robot with the residual machinery: the actor is exported as a `kind: "residual"` package with
 `residual.scale = 1` and the robot runs it over a **zero base** (`PolicyActor` `zeroBase`), so the executed normalised
@@ -28,10 +29,12 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from ...buffers.replay import Batch
 from ...finite import StepGuard
-from ...buffers.replay import ReplayBuffer
-from ...algorithms.residual_td3.nets import CriticEnsemble
-from ...algorithms.residual_td3.agent import BasePackage, Config, ResidualTD3
+from ..offpolicy import Experience, polyak
+from ..residual_td3.agent import BasePackage
+from ..residual_td3.nets import CriticEnsemble
+from .config import RlpdSacConfig
 
 LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0  # CleanRL
 
@@ -86,17 +89,10 @@ class RlpdSAC:
     """Same surface as ResidualTD3 (add / add_offline / updates_due / update / state_dict / counters) so `serve` runs
     either. `update()` does one critic update and, every `policy_delay`-th one, an actor and temperature update."""
 
-    # Data handling is the residual learner's: HIL-SERL routing, RLPD 50/50 n-step batches, the UTD clock.
-    chunk = None  # ResidualTD3.add feeds a chunk critic when one is enabled; SAC never has one
-    add = ResidualTD3.add
-    clips_interventions = False  # a policy from scratch can express the operator's whole action
-    her = None  # hindsight relabelling re-runs a base policy; config refuses her_goal with rlpd_sac
-    add_offline = ResidualTD3.add_offline
-    updates_due = ResidualTD3.updates_due
-    sample = ResidualTD3.sample
-    _polyak = ResidualTD3._polyak
+    chunk = None  # no chunk critic: it ranks a base policy's chunks
+    her = None  # hindsight / mirror relabelling re-runs a base policy; the config refuses them with rlpd_sac
 
-    def __init__(self, cfg: Config, obs_dim: int, act_dim: int):
+    def __init__(self, cfg: RlpdSacConfig, obs_dim: int, act_dim: int):
         self.cfg, self.obs_dim, self.act_dim = cfg, obs_dim, act_dim
         torch.manual_seed(cfg.seed)
         self.device = torch.device(cfg.device)
@@ -109,19 +105,39 @@ class RlpdSAC:
         self.actor_opt = torch.optim.Adam(self.sac_actor.parameters(), lr=cfg.sac_lr)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.sac_lr)
         self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=cfg.sac_lr)
-        self.online = ReplayBuffer(cfg.online_capacity, obs_dim, act_dim)
-        self.offline = ReplayBuffer(cfg.offline_capacity, obs_dim, act_dim)
-        self.rng = np.random.default_rng(cfg.seed)
+        # The residual learner's data handling, by composition: HIL-SERL routing (interventions unclipped: a policy
+        # from scratch can express the operator's whole action), RLPD 50/50 n-step batches, the UTD clock.
+        self.data = Experience(cfg, obs_dim, act_dim, self.device)
+        self.online, self.offline = self.data.online, self.data.offline
         self.gen = torch.Generator().manual_seed(cfg.seed)
         self.updates = 0
         self.actor_updates = 0
-        self.env_steps = 0
-        self.intervention_steps = 0
         self.guard = StepGuard("rlpd_sac")
         self.policy_spread = float("nan")  # mean action-space std of the policy on the last actor batch
         with torch.no_grad():  # the spread of the untrained policy, for the first package
             _, _, mean, std = self.sac_actor.sample(torch.zeros(1, obs_dim, device=self.device), self.gen)
             self.policy_spread = float(((1 - torch.tanh(mean) ** 2) * std).mean())
+
+    # -- data (offpolicy.Experience) --
+    @property
+    def env_steps(self) -> int:
+        return self.data.env_steps
+
+    @property
+    def intervention_steps(self) -> int:
+        return self.data.intervention_steps
+
+    def add(self, rows: dict[str, np.ndarray]) -> None:
+        self.data.add(rows)
+
+    def add_offline(self, rows: dict[str, np.ndarray]) -> None:
+        self.data.add_offline(rows)
+
+    def updates_due(self) -> int:
+        return self.data.updates_due(self.updates)
+
+    def sample(self) -> Batch:
+        return self.data.sample()
 
     @property
     def alpha(self) -> float:
@@ -149,7 +165,7 @@ class RlpdSAC:
         self.updates += 1  # the UTD clock advances also when the step is skipped (finite.StepGuard)
         out: dict[str, float] = {}
         if self.guard.step("critic", critic_loss, self.critic_opt):
-            self._polyak(self.critic, self.critic_target)
+            polyak(self.critic, self.critic_target, cfg.tau)
             out = {"losses/critic": critic_loss.item() / cfg.sac_critics, "charts/q_mean": q.mean().item()}
         if self.updates % cfg.policy_delay == 0:
             a, logp, mean, std = self.sac_actor.sample(b.obs, self.gen)
@@ -171,10 +187,9 @@ class RlpdSAC:
                 "critic_target": self.critic_target.state_dict(), "log_alpha": self.log_alpha.detach().clone(),
                 "actor_opt": self.actor_opt.state_dict(), "critic_opt": self.critic_opt.state_dict(),
                 "alpha_opt": self.alpha_opt.state_dict(),
-                "counters": {"updates": self.updates, "actor_updates": self.actor_updates, "env_steps": self.env_steps,
-                             "intervention_steps": self.intervention_steps},
+                "counters": {"updates": self.updates, "actor_updates": self.actor_updates, **self.data.counters()},
                 "policy_spread": torch.tensor(self.policy_spread),
-                "torch_rng": self.gen.get_state(), "np_rng": json.dumps(self.rng.bit_generator.state)}
+                "torch_rng": self.gen.get_state(), "np_rng": json.dumps(self.data.rng.bit_generator.state)}
 
     def load_state_dict(self, state: dict) -> None:
         self.sac_actor.load_state_dict(state["actor"])
@@ -183,10 +198,10 @@ class RlpdSAC:
         with torch.no_grad():
             self.log_alpha.copy_(state["log_alpha"])
         for k, v in state["counters"].items():
-            setattr(self, k, int(v))
+            setattr(self.data if k in ("env_steps", "intervention_steps") else self, k, int(v))
         self.policy_spread = float(state["policy_spread"])
         self.gen.set_state(state["torch_rng"])
-        self.rng.bit_generator.state = json.loads(state["np_rng"])
+        self.data.rng.bit_generator.state = json.loads(state["np_rng"])
 
 
 def zero_base_demo_rows(path: str, base: BasePackage) -> dict[str, np.ndarray]:
