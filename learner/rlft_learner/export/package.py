@@ -75,11 +75,6 @@ def _export(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], 
     onnx_export(module, args, path, inputs, [output])
 
 
-def _export_multi(module: torch.nn.Module, args: tuple, path: str, inputs: list[str], outputs: list[str]) -> None:
-    """As _export, for graphs with several outputs (the VLA's prefix and action expert); batch axes dynamic."""
-    onnx_export(module, args, path, inputs, outputs)
-
-
 def image_inputs(encoders: CameraEncoders) -> list[dict]:
     """policy.json observation.images: one entry per camera, in the sampler's input order (LeRobot's feature key,
     the ONNX input, what the robot must feed, and how the graph preprocesses it)."""
@@ -152,7 +147,7 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
         if value_net is not None:
             value_net = value_net.to("cpu").eval()
             vobs = torch.randn(vectors, cfg.obs_dim, generator=gen)  # (V, obs_dim)
-            _export_multi(value_net, (vobs,), os.path.join(out_dir, "value.onnx"), ["obs"], ["value", "probs"])
+            onnx_export(value_net, (vobs,), os.path.join(out_dir, "value.onnx"), ["obs"], ["value", "probs"])
             value, probs = value_net(vobs)
             vec["value"] = {"obs": vobs.tolist(), "value": value.tolist(), "probs": probs.tolist()}
     with open(os.path.join(out_dir, "test_vectors.json"), "w") as f:

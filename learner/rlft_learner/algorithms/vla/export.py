@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from ... import __version__
-from ...export.package import _export_multi, _git_commit, sha256_file
+from ...export.package import _git_commit, onnx_export, sha256_file
 from ...finite import require_finite
 from .tokenizer import WordLevelTokenizer
 from .model import TinyVla, preprocess_images
@@ -50,12 +50,12 @@ def export_vla_package(model: TinyVla, tok: WordLevelTokenizer, norm: dict, meta
     noise = torch.randn(vectors, cfg.horizon, cfg.action_dim, generator=gen)  # (V, H, A)
     img_names = [f"image_{c.name}" for c in cfg.cameras]
     with torch.no_grad():
-        _export_multi(_Prefix(model), (state_raw, input_ids, attention_mask, *images), os.path.join(out_dir, "prefix.onnx"),
-                      ["state", "input_ids", "attention_mask", *img_names], ["prefix", "prefix_mask"])
+        onnx_export(_Prefix(model), (state_raw, input_ids, attention_mask, *images), os.path.join(out_dir, "prefix.onnx"),
+                    ["state", "input_ids", "attention_mask", *img_names], ["prefix", "prefix_mask"])
         prefix, pmask = model.prefix(state_raw, input_ids, attention_mask, *images)
         t1 = torch.ones(vectors)
-        _export_multi(model.expert, (noise, t1, prefix, pmask), os.path.join(out_dir, "action_expert.onnx"),
-                      ["x", "t", "prefix", "prefix_mask"], ["velocity"])
+        onnx_export(model.expert, (noise, t1, prefix, pmask), os.path.join(out_dir, "action_expert.onnx"),
+                    ["x", "t", "prefix", "prefix_mask"], ["velocity"])
         velocity = model.expert(noise, t1, prefix, pmask)
         actions = model.sample(state_raw, input_ids, attention_mask, images, noise, steps=flow_steps)  # (V, H, A)
     vec = {"instructions": examples, "input_ids": input_ids.tolist(), "attention_mask": attention_mask.tolist(),
