@@ -66,7 +66,7 @@ class Config(DoorConfig):
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
 
 
-allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+allow(Config, {  # options.allow: what each key accepts, checked wherever the value is read
     "timeout": "> 0", "steps": ">= 1", "batch_size": ">= 0", "lr": "> 0", "weight_decay": ">= 0",
     "warmup_steps": ">= 0", "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "history": ">= 1",
     "hidden": ">= 1", "blocks": ">= 1", "train_timesteps": "[2, 10000]", "ddim_steps": ">= 1",

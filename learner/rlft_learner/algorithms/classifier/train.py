@@ -47,7 +47,7 @@ class Config:
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
 
 
-allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+allow(Config, {  # options.allow: what each key accepts, checked wherever the value is read
     "steps": ">= 1", "batch_size": ">= 2", "lr": "> 0", "channels": ">= 1", "shift": ">= 0",
     "val_fraction": "(0, 1)", "seed": ">= 0", "threads": ">= 1",
 })

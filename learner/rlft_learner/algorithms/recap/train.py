@@ -1,7 +1,7 @@
 """RECAP: advantage-conditioned policy improvement (pi*0.6, Physical Intelligence 2025, arXiv 2511.14759;
 pi.website/blog/pistar06; docs/algorithms.md §3). One iteration of the learner side:
 
-  1. value: a distributional V on ALL data so far (recap_value.py);
+  1. value: a distributional V on ALL data so far (value.py);
   2. advantages: A_t = sum_{k<N} r_{t+k} + V(o_{t+N}) - V(o_t) (N-step; N = 0 means Monte-Carlo: G_t - V(o_t));
   3. indicator: I_t = 1[A_t > eps_task], eps_task the percentile that makes `positive_fraction` of the policy's own
      steps positive; operator (intervention) steps of successful episodes are forced positive (`intervention_positive`:
@@ -79,7 +79,7 @@ class Config(DoorConfig):
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
 
 
-allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+allow(Config, {  # options.allow: what each key accepts, checked wherever the value is read
     "timeout": "> 0", "n_step": ">= 0", "positive_fraction": "(0, 1)",
     "intervention_positive": ('always', 'success', 'none'), "indicator_dropout": "[0, 1)", "cfg_beta": "[0, 10]",
     "value_bins": ">= 2", "value_hidden": ">= 1", "value_steps": ">= 1", "value_lr": "> 0", "steps": ">= 1",

@@ -8,7 +8,7 @@ Rewards: -1 per step, 0 at the end of a success, -C_fail at the end of a failure
 in success: failure or timeout). Returns are divided by the task's maximum episode length T_max and clipped to
 [-1, 0], so V ~ -(steps to success) / T_max and a failure is worth at most the slowest success.
 
-No policy code here; recap.py computes advantages from these values and trains the conditioned policy.
+No policy code here; train.py computes advantages from these values and trains the conditioned policy.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ class ResidualTD3Config(OffPolicyConfig):
     """What ResidualTD3 reads (same names as serve's YAML keys and --flags)."""
 
     residual_scale: float = field(default=0.1, metadata=_h("residual bound: tanh(.) * scale in normalised action units (ResFiT 0.1-0.2)"))
-    obs_features: str = field(default="", metadata=_h("relative observation features for actor and critic: comma-separated prefix pairs A-B, each adding A.s - B.s for the suffixes s both have and their distance, e.g. cube-target,ee-cube on push_cube (residual_nets.ObsFeatures). Computed inside the networks, so robots send the same observation. Empty = off"))
+    obs_features: str = field(default="", metadata=_h("relative observation features for actor and critic: comma-separated prefix pairs A-B, each adding A.s - B.s for the suffixes s both have and their distance, e.g. cube-target,ee-cube on push_cube (residual_td3/nets.py ObsFeatures). Computed inside the networks, so robots send the same observation. Empty = off"))
     exploration_std: float = field(default=0.05, metadata=_h("Gaussian noise the robot adds in training mode (ResFiT 0.025-0.05)"))
     exploration_rho: float = field(default=0.0, metadata=_h("temporal correlation of that noise per control step, in [0, 1): AR(1) / Ornstein-Uhlenbeck noise with the same stationary std (0 = white, as ResFiT; 0.9 holds a direction for about a second at 10 Hz)"))
     critic_heads: int = field(default=10, metadata=_h("Q heads E (ResFiT 10); the target takes the min of 2 random heads"))

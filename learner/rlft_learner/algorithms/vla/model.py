@@ -10,7 +10,7 @@
   runtime (policies/vla/preprocess.ts) implements the same arithmetic.
 
 Attention is written out with matmul/softmax (no fused kernels), so the graphs export the same on torch 1.13 and 2.x.
-This file has no training code (train_vla.py) and no export code (vla_export.py).
+This file has no training code (train.py) and no export code (export.py).
 """
 
 from __future__ import annotations

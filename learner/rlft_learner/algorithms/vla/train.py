@@ -1,7 +1,7 @@
 """Behaviour cloning of a tiny language-conditioned VLA (vla.py) with pi0's flow-matching objective.
 
-Reads an `rlft-vla-dataset` directory (vla_data.py; `rlft train-vla` writes it from recorded MCAP episodes), builds
-the instruction tokenizer from the task vocabulary, trains, and exports a VLA package (vla_export.py).
+Reads an `rlft-vla-dataset` directory (data.py; `rlft train-vla` writes it from recorded MCAP episodes), builds
+the instruction tokenizer from the task vocabulary, trains, and exports a VLA package (export.py).
 
     python3 -m rlft_learner train-vla --dataset runs/vla/dataset --out runs/vla --steps 3000
     python3 -m rlft_learner train-vla --synthetic --steps 20 --width 32 --out /tmp/vla   # a tiny real package, for tests
@@ -69,7 +69,7 @@ class Config:
     json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
 
 
-allow(Config, {  # cli.allow: what each key accepts, checked wherever the value is read
+allow(Config, {  # options.allow: what each key accepts, checked wherever the value is read
     "steps": ">= 1", "batch_size": ">= 1", "lr": "> 0", "weight_decay": ">= 0", "warmup_steps": ">= 0",
     "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "flow_steps": ">= 1", "width": ">= 1",
     "heads": ">= 1", "prefix_layers": ">= 1", "keypoints": ">= 0", "expert_layers": ">= 1", "max_tokens": ">= 3",
