@@ -39,6 +39,7 @@ import { findPython, learnerEnv } from "../app/python.ts";
 import { runSession } from "../app/session.ts";
 import { percentile } from "../data/stats.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
+import { noiseScaleProblem } from "../policies/gaussian.ts";
 import { measureThroughput } from "./learningThroughput.ts";
 import { benchArgs } from "./args.ts";
 import { markdown, rate, type Supervised, type CurvePoint, type LearningBench, type MethodResult, type SessionEpisodeRow, type TaskResult } from "./learningReport.ts";
@@ -81,7 +82,8 @@ if (!(Number.isInteger(STEER.n) && STEER.n >= 1 && STEER.n <= 64)) throw new Err
 const steerMode = STEER.n > 1;
 /** Steering by the chunk critic: ours also trains it (learner chunk_critic: true). */
 const chunkMode = steerMode && STEER.select === "chunk_critic";
-if (!(P.temperature >= 0 && P.temperature <= 2)) throw new Error(`--temperature: the base's sampling temperature (actor.noise_scale) in [0, 2]; got ${P.temperature}`);
+const badTemperature = noiseScaleProblem(P.temperature);
+if (badTemperature) throw new Error(`--temperature: the base's sampling temperature (actor.noise_scale): ${badTemperature}`);
 if (P.evalSeeds > P.finalEval) throw new Error("--eval-seeds must not exceed --final-eval (curve seeds are the first final-eval seeds)");
 const methods = arg("--methods", "residual,sac").split(",").filter(Boolean);
 for (const m of methods) if (m !== "residual" && m !== "sac") throw new Error(`--methods: residual and/or sac; got ${m}`);
