@@ -9,7 +9,6 @@ objective of DDPM (Ho et al. 2020), and exports a policy package the robot runs 
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import math
@@ -23,7 +22,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ...options import add_dataclass_args, allow, help_meta as _h, run_command
+from ...options import allow, help_meta as _h
 from ...data import Normalizer, frame_index, load_npz, make_windows, save_npz
 from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
 from ...vision import CameraEncoders, EncoderConfig, random_shift
@@ -227,11 +226,3 @@ def run(cfg: Config) -> dict:
     else:
         print(f"done: package {done['package']}  final loss {final:.4f}  ({done['seconds']} s)", file=out, flush=True)
     return done
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_dataclass_args(parser, Config)
-
-
-def main(args: argparse.Namespace) -> int:
-    return run_command("train-bc", Config, args, run, errors=(TimeoutError, ValueError, RuntimeError, OSError))

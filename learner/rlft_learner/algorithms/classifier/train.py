@@ -12,7 +12,6 @@ Output: OUT/classifier.onnx and OUT/classifier.json (shape, sha256, counts, vali
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
@@ -25,7 +24,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ...options import add_dataclass_args, allow, help_meta as _h, run_command
+from ...options import allow, help_meta as _h
 from ...export.package import onnx_export
 from ...finite import StepGuard, require_finite
 
@@ -154,11 +153,3 @@ def train(cfg: Config) -> dict:
     done = {"event": "done", "out": cfg.out, "val_accuracy": acc, "final_loss": float(loss), "seconds": round(time.time() - t0, 1)}
     print(json.dumps(done) if cfg.json_progress else f"done: {onnx_path}  validation accuracy {acc:.1%}  ({done['seconds']} s)", flush=True)
     return done
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_dataclass_args(parser, Config)
-
-
-def main(args: argparse.Namespace) -> int:
-    return run_command("train-classifier", Config, args, train)

@@ -21,7 +21,6 @@ pi.website/blog/pistar06; docs/algorithms.md §3). One iteration of the learner 
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import math
@@ -35,7 +34,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ...options import add_dataclass_args, allow, help_meta as _h, run_command
+from ...options import allow, help_meta as _h
 from ...data import Normalizer, load_npz, make_windows
 from ..bc.diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
 from ...export.package import PackageMeta, export_package
@@ -391,11 +390,3 @@ def run(cfg: Config) -> dict:
     else:
         print(f"done: package {done['package']}  positive {100 * done['positive_fraction']:.0f}%  ({done['seconds']} s)", file=out, flush=True)
     return done
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_dataclass_args(parser, Config)
-
-
-def main(args: argparse.Namespace) -> int:
-    return run_command("recap", Config, args, run, errors=(TimeoutError, ValueError, RuntimeError, OSError))

@@ -9,7 +9,6 @@ the instruction tokenizer from the task vocabulary, trains, and exports a VLA pa
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import math
@@ -21,7 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ...options import add_dataclass_args, allow, help_meta as _h, run_command
+from ...options import allow, help_meta as _h
 from ...finite import StepGuard, finite_values
 from .tokenizer import WordLevelTokenizer
 from .model import ImageSpec, TinyVla, VlaConfig, preprocess_images
@@ -236,11 +235,3 @@ def run(cfg: Config) -> dict:
             "steps": cfg.steps, "episodes": int(len(data.lengths)), "seconds": round(time.perf_counter() - started, 2)}
     print(json.dumps(done) if cfg.json_progress else f"done: package {done['package']}  final loss {done['final_loss']:.4f}  ({done['seconds']} s)", flush=True)
     return done
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_dataclass_args(parser, Config)
-
-
-def main(args: argparse.Namespace) -> int:
-    return run_command("train-vla", Config, args, run)
