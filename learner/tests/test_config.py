@@ -82,3 +82,39 @@ def test_a_yaml_syntax_error_is_one_line_and_exit_code_1_without_a_traceback(tmp
     assert r.returncode == 1
     assert "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1] == f"serve: {p}:3:6: YAML syntax error: mapping values are not allowed here", r.stderr
+
+
+def test_each_serve_key_is_declared_once_beside_the_config_that_owns_it():
+    """serve's flat config is the union of its own keys, the door's and each algorithm's, with no key in two of them
+    (a second declaration would silently win in the flat config); each algorithm gets a config of its own keys only."""
+    import dataclasses
+
+    from rlft_learner.algorithms.offpolicy import OffPolicyConfig
+    from rlft_learner.commands.serve_config import ServerConfig
+    from rlft_learner.transport.server import DoorConfig
+
+    def own(cls, *parents):
+        return {f.name for f in dataclasses.fields(cls)} - set().union(*({f.name for f in dataclasses.fields(p)} for p in parents))
+
+    parts = [own(DoorConfig), own(ServerConfig, DoorConfig), own(OffPolicyConfig), own(ResidualTD3Config, OffPolicyConfig),
+             own(RlpdSacConfig, OffPolicyConfig)]
+    assert sum(len(p) for p in parts) == len(set().union(*parts))  # disjoint
+    assert set().union(*parts) == {f.name for f in dataclasses.fields(ServeConfig)}
+    for cls in (ResidualTD3Config, RlpdSacConfig, ServerConfig):  # every key's range is reachable from the flat config
+        assert cls.__allowed__.items() <= ServeConfig.__allowed__.items()
+    res = load_config(overrides={"critic_heads": 4, "sac_lr": 1e-3}).agent_config()
+    sac = load_config(overrides={"algorithm": "rlpd_sac", "critic_heads": 4, "sac_lr": 1e-3}).agent_config()
+    assert type(res) is ResidualTD3Config and res.critic_heads == 4 and not hasattr(res, "sac_lr")
+    assert type(sac) is RlpdSacConfig and sac.sac_lr == 1e-3 and not hasattr(sac, "critic_heads")
+
+
+def test_rlpd_sac_shares_the_residual_learners_data_handling_by_composition():
+    from rlft_learner.algorithms.offpolicy import Experience
+    from rlft_learner.algorithms.residual_td3.agent import ResidualTD3
+    from rlft_learner.algorithms.rlpd_sac.agent import RlpdSAC
+
+    assert not issubclass(RlpdSAC, ResidualTD3)
+    sac = RlpdSAC(RlpdSacConfig(critic_hidden=8, actor_hidden=8), 3, 2)
+    res = ResidualTD3(ResidualTD3Config(critic_hidden=8, actor_hidden=8, critic_heads=2), 3, 2)
+    assert isinstance(sac.data, Experience) and isinstance(res.data, Experience)
+    assert sac.online is sac.data.online and res.offline is res.data.offline
