@@ -8,6 +8,7 @@ one `Experience` and their networks; neither derives from the other.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 import numpy as np
 import torch
@@ -51,6 +52,34 @@ def route(rows: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str,
     mask = rows["intervention"] > 0.5
     offline = {k: v[mask] for k, v in rows.items()} if mask.any() else None
     return rows, offline
+
+
+def demo_rows_from(path: str, base, copies: Callable[[object], Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]]
+                   ) -> dict[str, np.ndarray]:
+    """Offline rows (demos: intervention 1, robot -1) from a train-bc .npz recorded for the base package's task.
+    `copies(episode)` yields the episode's stored copies as (normalised obs (T, obs_dim), normalised action (T, A),
+    base action (T, A)). Success ends an episode (terminated); other episode ends are truncations."""
+    from ..data import load_npz
+
+    data = load_npz(path)
+    if data.obs_names != base.obs_names or data.action_names != base.action_names:
+        raise ValueError(f"{path}: obs/action names differ from the base package's; record demos for the same task")
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "next_obs", "base_action", "action", "next_base_action",
+                                                         "reward", "terminated", "truncated")}
+    for ep in data.episodes:
+        for obs_n, act_n, base_a in copies(ep):
+            T = len(obs_n)
+            nxt = np.minimum(np.arange(T) + 1, T - 1)
+            term, trunc = np.zeros(T, np.float32), np.zeros(T, np.float32)
+            (term if ep.success else trunc)[-1] = 1.0
+            for k, v in (("obs", obs_n), ("next_obs", obs_n[nxt]), ("base_action", base_a), ("action", act_n),
+                         ("next_base_action", base_a[nxt]), ("reward", ep.reward.astype(np.float32)),
+                         ("terminated", term), ("truncated", trunc)):
+                cols[k].append(v)
+    rows = {k: np.concatenate(v) for k, v in cols.items()}
+    n = len(rows["reward"])
+    rows.update(intervention=np.ones(n, np.float32), robot=np.full(n, -1, np.int64), seq=np.arange(n, dtype=np.int64))
+    return rows
 
 
 def polyak(net: torch.nn.Module, target: torch.nn.Module, tau: float) -> None:

@@ -21,7 +21,7 @@ import torch
 
 from ...buffers.replay import Batch, ReplayBuffer
 from ...finite import StepGuard
-from ..offpolicy import Experience, polyak
+from ..offpolicy import Experience, demo_rows_from, polyak
 from .chunk_critic import ChunkCritic, mirrored_rows
 from .config import ResidualTD3Config
 from .nets import CriticEnsemble, ObsFeatures, ResidualActor, combine
@@ -267,34 +267,18 @@ def demo_rows(path: str, base: BasePackage, noise_scale: float = 1.0, mirror=Non
     does, from initial noise x `noise_scale` (the robot's sampling temperature). Success ends an episode (terminated);
     other episode ends are truncations. With `mirror` (mirror.Mirror), every demo is followed by its mirrored copy,
     whose base actions are the base's on the mirrored observations."""
-    from ...data import load_npz
     from ...buffers.her import base_actions, load_base_sampler
 
-    data = load_npz(path)
-    if data.obs_names != base.obs_names or data.action_names != base.action_names:
-        raise ValueError(f"{path}: obs/action names differ from the base package's; record demos for the same task")
     sampler, mcfg = load_base_sampler(base.path)
     execute = base.execute_steps
     gen = torch.Generator().manual_seed(0)
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "next_obs", "base_action", "action", "next_base_action",
-                                                         "reward", "terminated", "truncated")}
-    for ep in data.episodes:
-        T = len(ep.obs)
+
+    def copies(ep):
         for flip in (False, True) if mirror is not None else (False,):
             obs_n = base.norm_obs(ep.obs)  # (T, obs_dim)
             act_n = base.norm_action(ep.action)  # (T, A)
             if flip:
                 obs_n, act_n = mirror.obs(obs_n), mirror.action(act_n)
-            base_a = base_actions(sampler, mcfg, obs_n[None], execute, noise_scale, gen)[0]  # (T, A)
-            nxt = np.minimum(np.arange(T) + 1, T - 1)
-            term = np.zeros(T, np.float32)
-            trunc = np.zeros(T, np.float32)
-            (term if ep.success else trunc)[-1] = 1.0
-            for k, v in (("obs", obs_n), ("next_obs", obs_n[nxt]), ("base_action", base_a), ("action", act_n),
-                         ("next_base_action", base_a[nxt]), ("reward", ep.reward.astype(np.float32)), ("terminated", term),
-                         ("truncated", trunc)):
-                cols[k].append(v)
-    rows = {k: np.concatenate(v) for k, v in cols.items()}
-    n = len(rows["reward"])
-    rows.update(intervention=np.ones(n, np.float32), robot=np.full(n, -1, np.int64), seq=np.arange(n, dtype=np.int64))
-    return rows
+            yield obs_n, act_n, base_actions(sampler, mcfg, obs_n[None], execute, noise_scale, gen)[0]  # base: (T, A)
+
+    return demo_rows_from(path, base, copies)

@@ -31,7 +31,7 @@ import torch.nn as nn
 
 from ...buffers.replay import Batch
 from ...finite import StepGuard
-from ..offpolicy import Experience, polyak
+from ..offpolicy import Experience, demo_rows_from, polyak
 from ..residual_td3.agent import BasePackage
 from ..residual_td3.nets import CriticEnsemble
 from .config import RlpdSacConfig
@@ -207,24 +207,8 @@ class RlpdSAC:
 def zero_base_demo_rows(path: str, base: BasePackage) -> dict[str, np.ndarray]:
     """Offline rows from a train-bc .npz for a zero-base learner: base_action = next_base_action = 0 (no relabelling,
     SAC never reads them). Success ends an episode (terminated); other episode ends are truncations."""
-    from ...data import load_npz
+    def copies(ep):
+        zeros = np.zeros((len(ep.obs), len(base.action_names)), np.float32)
+        yield base.norm_obs(ep.obs), base.norm_action(ep.action), zeros
 
-    data = load_npz(path)
-    if data.obs_names != base.obs_names or data.action_names != base.action_names:
-        raise ValueError(f"{path}: obs/action names differ from the base package's; record demos for the same task")
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "next_obs", "action", "reward", "terminated", "truncated")}
-    for ep in data.episodes:
-        T = len(ep.obs)
-        obs_n = base.norm_obs(ep.obs)  # (T, obs_dim)
-        nxt = np.minimum(np.arange(T) + 1, T - 1)
-        term, trunc = np.zeros(T, np.float32), np.zeros(T, np.float32)
-        (term if ep.success else trunc)[-1] = 1.0
-        for k, v in (("obs", obs_n), ("next_obs", obs_n[nxt]), ("action", base.norm_action(ep.action)),
-                     ("reward", ep.reward.astype(np.float32)), ("terminated", term), ("truncated", trunc)):
-            cols[k].append(v)
-    rows = {k: np.concatenate(v) for k, v in cols.items()}
-    n = len(rows["reward"])
-    zeros = np.zeros((n, len(base.action_names)), np.float32)
-    rows.update(base_action=zeros, next_base_action=zeros.copy(), intervention=np.ones(n, np.float32),
-                robot=np.full(n, -1, np.int64), seq=np.arange(n, dtype=np.int64))
-    return rows
+    return demo_rows_from(path, base, copies)
