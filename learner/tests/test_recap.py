@@ -17,7 +17,7 @@ from rlft_learner.algorithms.recap.train import (Config, drop_indicators, finetu
                                  nstep_advantages, run, widen_action_range)
 from rlft_learner.algorithms.recap.value import (ReturnSpec, ValueConfig, ValueNet, calibration, episode_rewards, normalised_returns,
                                       predict, return_bins, train_value)
-from rlft_learner.transport.server import Dataset, Episode
+from rlft_learner.data import Dataset, Episode
 from rlft_learner.algorithms.bc.train import Config as BcConfig, train
 
 

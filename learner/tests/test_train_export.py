@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from rlft_learner.data import Normalizer, make_windows, save_npz, synthetic_dataset
-from rlft_learner.transport.server import Episode
+from rlft_learner.data import Episode
 from rlft_learner.algorithms.bc.train import Config, run, train
 
 LEARNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")

@@ -15,55 +15,13 @@ import numpy as np
 import zmq
 
 from .. import __version__
+from ..data import Dataset, Episode
 from ..options import allow, help_meta as _h
 from .protocol import PROTOCOL, ProtocolError, ValueRangeError, decode, encode
 from .security import Authenticator, CurveServer, bind_checked, load_curve_server
 
 log = logging.getLogger("rlft_learner.server")
 LEARNER = f"rlft_learner {__version__}"
-
-
-@dataclass
-class Episode:
-    """One episode as received: obs (T, obs_dim), action (T, action_dim), reward (T,); `intervention` (T,) 0/1 when the
-    client sent who acted (1 = operator), `source` where it came from (e.g. scripted_expert, recap_collect)."""
-
-    obs: np.ndarray
-    action: np.ndarray
-    reward: np.ndarray
-    success: bool = False
-    episode_id: str = ""
-    seed: int = 0
-    task: str = ""
-    intervention: np.ndarray | None = None
-    source: str = ""
-    # camera name -> (T, H, W, 3) uint8 frames, frame t the latest at or before tick t (docs/data.md); empty for
-    # state-only data. Kept as uint8 and indexed per batch, never copied per epoch.
-    images: dict[str, np.ndarray] = field(default_factory=dict)
-
-
-@dataclass
-class Dataset:
-    """What a client sent: its hello and the episodes, in arrival order."""
-
-    episodes: list[Episode]
-    obs_names: list[str]
-    action_names: list[str]
-    task: str
-    robot_id: str = ""
-    config_hash: str = ""
-
-    @property
-    def cameras(self) -> list[str]:
-        """Camera names every episode has frames for (sorted), [] for state-only data."""
-        if not self.episodes:
-            return []
-        names = set(self.episodes[0].images)
-        for ep in self.episodes[1:]:
-            if set(ep.images) != names:
-                raise ValueError(f"episode {ep.episode_id} has cameras {sorted(ep.images)}, the first episode {sorted(names)}; "
-                                 f"record every episode with the same cameras")
-        return sorted(names)
 
 
 @dataclass

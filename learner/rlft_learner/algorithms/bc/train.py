@@ -23,12 +23,12 @@ import torch
 import torch.nn.functional as F
 
 from ...options import allow, help_meta as _h
-from ...data import Normalizer, frame_index, load_npz, make_windows, save_npz
+from ...data import Dataset, Normalizer, frame_index, load_npz, make_windows, save_npz
 from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
 from ...vision import CameraEncoders, EncoderConfig, random_shift
 from ...export.package import PackageMeta, export_package
 from ...finite import StepGuard, finite_values
-from ...transport.server import Dataset, DoorConfig, ExperienceServer
+from ...transport.server import DoorConfig, ExperienceServer
 
 log = logging.getLogger("rlft_learner.train_bc")
 

@@ -35,12 +35,12 @@ import torch
 import torch.nn.functional as F
 
 from ...options import allow, help_meta as _h
-from ...data import Normalizer, load_npz, make_windows
+from ...data import Episode, Normalizer, load_npz, make_windows
 from ..bc.diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
 from ...export.package import PackageMeta, export_package
 from ...finite import StepGuard, finite_values
 from .value import ReturnSpec, ValueConfig, calibration, plot_calibration, predict, train_value
-from ...transport.server import DoorConfig, Episode, ExperienceServer
+from ...transport.server import DoorConfig, ExperienceServer
 
 log = logging.getLogger("rlft_learner.recap")
 

@@ -23,8 +23,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ...data import Episode
 from ...finite import StepGuard, finite_values
-from ...transport.server import Episode
 
 log = logging.getLogger("rlft_learner.recap_value")
 
