@@ -56,7 +56,7 @@ export interface SessionOptions {
   seed: number;
   /** Run directory: learner run, spool, policy cache, session.jsonl. */
   out: string;
-  /** Learner config keys (residual_td3.Config) overriding the defaults. */
+  /** Learner config keys (learner/rlft_learner/commands/serve_config.py ServeConfig) overriding the defaults. */
   learnerConfig?: Record<string, unknown>;
   /**
    * policy (default): the BC base runs and the learner's packages are residuals on it. zero: the base action is 0 and

@@ -1,20 +1,20 @@
 /**
  * The `rlft-exp/1` wire format (docs/contracts.md): `[msgpack header, ...raw little-endian float32 tensor frames]`.
- * Validation mirrors learner/rlft_learner/protocol.py rule for rule; test/golden/rlft-exp-1/ holds frames both sides decode.
+ * Validation mirrors learner/rlft_learner/transport/protocol.py rule for rule; test/golden/rlft-exp-1/ holds frames both sides decode.
  */
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import { endianness } from "node:os";
 
 export const PROTOCOL = "rlft-exp/1";
 const DTYPE = "float32";
-/** Camera frames: raw uint8 rgb8 bytes, [T, H, W, 3], named `image.<camera>` (learner/rlft_learner/protocol.py). */
+/** Camera frames: raw uint8 rgb8 bytes, [T, H, W, 3], named `image.<camera>` (learner/rlft_learner/transport/protocol.py). */
 const IMAGE_DTYPE = "uint8";
 const IMAGE_NAME = /^image\.[a-z][a-z0-9_]{0,31}$/;
 const MAX_IMAGE_SIDE = 4096;
 /** A header is a small map; anything bigger is not ours. */
 export const MAX_HEADER_BYTES = 1 << 20;
 /**
- * Largest |value| a tensor may carry (learner/rlft_learner/protocol.py MAX_ABS_VALUE, where the bound is argued): far
+ * Largest |value| a tensor may carry (learner/rlft_learner/transport/protocol.py MAX_ABS_VALUE, where the bound is argued): far
  * beyond any physical reading, small enough that the learner's squares and sums stay finite in float32. The learner
  * refuses a batch holding more, so the robot refuses such a value at push() instead of spooling a batch forever refused.
  */
@@ -132,7 +132,7 @@ export function decodeMessage(frames: readonly Uint8Array[]): Message {
   const rawSeq = header.seq;
   const seq = isInt(rawSeq) ? rawSeq : undefined;
   if (header.protocol !== PROTOCOL) throw new WireError(`protocol must be ${repr(PROTOCOL)}; found ${repr(header.protocol)}`, { seq });
-  // The learner answers `error` with seq -1 when it could not read the offending header (learner/rlft_learner/server.py).
+  // The learner answers `error` with seq -1 when it could not read the offending header (learner/rlft_learner/transport/server.py).
   const seqOk = seq !== undefined && (seq >= 0 || (seq === -1 && header.type === "error"));
   if (!seqOk) throw new WireError(`seq must be a non-negative integer; found ${repr(rawSeq)}`);
   const type = checkFields(header, seq);

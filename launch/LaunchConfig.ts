@@ -14,6 +14,7 @@ import { DriverSchema } from "../hardware/registry.ts";
 import { CameraSchema, CAMERA_DEFAULTS } from "../hardware/camera/CameraConfig.ts";
 import { bounded, perJoint } from "../contracts/physicalBounds.ts";
 import { SIM_ROBOTS, TASK_NAMES, taskSpec } from "../sim/tasks.ts";
+import { noiseScaleProblem } from "../policies/gaussian.ts";
 
 const joints = z.array(z.number());
 
@@ -105,7 +106,10 @@ export const LaunchSchema = z
          * learned distribution; lower concentrates on its modes (0: deterministic per observation). docs/residual.md,
          * docs/recap.md.
          */
-        noise_scale: z.number().min(0).max(2).default(1),
+        noise_scale: z.number().superRefine((t, ctx) => {
+          const problem = noiseScaleProblem(t);
+          if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+        }).default(1),
       })
       .strict()
       .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7, indicator: "auto", best_of: 1, best_of_select: "critic", best_of_explore: 0.2, best_of_pessimism: 0, noise_scale: 1 }),

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import zmq
 
-from rlft_learner.protocol import decode, decode_policy, encode
-from rlft_learner.residual_td3 import Config
-from rlft_learner.serve import Learner
+from rlft_learner.transport.protocol import decode, decode_policy, encode
+from rlft_learner.commands.serve_config import ServeConfig
+from rlft_learner.commands.serve import Learner
 from test_residual import write_base
 from test_server import ask, free_port
 from test_server import client as server_client
@@ -58,7 +58,7 @@ def policy_sub(endpoint, timeout_ms=30000):
 
 def running_learner(tmp_path, **over):
     """A Learner on free loopback ports, run in a thread: yields (learner, cfg, its JSON lines), stops it after."""
-    cfg = Config(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
+    cfg = ServeConfig(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
                  experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}",
                  **{"publish_every": 10, **SMALL, **over})
     lines = []

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from rlft_learner.data import load_npz, save_npz, synthetic_pixel_dataset
-from rlft_learner.diffusion import DDIMSampler, PixelSampler, ddim_timesteps, squared_cosine_alphas_cumprod
-from rlft_learner.train_bc import Config, run, train
+from rlft_learner.algorithms.bc.diffusion import DDIMSampler, PixelSampler, ddim_timesteps, squared_cosine_alphas_cumprod
+from rlft_learner.algorithms.bc.train import Config, run, train
 from rlft_learner.vision import CameraEncoders, EncoderConfig, SpatialSoftmax, random_shift
 
 

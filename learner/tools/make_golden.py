@@ -18,7 +18,7 @@ import msgpack
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from rlft_learner.protocol import decode, encode  # noqa: E402
+from rlft_learner.transport.protocol import decode, encode  # noqa: E402
 
 OBS_NAMES = ["q.shoulder_pan", "q.shoulder_lift", "q.elbow_flex", "q.wrist_flex", "q.gripper", "ee.x", "ee.y", "ee.z",
              "cube.x", "cube.y", "target.x", "target.y"]
