@@ -40,6 +40,7 @@ class FrameStore:
         self.frames = {c: np.empty(capacity, dtype=object) for c in self.cameras}  # compressed bytes per row
         self.extra: dict[str, dict[int, bytes]] = {c: {} for c in self.cameras}  # row -> its next frame, when unlinked
         self.next_row = np.full(capacity, -1, np.int64)  # row whose frame is this row's next frame; -1: in `extra`
+        self._raw: set[int] = set()  # rows whose extra next frame is still raw bytes (no successor yet)
         self.stored_bytes = 0  # compressed bytes held (frames + extras)
 
     # -- codec --
@@ -47,10 +48,13 @@ class FrameStore:
         data = np.ascontiguousarray(frame, dtype=np.uint8).tobytes()
         return data if self._level == 0 else zlib.compress(data, self._level)
 
-    def decode(self, cam: str, blobs) -> np.ndarray:
-        """(B, 3, H, W) uint8 from B stored blobs of camera `cam`."""
+    def decode(self, cam: str, blobs, raw_at: frozenset[int] | set[int] = frozenset()) -> np.ndarray:
+        """(B, 3, H, W) uint8 from B stored blobs of camera `cam` (those at positions `raw_at` are not encoded)."""
         h, w = self.cameras[cam]
-        raw = b"".join(blobs) if self._level == 0 else b"".join(zlib.decompress(b) for b in blobs)
+        if self._level == 0:
+            raw = b"".join(blobs)
+        else:
+            raw = b"".join(b if k in raw_at else zlib.decompress(b) for k, b in enumerate(blobs))
         return np.ascontiguousarray(np.frombuffer(raw, np.uint8).reshape(len(blobs), h, w, 3).transpose(0, 3, 1, 2))
 
     # -- rows --
@@ -68,19 +72,33 @@ class FrameStore:
 
     def put(self, slot: int, rows: dict[str, np.ndarray], i: int, prev: int | None) -> None:
         """Store row `i` of `rows` at `slot` (overwriting what it held). `prev`: the slot of the same robot's previous
-        step when it is still held (consecutive seq), else None; linked when its extra next frame equals this frame."""
+        step when it is still held (consecutive seq), else None; linked when its extra next frame equals this frame.
+        A row's next frame waits raw (not encoded) until its successor arrives: linked, it was never encoded."""
         self._drop(slot)
-        own = {c: self.encode(rows[f"image.{c}"][i]) for c in self.cameras}
-        nxt = {c: self.encode(rows[f"next_image.{c}"][i]) for c in self.cameras}
+        own = {c: np.ascontiguousarray(rows[f"image.{c}"][i]).tobytes() for c in self.cameras}
+        if prev is not None and prev != slot and self.next_row[prev] < 0 and prev in self._raw:
+            if all(self.extra[c][prev] == own[c] for c in self.cameras):
+                for c in self.cameras:
+                    self.stored_bytes -= len(self.extra[c].pop(prev))
+                self.next_row[prev] = slot
+            self._settle(prev)
         for c in self.cameras:
-            self.frames[c][slot] = own[c]
-            self.extra[c][slot] = nxt[c]
-            self.stored_bytes += len(own[c]) + len(nxt[c])
+            blob = own[c] if self._level == 0 else zlib.compress(own[c], self._level)
+            nxt = np.ascontiguousarray(rows[f"next_image.{c}"][i]).tobytes()
+            self.frames[c][slot], self.extra[c][slot] = blob, nxt
+            self.stored_bytes += len(blob) + len(nxt)
         self.next_row[slot] = -1
-        if prev is not None and prev != slot and self.next_row[prev] < 0 and all(self.extra[c].get(prev) == own[c] for c in self.cameras):
-            for c in self.cameras:
-                self.stored_bytes -= len(self.extra[c].pop(prev))
-            self.next_row[prev] = slot
+        self._raw.add(slot)
+
+    def _settle(self, slot: int) -> None:
+        """Encode `slot`'s extra next frame (kept raw while its successor could still link to it)."""
+        self._raw.discard(slot)
+        for c in self.cameras:
+            raw = self.extra[c].get(slot)
+            if raw is not None:
+                blob = self.encode(np.frombuffer(raw, np.uint8))
+                self.extra[c][slot] = blob
+                self.stored_bytes += len(blob) - len(raw)
 
     def _drop(self, slot: int) -> None:
         for c in self.cameras:
@@ -92,6 +110,7 @@ class FrameStore:
             if extra is not None:
                 self.stored_bytes -= len(extra)
         self.next_row[slot] = -1
+        self._raw.discard(slot)
 
     def sample(self, idx: np.ndarray, cur: np.ndarray) -> dict[str, np.ndarray]:
         """`image.<cam>` of rows `idx` and `next_image.<cam>` of rows `cur` (the n-step chain's last rows)."""
@@ -100,19 +119,22 @@ class FrameStore:
             out[f"image.{c}"] = self.decode(c, self.frames[c][idx])
             nxt = self.next_row[cur]
             blobs = [self.frames[c][j] if j >= 0 else self.extra[c][r] for r, j in zip(cur.tolist(), nxt.tolist())]
-            out[f"next_image.{c}"] = self.decode(c, blobs)
+            raw_at = {k for k, (r, j) in enumerate(zip(cur.tolist(), nxt.tolist())) if j < 0 and r in self._raw}
+            out[f"next_image.{c}"] = self.decode(c, blobs, raw_at)
         return out
 
     # -- accounting --
     def stats(self, size: int) -> dict[str, float]:
         """Bytes held per transition (frames, extras and the link index), the extra copies, and the codec."""
-        extras = sum(len(e) for e in self.extra.values())
+        extras = sum(len(e) for e in self.extra.values())  # extra frames held
         held = self.stored_bytes + 8 * size  # next_row
         return {"frame_bytes": float(self.stored_bytes), "extra_frames": float(extras),
                 "bytes_per_transition": held / max(size, 1), "cameras": float(len(self.cameras))}
 
     # -- checkpoints: plain arrays (no pickles) --
     def state(self, size: int) -> dict[str, np.ndarray]:
+        for slot in list(self._raw):  # a checkpoint holds encoded frames only
+            self._settle(slot)
         out: dict[str, np.ndarray] = {"_frames_codec": np.array(self.codec), "_frames_next_row": self.next_row[:size].copy()}
         for c, (h, w) in self.cameras.items():
             blobs = [self.frames[c][r] for r in range(size)]

@@ -400,7 +400,7 @@ class Learner:
             self.server.close()
         done = {"event": "done", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
                 "policy_version": self.latest_version, "malformed": self.server.stats.malformed, "robots": self.robot_summary(),
-                "guards": self.guards()}
+                "guards": self.guards(), "replay_memory": a.online.memory()}
         if cfg.json_progress:
             self.out(json.dumps(done))
         return done
