@@ -116,7 +116,7 @@ import numpy as np
 from rlft_learner.replay import ReplayBuffer
 with np.load(sys.argv[1]) as f:
     arrays = {k: f[k] for k in f.files}
-buf = ReplayBuffer(len(arrays["seq"]), 1, 1)
+buf = ReplayBuffer(len(arrays["seq"]), arrays["obs"].shape[1], arrays["action"].shape[1])
 buf.load_state(arrays)
 out = {}
 for row in range(len(buf)):
