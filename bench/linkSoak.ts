@@ -100,7 +100,7 @@ export async function linkSoak(o: LinkSoakOptions): Promise<LinkSoakResult> {
       for (let r = 0; r < robots; r++) {
         bridges.push(await ExperienceBridge.open({
           endpoint: experience, spoolDir: join(dir, "spool"), robotId: `soak-${r}`, configHash: "soak", obsNames: base.json.observation.names,
-          actionNames: base.json.action.names, task: "soak", basePolicyVersion: base.json.version, cameras, spoolCapBytes: 8 << 30,
+          actionNames: base.json.action.names, task: "soak", basePolicyVersion: base.json.version, cameras, spoolCapBytes: 8 * 2 ** 30,
           logger: { warn: (m) => log(`[soak-${r}] ${m}`), info: () => undefined },
         }));
       }

@@ -22,6 +22,8 @@ import { decodeMessage } from "../bridge/wire.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
 import { makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
 import { robotPolicyFixture } from "./robotFixture.ts";
+import { linkSoak } from "../bench/linkSoak.ts";
+import { renderLinkFrames } from "../bench/linkFrames.ts";
 import type { Transition, TransitionFrame } from "../contracts/Transition.ts";
 
 const CAMS = ["front", "wrist"];
@@ -173,6 +175,25 @@ test("transitions with frames reach the learner's replay memory and checkpoint b
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    await fx.cleanup();
+  }
+});
+
+test("the link soak: 4 robots at 30 Hz with both cameras for a few seconds lose nothing", async () => {
+  const fx = await makeLearnerFixture({ obsDim: 12, actionDim: 6 });
+  try {
+    const frames = await renderLinkFrames(8);
+    assert.deepEqual(Object.keys(frames), CAMS);
+    assert.equal(frames.front[0].rgb.byteLength, 84 * 84 * 3);
+    const r = await linkSoak({ basePackage: fx.dir, frames, minutes: 0.08, robots: 4, hz: 30 });
+    assert.ok(r.produced >= 4 * 30 * 3, `produced ${r.produced}`);
+    assert.equal(r.stored, r.produced, JSON.stringify(r));
+    assert.equal(r.acked, r.produced);
+    assert.equal(r.lost, 0);
+    assert.equal(r.rejectedFrames, 0);
+    assert.ok(r.wireBytesPerTransition > 4 * 84 * 84 * 3, "both frames of both cameras travel");
+    assert.ok(r.replayBytesPerTransition !== null && r.replayBytesPerTransition < 2 * 84 * 84 * 3, `replay ${r.replayBytesPerTransition} bytes/transition: each frame once, compressed`);
+  } finally {
     await fx.cleanup();
   }
 });
