@@ -2,7 +2,7 @@
  * Transitions per second through the experience bridge (TS DEALER with its fsync'ed disk spool → the Python learner's
  * ROUTER, decode and replay insert, one batch in flight, as in a session) next to raw ZeroMQ loopback throughput for the
  * same bytes: a DEALER→ROUTER loop in this process with frames of exactly the sizes of an encoded transitions batch.
- * With `frames` (bench/linkFrames.ts) every transition carries those cameras' frames of obs and next_obs (issue 27).
+ * With `cameraFrames` (bench/linkFrames.ts) every transition carries those cameras' frames of obs and next_obs (issue 27).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -47,12 +47,12 @@ function synthetic(i: number, obsDim: number, aDim: number): Transition {
 }
 
 /** Runs both measurements with `count` transitions shaped like `basePackage`'s (a real learner serves the bridge). */
-export async function measureThroughput(basePackage: string, count = 20_000, batchSize = 32, frames?: Record<string, TransitionFrame[]>): Promise<ThroughputResult> {
+export async function measureThroughput(basePackage: string, count = 20_000, batchSize = 32, cameraFrames?: Record<string, TransitionFrame[]>): Promise<ThroughputResult> {
   const base = await PolicyPackage.load(basePackage);
   const obsDim = base.json.observation.names.length;
   const aDim = base.json.action.names.length;
-  const ts = Array.from({ length: count }, (_, i) => (frames ? withFrames(synthetic(i, obsDim, aDim), frames, i) : synthetic(i, obsDim, aDim)));
-  const cameras = Object.keys(frames ?? {});
+  const ts = Array.from({ length: count }, (_, i) => (cameraFrames ? withFrames(synthetic(i, obsDim, aDim), cameraFrames, i) : synthetic(i, obsDim, aDim)));
+  const cameras = Object.keys(cameraFrames ?? {});
   let replayBytesPerTransition: number | null = null;
   const frames = encodeTransitions(1, "bench-0", 0, ts.slice(0, batchSize));
   const batchBytes = frames.reduce((a, f) => a + f.length, 0);
