@@ -8,8 +8,10 @@ new frame), a gap in seq, another robot's row in between does not matter (links 
 the successor's frame is byte-identical to the extra copy, so pointing at it can never change what is sampled.
 
 The ring evicts oldest first and a robot's rows arrive in seq order, so row t is overwritten before its successor:
-a link never points at an overwritten row. `zlib` at level 1 is the default codec: on rendered SO-101 84x84 frames it
-stores ~3-4 kB per frame (docs/results.md § replay memory); `raw` stores the bytes as they are (no decode cost, 21 kB).
+a link never points at an overwritten row. `zlib6` (zlib level 6, per frame) is the default codec, picked by measurement
+on rendered SO-101 84x84 frames (docs/results.md § Replay memory with camera frames): ~2.0-2.9 kB per frame, a fifth
+smaller than level 1 and no slower to decode (decoding, 512 frames per batch, costs far more than encoding 2 per step);
+`raw` keeps the bytes as they are (21 kB per 84x84 frame: 8.5 GB for 200k transitions with two cameras).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def camera_of(key: str) -> str | None:
 class FrameStore:
     """Per-row frames of a replay ring of `capacity` rows for `cameras` {name: (H, W)}."""
 
-    def __init__(self, capacity: int, cameras: dict[str, tuple[int, int]], codec: str = "zlib1"):
+    def __init__(self, capacity: int, cameras: dict[str, tuple[int, int]], codec: str = "zlib6"):
         if not CODEC.match(codec):
             raise ValueError(f"frame codec {codec!r}: expected 'raw' or 'zlib1'..'zlib9'")
         self.capacity, self.cameras, self.codec = capacity, dict(cameras), codec
@@ -178,7 +180,7 @@ def _unpack(blob: np.ndarray, ends: np.ndarray) -> list[bytes]:
     return [data[s:e] for s, e in zip(starts.tolist(), ends.tolist())]
 
 
-def measure(frames: dict[str, np.ndarray], codecs=("raw", "zlib1", "zlib6"), batch: int = 256, repeats: int = 5,
+def measure(frames: dict[str, np.ndarray], codecs=("raw", "zlib1", "zlib3", "zlib6"), batch: int = 256, repeats: int = 5,
             capacity: int = 200_000) -> list[dict[str, float | str]]:
     """Bytes per frame and decode ms per batch of `batch` per camera for each codec, on `frames` {cam: (T, H, W, 3)};
     `gb_at_capacity`: the frames of `capacity` transitions stored once (one frame per camera per transition)."""

@@ -48,7 +48,7 @@ class ReplayBuffer:
     """A ring of `capacity` transitions; `add` takes a dict of arrays with a leading N axis (see FIELDS)."""
 
     def __init__(self, capacity: int, obs_dim: int, act_dim: int, cameras: dict[str, tuple[int, int]] | None = None,
-                 frame_codec: str = "zlib1"):
+                 frame_codec: str = "zlib6"):
         """`cameras` {name: (H, W)}: frames this buffer stores; None = taken from the first rows that carry frames."""
         self.capacity, self.obs_dim, self.act_dim = capacity, obs_dim, act_dim
         self.frame_codec = frame_codec
