@@ -47,7 +47,7 @@ function synthetic(i: number, obsDim: number, aDim: number): Transition {
 }
 
 /** Runs both measurements with `count` transitions shaped like `basePackage`'s (a real learner serves the bridge). */
-export async function measureThroughput(basePackage: string, count = 20_000, batchSize = 32, cameraFrames?: Record<string, TransitionFrame[]>): Promise<ThroughputResult> {
+export async function measureThroughput(basePackage: string, count = 20_000, batchSize = 32, cameraFrames?: Record<string, TransitionFrame[]>, durable = true): Promise<ThroughputResult> {
   const base = await PolicyPackage.load(basePackage);
   const obsDim = base.json.observation.names.length;
   const aDim = base.json.action.names.length;
@@ -72,7 +72,7 @@ export async function measureThroughput(basePackage: string, count = 20_000, bat
       await learner.ready;
       const bridge = await ExperienceBridge.open({
         endpoint: experience, spoolDir: join(dir, "spool"), robotId: "bench-0", configHash: "bench", obsNames: base.json.observation.names,
-        actionNames: base.json.action.names, task: "bench", basePolicyVersion: base.json.version, batchSize, cameras, logger: { warn: () => undefined, info: () => undefined },
+        actionNames: base.json.action.names, task: "bench", basePolicyVersion: base.json.version, batchSize, cameras, durable, logger: { warn: () => undefined, info: () => undefined },
       });
       try {
         // Wait for the link, so connection set-up is not timed.
@@ -139,7 +139,7 @@ export async function measureThroughput(basePackage: string, count = 20_000, bat
   const tps = (s: number) => count / s;
   return {
     transitions: count, batchSize, batchBytes, batchFrames: frames.length,
-    bridge: { seconds: bridgeSec, transitionsPerSec: tps(bridgeSec), mbPerSec: mb(bridgeSec), durableSpool: true },
+    bridge: { seconds: bridgeSec, transitionsPerSec: tps(bridgeSec), mbPerSec: mb(bridgeSec), durableSpool: durable },
     rawRequestReply: { seconds: rr, transitionsPerSec: tps(rr), mbPerSec: mb(rr) },
     rawPipelined: { seconds: pipe, transitionsPerSec: tps(pipe), mbPerSec: mb(pipe) },
     ratio: tps(bridgeSec) / tps(rr), cameras, replayBytesPerTransition,

@@ -21,6 +21,8 @@ export interface LinkBench {
   date: string;
   plain: ThroughputResult | null;
   frames: ThroughputResult | null;
+  /** The same with a spool that does not fsync (durable: false): how much of the bridge's time is the disk's. */
+  framesNoFsync: ThroughputResult | null;
   soak: LinkSoakResult | null;
   loadAverage: number[];
 }
@@ -32,7 +34,7 @@ export function throughputMarkdown(tp: ThroughputResult): string[] {
   return [
     `${tp.transitions} transitions ${what} in batches of ${tp.batchSize} (${tp.batchBytes} bytes, ${tp.batchFrames} frames per encoded batch)${tp.replayBytesPerTransition ? `; the learner's replay holds ${(tp.replayBytesPerTransition / 1000).toFixed(1)} kB per transition` : ""}.`, "",
     "| path | transitions/s | MB/s | vs raw request-reply |", "|---|---|---|---|",
-    `| experience bridge → learner (fsync'ed spool, decode, replay insert) | ${f(tp.bridge.transitionsPerSec)} | ${tp.bridge.mbPerSec.toFixed(2)} | ${tp.ratio.toFixed(3)}× |`,
+    `| experience bridge → learner (${tp.bridge.durableSpool === false ? "un-fsync'ed" : "fsync'ed"} spool, decode, replay insert) | ${f(tp.bridge.transitionsPerSec)} | ${tp.bridge.mbPerSec.toFixed(2)} | ${tp.ratio.toFixed(3)}× |`,
     `| raw ZeroMQ DEALER→ROUTER, one batch in flight | ${f(tp.rawRequestReply.transitionsPerSec)} | ${tp.rawRequestReply.mbPerSec.toFixed(1)} | 1× |`,
     `| raw ZeroMQ DEALER→ROUTER, pipelined | ${f(tp.rawPipelined.transitionsPerSec)} | ${tp.rawPipelined.mbPerSec.toFixed(1)} | ${(tp.rawPipelined.transitionsPerSec / tp.rawRequestReply.transitionsPerSec).toFixed(1)}× |`,
     "",
@@ -69,11 +71,13 @@ export async function runLinkBench(o: { minutes: number; robots: number; hz: num
     o.log(`link: ${o.transitions} transitions without frames, then with both cameras, through the bridge vs raw ZeroMQ`);
     const plain = await measureThroughput(pkg, o.transitions);
     const withFrames = await measureThroughput(pkg, o.transitions, 32, frames);
+    const noFsync = await measureThroughput(pkg, o.transitions, 32, frames, false);
     o.log(`link: soak, ${o.robots} robots at ${o.hz} Hz with both cameras for ${o.minutes} min`);
     const soak = o.minutes > 0 ? await linkSoak({ basePackage: pkg, frames, minutes: o.minutes, robots: o.robots, hz: o.hz, log: o.log }) : null;
-    const bench: LinkBench = { date, plain, frames: withFrames, soak, loadAverage: loadavg() };
+    const bench: LinkBench = { date, plain, frames: withFrames, framesNoFsync: noFsync, soak, loadAverage: loadavg() };
     const md = ["# Experience link with camera frames", "", `${date}, load average ${bench.loadAverage.map((x) => x.toFixed(1)).join(" / ")} (2 cores, shared).`, "",
       "## Throughput without frames", "", ...throughputMarkdown(plain), "## Throughput with two 84×84 cameras", "", ...throughputMarkdown(withFrames),
+      "The same with a spool that does not fsync (`durable: false`, not what sessions run): the share of the disk.", "", ...throughputMarkdown(noFsync),
       ...(soak ? ["## Soak", "", ...soakMarkdown(soak)] : [])].join("\n");
     mkdirSync("bench/results", { recursive: true });
     const base = join("bench/results", `link-${date.replace(/[:.]/g, "-")}`);
