@@ -302,3 +302,21 @@ def test_the_door_stores_frames_byte_exact_and_pins_cameras(tmp_path):
         assert door.stored == 4  # nothing refused was stored
         ack = ask(c, framed(seq=8, first=4, n=2))
         assert ack["acked_seq"] == 5
+
+
+def test_a_pixel_base_package_fixes_the_cameras_at_the_door(tmp_path):
+    from types import SimpleNamespace
+    from rlft_learner.online_server import package_cameras
+
+    images = [{"camera": "front", "height": H, "width": W}, {"camera": "wrist", "height": 8, "width": 8}]
+    assert package_cameras(SimpleNamespace(policy={"observation": {"images": images}})) == {"front": (H, W), "wrist": (8, 8)}
+    assert package_cameras(SimpleNamespace(policy={"observation": {"names": ["q"]}})) is None
+    with Door(tmp_path) as door:
+        door.server.cameras = package_cameras(SimpleNamespace(policy={"observation": {"images": images}}))
+        door.server.cameras_from = "the base package's observation.images"
+        c = client(door.endpoint)
+        assert ask(c, hello(1))["type"] == "welcome"
+        err = ask(c, framed(seq=2, first=0, n=4))  # wrist at 12x10, the package reads it at 8x8
+        assert err["type"] == "error" and "camera 'wrist' frames are 12x10; this learner stores wrist at 8x8 (the base package's" in err["reason"]
+        ok = ask(c, framed(seq=3, first=0, n=4, cams=(("front", H, W), ("wrist", 8, 8))))
+        assert ok["type"] == "ack" and door.stored == 4 and door.server.stats.rejected_frames == 1
