@@ -72,7 +72,7 @@ export async function measureThroughput(basePackage: string, count = 20_000, bat
       await learner.ready;
       const bridge = await ExperienceBridge.open({
         endpoint: experience, spoolDir: join(dir, "spool"), robotId: "bench-0", configHash: "bench", obsNames: base.json.observation.names,
-        actionNames: base.json.action.names, task: "bench", basePolicyVersion: base.json.version, batchSize, cameras, durable, logger: { warn: () => undefined, info: () => undefined },
+        actionNames: base.json.action.names, task: "bench", basePolicyVersion: base.json.version, batchSize, cameras, durable, spoolCapBytes: 16 * 2 ** 30, logger: { warn: () => undefined, info: () => undefined },
       });
       try {
         // Wait for the link, so connection set-up is not timed.
