@@ -35,7 +35,7 @@ import { findPython, learnerEnv } from "../app/python.ts";
 import { outcomeStats, trainRecap, type OutcomeStats } from "../app/recap.ts";
 import { episodeFiles, readEpisodeArrays } from "../app/dataset.ts";
 import { parseOverrides } from "../app/learnerOverrides.ts";
-import { gitRevision } from "../launch/Stack.ts";
+import { gitRevision } from "../launch/nodeFactory.ts";
 import { benchArgs } from "./args.ts";
 
 const { flag, arg, args, num } = benchArgs();

@@ -41,7 +41,7 @@ test("actor.indicator defaults to auto and rejects values it does not know", () 
 });
 
 test("limits that would switch a protection off are refused with file, line, the bound and what it protects", async () => {
-  const { PHYSICAL_BOUNDS } = await import("./physicalBounds.ts");
+  const { PHYSICAL_BOUNDS } = await import("../contracts/physicalBounds.ts");
   // Issue 24 item 9: these parsed and, in effect, disabled the step clamp and the watchdog.
   const cases: [string, string, keyof typeof PHYSICAL_BOUNDS][] = [
     ["safety:\n  max_step: 1e308\n", "safety.max_step", "step_clamp"],

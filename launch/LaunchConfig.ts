@@ -1,7 +1,7 @@
 /**
  * The launch file schema: one YAML file describes the whole stack (runtime, robot, task, nodes).
  * Parsed once at start-up; unknown keys are rejected; errors name the file, line and key. Physical settings are
- * bounded, each bound named after what it protects (launch/physicalBounds.ts).
+ * bounded, each bound named after what it protects (contracts/physicalBounds.ts).
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
@@ -10,12 +10,27 @@ import { TeleopSchema, TELEOP_DEFAULTS } from "../hardware/teleop/TeleopConfig.t
 import { UiSchema, UI_DEFAULTS } from "../web/UiConfig.ts";
 import { MqttSchema, MQTT_DEFAULTS } from "../telemetry/mqtt/MqttConfig.ts";
 import { RewardSchema, REWARD_DEFAULTS } from "../nodes/RewardConfig.ts";
-import { DriverSchema, WorkspaceSchema } from "../hardware/DriverConfig.ts";
+import { DriverSchema } from "../hardware/registry.ts";
 import { CameraSchema, CAMERA_DEFAULTS } from "../hardware/camera/CameraConfig.ts";
-import { bounded, perJoint } from "./physicalBounds.ts";
-import { SIM_ROBOTS, taskSpec } from "../sim/tasks.ts";
+import { bounded, perJoint } from "../contracts/physicalBounds.ts";
+import { SIM_ROBOTS, TASK_NAMES, taskSpec } from "../sim/tasks.ts";
 
 const joints = z.array(z.number());
+
+/** `safety.workspace`: a box for the end effector and the forward kinematics that finds it. */
+const xyz = z.tuple([z.number(), z.number(), z.number()]);
+const WorkspaceSchema = z
+  .object({
+    /** rlft_arm5 | ur5e | so101 (built in), or dh with `dh` rows (standard DH: a, alpha, d, theta offset). */
+    fk: z.enum(["rlft_arm5", "ur5e", "so101", "dh"]),
+    dh: z.array(z.object({ a: z.number(), alpha: z.number(), d: z.number(), theta: z.number().default(0) }).strict()).optional(),
+    /** Box corners in the base frame (m). */
+    min: xyz,
+    max: xyz,
+  })
+  .strict()
+  .refine((w) => w.fk !== "dh" || (w.dh?.length ?? 0) > 0, { message: "fk: dh needs the dh rows" })
+  .refine((w) => w.min.every((v, k) => v < w.max[k]), { message: "min must be below max on every axis" });
 
 /** Schema of a launch file. Every field says why it exists. */
 export const LaunchSchema = z
@@ -31,12 +46,12 @@ export const LaunchSchema = z
      */
     robot: z.string().default("rlft_arm5"),
     /** Task the episode manager runs and the sim builds (rlft_arm5: reach, push_cube, peg_insert, multi_push; so101: reach, push_cube, pick_place). */
-    task: z.enum(["reach", "push_cube", "peg_insert", "multi_push", "pick_place"]).default("push_cube"),
+    task: z.enum(TASK_NAMES).default("push_cube"),
     /** Language instruction for every episode (multi_push; a VLA policy reads it). Default: each seed's own instruction. */
     instruction: z.string().min(1).optional(),
     /** Control rate of the policy / expert / safety loop. */
     control_hz: bounded("control_rate").default(10),
-    /** Arm driver: the sim or a real arm (feetech | dynamixel | ur_rtde | ros2_control); schema in hardware/DriverConfig.ts. */
+    /** Arm driver: the sim or a real arm (feetech | dynamixel | ur_rtde | ros2_control); each kind's schema in its folder, listed in hardware/registry.ts. */
     driver: DriverSchema.default({ kind: "sim", randomize_physics: false }),
     /** Cameras: one "front", or named cameras set up by calibration files (hardware/camera/CameraConfig.ts). */
     camera: CameraSchema.default(CAMERA_DEFAULTS),

@@ -3,32 +3,28 @@
  * (policy or expert), safety supervisor, episode manager and recorder, then runs episodes.
  * `rlft launch`, `rlft collect` and `rlft eval` are all this with different overrides.
  */
-import { execFileSync } from "node:child_process";
 import type { LaunchConfig } from "./LaunchConfig.ts";
 import type { Runtime } from "../runtime/Runtime.ts";
 import { createRuntime } from "../runtime/index.ts";
 import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
-import { createArmDriver } from "../hardware/createArmDriver.ts";
+import { driverOwnsJointStates } from "../hardware/registry.ts";
 import { motionLimits } from "./safetyLimits.ts";
-import { JointObservationNode, jointObservationNames } from "../nodes/JointObservationNode.ts";
-import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
-import { ActorNode } from "../nodes/ActorNode.ts";
+import { jointObservationNames } from "../nodes/JointObservationNode.ts";
+import type { ActorNode } from "../nodes/ActorNode.ts";
 import type { Actor } from "../policies/actors/Actor.ts";
-import { ExpertActor } from "../policies/actors/ExpertActor.ts";
 import { PolicyActor } from "../policies/actors/PolicyActor.ts";
 import { VlaActor } from "../policies/actors/VlaActor.ts";
 import { policyKind } from "../policies/vla/VlaPackage.ts";
-import { SafetySupervisorNode } from "../nodes/SafetySupervisorNode.ts";
-import { EpisodeManagerNode, type EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
-import { RecorderNode } from "../nodes/RecorderNode.ts";
+import type { SafetySupervisorNode } from "../nodes/SafetySupervisorNode.ts";
+import type { EpisodeManagerNode, EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
+import type { RecorderNode } from "../nodes/RecorderNode.ts";
 import { ExperienceNode, type TransitionSink } from "../nodes/ExperienceNode.ts";
-import { InterventionArbiterNode } from "../nodes/InterventionArbiterNode.ts";
-import { OperatorNode } from "../nodes/OperatorNode.ts";
+import type { InterventionArbiterNode } from "../nodes/InterventionArbiterNode.ts";
 import { RECORDED, TOPICS } from "../contracts/topics.ts";
 import { cameraTopics } from "../nodes/CameraNode.ts";
 import { normaliseAction } from "../contracts/normalise.ts";
-import { calibrationMetadata } from "../calibration/CalibrationFiles.ts";
+import { NodeFactory, nodeLogger, recorderMetadata } from "./nodeFactory.ts";
 import { OperatorStation } from "./OperatorStation.ts";
 import { createCameraNodes, type CameraSet } from "./cameraNodes.ts";
 import { cameraPlans } from "../hardware/camera/CameraConfig.ts";
@@ -128,9 +124,10 @@ export class Stack {
     if (dc.kind !== "sim" && config.actor.kind === "expert") throw new Error(`actor.kind expert is the simulator's scripted expert: it needs driver.kind sim (use a policy package on a real arm)`);
     // driver.kind sim: `robot` names the simulated model (parseLaunch checked it has the task).
     const simRobot = dc.kind === "sim" ? (config.robot as SimRobotName) : undefined;
-    const world = dc.kind === "sim" ? await SimArmDriver.create({ robot: simRobot, task: config.task, controlHz: hz, randomizePhysics: dc.randomize_physics, instruction: config.instruction }) : null;
-    const log = { info: (m: string) => !opts.quiet && console.log(m), warn: (m: string) => console.warn(m) };
-    const driver: ArmDriver = world ?? (await createArmDriver(dc as Exclude<typeof dc, { kind: "sim" }>, { node: () => runtime.createNode("arm_bridge"), logger: log, armCalibration: config.calibration.arm }));
+    const log = nodeLogger(opts.quiet);
+    const make = new NodeFactory(runtime, log);
+    const driver = await make.driver(dc, { robot: config.robot, task: config.task, controlHz: hz, instruction: config.instruction, armCalibration: config.calibration.arm });
+    const world = driver instanceof SimArmDriver ? driver : null;
     const names = driver.jointNames;
     const maxStep = typeof config.safety.max_step === "number" ? names.map(() => config.safety.max_step as number) : config.safety.max_step;
     if (maxStep.length !== names.length) throw new Error(`safety.max_step: expected ${names.length} values (${names.join(", ")}), got ${maxStep.length}`);
@@ -139,7 +136,7 @@ export class Stack {
     let policyVersion = "none";
     let policyActor: PolicyActor | null = null;
     if (config.actor.kind === "expert") {
-      actor = new ExpertActor({ robot: simRobot, task: config.task, quality: config.actor.expert_quality, jointNames: names, controlHz: hz });
+      actor = make.expert({ robot: simRobot, task: config.task, quality: config.actor.expert_quality, jointNames: names, controlHz: hz });
       policyVersion = `scripted_expert@${config.actor.expert_quality}`;
     } else if (!config.actor.package) {
       throw new Error("actor.package: a policy package directory is required when actor.kind is policy (or pass --policy DIR)");
@@ -153,7 +150,7 @@ export class Stack {
         providers: config.actor.providers,
         threads: config.actor.threads,
         noiseScale: config.actor.noise_scale,
-        logger: { info: (m) => !opts.quiet && console.log(m), warn: (m) => console.warn(m) },
+        logger: log,
       });
       actor = v;
       policyVersion = v.version;
@@ -173,7 +170,7 @@ export class Stack {
         bestOf: { n: config.actor.best_of, select: config.actor.best_of_select, pessimism: config.actor.best_of_pessimism, explore: config.actor.best_of_explore },
         training: opts.training ?? false,
         residual: config.actor.residual,
-        logger: { info: (m) => !opts.quiet && console.log(m), warn: (m) => console.warn(m) },
+        logger: log,
       });
       actor = p;
       policyActor = p;
@@ -181,8 +178,7 @@ export class Stack {
     }
 
     const nodes: ManagedNode[] = [];
-    const managerNode = runtime.createNode("episode_manager");
-    const manager = new EpisodeManagerNode(managerNode, { task: config.task, controlHz: hz, maxSteps: config.episodes.max_steps ?? world?.sim.task.maxSteps ?? 200 });
+    const manager = make.episodeManager({ simulated: world !== null, robot: config.robot, task: config.task, controlHz: hz, maxSteps: config.episodes.max_steps });
     // Cameras (sim renders, V4L2, ROS topics) start first: their calibration and a real camera's clock offset go into
     // every episode's metadata; a camera that cannot be set up stops the stack here with its name and the fix.
     let cameras: CameraSet;
@@ -198,49 +194,44 @@ export class Stack {
     const metadata = cameras.metadata;
     let recorder: RecorderNode | null = null;
     if (config.recorder.enabled) {
-      recorder = new RecorderNode(runtime.createNode("recorder"), {
+      recorder = make.recorder({
         outDir: opts.recordTo ?? config.recorder.out,
         // Every camera's topics too (TOPICS names only /camera/front/*).
         topics: [...RECORDED, ...cameras.names.flatMap((n) => Object.values(cameraTopics(n)).map((topic) => ({ topic, type: TOPICS.image.type })))].filter((t, i, all) => all.findIndex((u) => u.topic === t.topic) === i),
         chunkBytes: config.recorder.chunk_bytes,
         maxBytes: config.recorder.max_mb === undefined ? undefined : config.recorder.max_mb * 1e6,
-        metadata: Object.assign(metadata, {
-          robot: config.robot,
-          policy_version: policyVersion,
-          git_revision: gitRevision(),
-          runtime: config.runtime,
+        metadata: Object.assign(metadata, recorderMetadata({ robot: config.robot, policyVersion, runtime: config.runtime, calibration: config.calibration }), {
           control_hz: String(hz),
           driver: config.driver.kind,
           // What exact replay needs (docs/data.md): physics settings, and how the policy's noise was seeded.
           ...(dc.kind === "sim" && world ? { randomize_physics: String(dc.randomize_physics), physics_dt: String(world.sim.model.opt.timestep) } : {}),
           ...(policyActor ? { policy_package: config.actor.package ?? "", sampler: config.actor.sampler, policy_seed: "episode_seed", residual_package: config.actor.residual ?? "" } : {}),
-          ...calibrationMetadata(config.calibration, config.robot),
           ...opts.metadata,
         }),
       });
     }
     // Creation order is tick order on the sim clock: driver publishes the observation of tick t,
     // the actor answers it, safety forwards the command, the manager counts the tick.
-    const armNode = new ArmDriverNode(runtime.createNode("arm_driver"), driver, {
+    const armNode = make.armDriver(driver, {
       controlHz: hz,
       world: world ?? undefined,
       groundTruthReward: config.reward.sim_ground_truth,
-      publishJointStates: dc.kind !== "ros2_control" || dc.state_topic !== TOPICS.jointStates.topic,
+      publishJointStates: !driverOwnsJointStates(dc),
       // A latched driver fault (servo overload, protective stop, program stopped) ends the episode as aborted; the
       // recorder closes its file, so nothing recorded is lost.
       onFault: (f) => manager.abort(`arm fault: ${f}`),
     });
-    const actorNode = new ActorNode(runtime.createNode(config.actor.kind === "expert" ? "expert" : "policy"), actor, { controlHz: hz });
+    const actorNode = make.actor(actor, { expert: config.actor.kind === "expert", controlHz: hz });
     // The operator always wins; with no operator the arbiter forwards the policy's commands unchanged.
     const op = config.operator;
     const operator = op.enabled && op.kind === "scripted"
-      ? new OperatorNode(runtime.createNode("operator"), { robot: simRobot, task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
+      ? make.operator({ robot: simRobot, task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
       : null;
-    const arbiter = new InterventionArbiterNode(runtime.createNode("intervention_arbiter"), { withOperator: op.enabled, blendSec: op.blend_sec, controlHz: hz, jointNames: names });
+    const arbiter = make.arbiter({ withOperator: op.enabled, blendSec: op.blend_sec, controlHz: hz, jointNames: names });
     const human = op.enabled && op.kind !== "scripted";
     // A person starts each episode: until then (and between episodes) the arm holds instead of following the policy.
     const gated = opts.operatorGate ?? human;
-    const safety = new SafetySupervisorNode(runtime.createNode("safety_supervisor"), {
+    const safety = make.safety({
       limits: { names, lower: driver.jointLower, upper: driver.jointUpper, maxStep },
       watchdogSec: config.safety.watchdog_sec,
       inputTopic: TOPICS.arbiterCommand.topic,
@@ -262,7 +253,7 @@ export class Stack {
           })
         : null;
     if (recorder) nodes.push(recorder);
-    if (!world) nodes.push(new JointObservationNode(runtime.createNode("joint_observation"), names));
+    if (!world) nodes.push(make.jointObservation(names));
     // The camera ticks right after the driver: a frame shows the state the actor is about to answer.
     nodes.push(armNode);
     nodes.push(...cameras.nodes);
@@ -444,19 +435,3 @@ export function cameraNames(config: LaunchConfig): string[] {
     .filter((p) => p.kind !== "sim" || config.driver.kind === "sim")
     .map((p) => p.name);
 }
-
-/** Short git revision of the checkout (`-dirty` when tracked files have uncommitted changes), or "unknown" outside git; read once per process. */
-export function gitRevision(): string {
-  if (cachedRevision === undefined) {
-    try {
-      const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
-      // Uncommitted changes to tracked files: the recorded revision is not the code that ran.
-      const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim() !== "";
-      cachedRevision = dirty ? `${head}-dirty` : head;
-    } catch {
-      cachedRevision = "unknown";
-    }
-  }
-  return cachedRevision;
-}
-let cachedRevision: string | undefined;

@@ -6,32 +6,23 @@
 import { z } from "zod";
 import type { Runtime } from "../runtime/Runtime.ts";
 import { ARM_SPEC } from "../sim/armSpec.ts";
-import { SIM_ROBOTS, taskSpec, type SimRobotName } from "../sim/tasks.ts";
+import { taskSpec, type SimRobotName } from "../sim/tasks.ts";
 import { SIM_ROBOT_MODELS } from "../sim/ArmSim.ts";
-import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
-import type { ArmDriver } from "../hardware/ArmDriver.ts";
+import type { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
 import { SimCameraSources } from "../sim/render/SimCameraSources.ts";
 import { defaultFrontCamera, randomizationRanges } from "./cameraNodes.ts";
 import { simCameraFromFiles } from "../sim/render/cameraCalibration.ts";
 import { RANDOMIZE_DEFAULTS } from "../hardware/camera/CameraConfig.ts";
-import { ArmDriverNode } from "../nodes/ArmDriverNode.ts";
 import { CameraNode } from "../nodes/CameraNode.ts";
-import { ActorNode } from "../nodes/ActorNode.ts";
-import { ExpertActor } from "../policies/actors/ExpertActor.ts";
 import { PolicyActor } from "../policies/actors/PolicyActor.ts";
-import { OperatorNode } from "../nodes/OperatorNode.ts";
-import { InterventionArbiterNode } from "../nodes/InterventionArbiterNode.ts";
-import { SafetySupervisorNode } from "../nodes/SafetySupervisorNode.ts";
-import { EpisodeManagerNode } from "../nodes/EpisodeManagerNode.ts";
-import { RecorderNode } from "../nodes/RecorderNode.ts";
 import { TOPICS } from "../contracts/topics.ts";
-import { calibrationMetadata } from "../calibration/CalibrationFiles.ts";
 import { jointLimits, loadArmCalibration } from "../calibration/ArmCalibration.ts";
-import { gitRevision } from "./Stack.ts";
-import { realArmDriver, type ArmDriverParams } from "./driverFromParams.ts";
-import { JointObservationNode, jointObservationNames } from "../nodes/JointObservationNode.ts";
+import { driverConfigFromParams } from "./driverFromParams.ts";
+import type { ArmDriverParams } from "../hardware/driverEntry.ts";
+import { jointObservationNames } from "../nodes/JointObservationNode.ts";
+import { DriverKindSchema, NodeFactory, SimRobotSchema, TaskSchema, recorderMetadata } from "./nodeFactory.ts";
 import { FfmpegCamera } from "../hardware/camera/FfmpegCamera.ts";
-import { bounded } from "./physicalBounds.ts";
+import { bounded } from "../contracts/physicalBounds.ts";
 
 /** What every node class has. */
 export interface ManagedNode {
@@ -56,23 +47,11 @@ export interface NodeExecutable {
   start(runtime: Runtime, params: Record<string, unknown>): Promise<StartedExecutable>;
 }
 
-const task = z.enum(["reach", "push_cube", "peg_insert", "pick_place"]).default("push_cube");
+const task = TaskSchema.default("push_cube");
 /** The simulated robot whose task layout the sim-side executables use (launch files: `robot:`). */
-const robot = z.enum(SIM_ROBOTS as [SimRobotName, ...SimRobotName[]]).default("rlft_arm5");
+const robot = SimRobotSchema.default("rlft_arm5");
 const hz = bounded("control_rate").default(10);
 const names = z.array(z.string()).default([...ARM_SPEC.jointNames]);
-
-/**
- * Arm drivers by `driver` parameter: the sim, and the real arms through launch/driverFromParams.ts
- * (the same DriverSchema and createArmDriver as `rlft launch`).
- */
-export const ARM_DRIVERS: Record<string, (p: Record<string, unknown>, runtime: Runtime) => Promise<ArmDriver>> = {
-  sim: async (p) => SimArmDriver.create({ robot: p.robot as SimRobotName | undefined, task: p.task as "push_cube", controlHz: p.control_hz as number }),
-  feetech: (p, rt) => realArmDriver(p as unknown as ArmDriverParams, rt),
-  dynamixel: (p, rt) => realArmDriver(p as unknown as ArmDriverParams, rt),
-  ur_rtde: (p, rt) => realArmDriver(p as unknown as ArmDriverParams, rt),
-  ros2_control: (p, rt) => realArmDriver(p as unknown as ArmDriverParams, rt),
-};
 
 /** The policy's observation names: the sim task's, or the robot's joints (`q.<joint>`, what joint_observation publishes). */
 export function policyObservationNames(p: { observation: "auto" | "task" | "joints"; task: string; robot?: SimRobotName; joint_names: readonly string[] }): string[] {
@@ -106,8 +85,9 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     params: simParams,
     async start(runtime, raw) {
       const p = simParams.parse(raw);
-      const driver = await SimArmDriver.create({ robot: p.robot, task: p.task, controlHz: p.control_hz, randomizePhysics: p.randomize_physics });
-      const nodes: ManagedNode[] = [new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: p.control_hz, world: driver })];
+      const make = new NodeFactory(runtime);
+      const driver = (await make.driver({ kind: "sim", randomize_physics: p.randomize_physics }, { robot: p.robot, task: p.task, controlHz: p.control_hz })) as SimArmDriver;
+      const nodes: ManagedNode[] = [make.armDriver(driver, { controlHz: p.control_hz, world: driver })];
       const specs = p.cameras ? p.cameras.map((c) => simCameraFromFiles({ name: c.name, intrinsics: c.intrinsics, handEye: c.hand_eye })) : [defaultFrontCamera(p.width, p.height)];
       const cams = p.camera ? new SimCameraSources(driver.sim, specs, { renderer: p.renderer, randomize: p.randomize ? randomizationRanges(RANDOMIZE_DEFAULTS) : undefined }) : null;
       for (const spec of cams ? specs : []) {
@@ -126,9 +106,11 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     description: "One real arm behind the ArmDriver interface: /joint_command in, /joint_states out",
     params: z
       .object({
-        driver: z.string(),
+        driver: DriverKindSchema,
         control_hz: hz,
         task,
+        /** The simulated robot (driver=sim). */
+        robot,
         /** A launch file whose `driver:` block (and calibration.arm) to use; port/host still override it. */
         launch: z.string().optional(),
         /** Serial port (feetech, dynamixel) or RTDE port (ur_rtde). */
@@ -150,11 +132,11 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
       })
       .strict(),
     async start(runtime, raw) {
-      const p = this.params.parse(raw) as { driver: string; control_hz: number };
-      const make = ARM_DRIVERS[p.driver];
-      if (!make) throw new Error(`arm_driver: driver "${p.driver}" is not available in this build (available: ${Object.keys(ARM_DRIVERS).join(", ")}); drivers register in launch/nodeExecutables.ts ARM_DRIVERS`);
-      const driver = await make(p, runtime);
-      return { nodes: [new ArmDriverNode(runtime.createNode("arm_driver"), driver, { controlHz: p.control_hz })], close: async () => driver.close?.() };
+      const p = this.params.parse(raw) as unknown as ArmDriverParams & { task: string; robot: SimRobotName; control_hz: number };
+      const { driver: cfg, calibration } = driverConfigFromParams(p);
+      const make = new NodeFactory(runtime);
+      const driver = await make.driver(cfg, { robot: p.robot, task: p.task, controlHz: p.control_hz, armCalibration: calibration });
+      return { nodes: [make.armDriver(driver, { controlHz: p.control_hz })], close: async () => driver.close?.() };
     },
   },
   joint_observation: {
@@ -162,7 +144,7 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     params: z.object({ joint_names: names }).strict(),
     async start(runtime, raw) {
       const p = this.params.parse(raw) as { joint_names: string[] };
-      return { nodes: [new JointObservationNode(runtime.createNode("joint_observation"), p.joint_names)] };
+      return { nodes: [new NodeFactory(runtime).jointObservation(p.joint_names)] };
     },
   },
   camera: {
@@ -193,7 +175,8 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     async start(runtime, raw) {
       const p = this.params.parse(raw) as { task: "push_cube"; robot: SimRobotName; control_hz: number; quality: number; joint_names?: string[] };
       const jointNames = p.joint_names ?? SIM_ROBOT_MODELS[p.robot].jointNames;
-      return { nodes: [new ActorNode(runtime.createNode("expert"), new ExpertActor({ robot: p.robot, task: p.task, quality: p.quality, jointNames, controlHz: p.control_hz }), { controlHz: p.control_hz })] };
+      const make = new NodeFactory(runtime);
+      return { nodes: [make.actor(make.expert({ robot: p.robot, task: p.task, quality: p.quality, jointNames, controlHz: p.control_hz }), { expert: true, controlHz: p.control_hz })] };
     },
   },
   policy: {
@@ -202,7 +185,7 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     async start(runtime, raw) {
       const p = this.params.parse(raw) as { package: string; residual?: string; task: "push_cube"; robot: SimRobotName; control_hz: number; providers: ("cuda" | "cpu")[]; sampler: "graph" | "ts"; threads: number; joint_names: string[]; observation: "auto" | "task" | "joints"; observation_names?: string[] };
       const actor = await PolicyActor.create(p.package, { jointNames: p.joint_names, observationNames: p.observation_names ?? policyObservationNames(p), providers: p.providers, mode: p.sampler, threads: p.threads, residual: p.residual });
-      return { nodes: [new ActorNode(runtime.createNode("policy"), actor, { controlHz: p.control_hz })], close: () => actor.close() };
+      return { nodes: [new NodeFactory(runtime).actor(actor, { expert: false, controlHz: p.control_hz })], close: () => actor.close() };
     },
   },
   operator: {
@@ -210,7 +193,7 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     params: z.object({ task, robot, control_hz: hz, patience_sec: z.number().positive().default(3), correction_sec: z.number().positive().default(2) }).strict(),
     async start(runtime, raw) {
       const p = this.params.parse(raw) as { task: "push_cube"; robot: SimRobotName; control_hz: number; patience_sec: number; correction_sec: number };
-      return { nodes: [new OperatorNode(runtime.createNode("operator"), { robot: p.robot, task: p.task, controlHz: p.control_hz, patienceSec: p.patience_sec, correctionSec: p.correction_sec })] };
+      return { nodes: [new NodeFactory(runtime).operator({ robot: p.robot, task: p.task, controlHz: p.control_hz, patienceSec: p.patience_sec, correctionSec: p.correction_sec })] };
     },
   },
   intervention_arbiter: {
@@ -218,7 +201,7 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     params: z.object({ control_hz: hz, with_operator: z.boolean().default(false), blend_sec: z.number().min(0).default(0.5), joint_names: names }).strict(),
     async start(runtime, raw) {
       const p = this.params.parse(raw) as { control_hz: number; with_operator: boolean; blend_sec: number; joint_names: string[] };
-      return { nodes: [new InterventionArbiterNode(runtime.createNode("intervention_arbiter"), { withOperator: p.with_operator, blendSec: p.blend_sec, controlHz: p.control_hz, jointNames: p.joint_names })] };
+      return { nodes: [new NodeFactory(runtime).arbiter({ withOperator: p.with_operator, blendSec: p.blend_sec, controlHz: p.control_hz, jointNames: p.joint_names })] };
     },
   },
   safety_supervisor: {
@@ -249,7 +232,7 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
         upper = lim.map((l) => l[1]);
       }
       if (lower.length !== p.joint_names.length || upper.length !== p.joint_names.length) throw new Error(`safety_supervisor: joint_lower/joint_upper need ${p.joint_names.length} values (${p.joint_names.join(", ")})`);
-      return { nodes: [new SafetySupervisorNode(runtime.createNode("safety_supervisor"), { limits: { names: p.joint_names, lower, upper, maxStep: p.joint_names.map(() => p.max_step) }, watchdogSec: p.watchdog_sec, inputTopic: p.input_topic })] };
+      return { nodes: [new NodeFactory(runtime).safety({ limits: { names: p.joint_names, lower, upper, maxStep: p.joint_names.map(() => p.max_step) }, watchdogSec: p.watchdog_sec, inputTopic: p.input_topic })] };
     },
   },
   episode_manager: {
@@ -257,9 +240,7 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     params: z.object({ task, robot, control_hz: hz, max_steps: z.number().int().min(1).optional(), episodes: z.number().int().min(0).default(0), seed: z.number().int().min(0).default(1000), start_delay_sec: z.number().min(0).default(2) }).strict(),
     async start(runtime, raw) {
       const p = this.params.parse(raw) as { task: "push_cube"; robot: SimRobotName; control_hz: number; max_steps?: number; episodes: number; seed: number; start_delay_sec: number };
-      const spec = taskSpec(p.robot, p.task);
-      const maxSteps = p.max_steps ?? (spec.episodeSec === undefined ? spec.maxSteps : Math.round(spec.episodeSec * p.control_hz));
-      const m = new EpisodeManagerNode(runtime.createNode("episode_manager"), { task: p.task, controlHz: p.control_hz, maxSteps });
+      const m = new NodeFactory(runtime).episodeManager({ simulated: true, robot: p.robot, task: p.task, controlHz: p.control_hz, maxSteps: p.max_steps });
       if (p.episodes === 0) return { nodes: [m] };
       const done = (async () => {
         // Give the other processes time to discover the topics (ROS 2 discovery is not instant).
@@ -284,8 +265,8 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     params: z.object({ out: z.string().default("data/sessions"), chunk_bytes: z.number().int().min(1024).default(1 << 20), robot: z.string().default("rlft_arm5"), policy_version: z.string().default("unknown"), calibration_arm: z.string().optional(), calibration_camera: z.string().optional(), calibration_hand_eye: z.string().optional() }).strict(),
     async start(runtime, raw) {
       const p = this.params.parse(raw) as { out: string; chunk_bytes: number; robot: string; policy_version: string; calibration_arm?: string; calibration_camera?: string; calibration_hand_eye?: string };
-      const metadata = { robot: p.robot, policy_version: p.policy_version, git_revision: gitRevision(), runtime: runtime.kind, ...calibrationMetadata({ arm: p.calibration_arm, camera: p.calibration_camera, hand_eye: p.calibration_hand_eye }, p.robot) };
-      return { nodes: [new RecorderNode(runtime.createNode("recorder"), { outDir: p.out, chunkBytes: p.chunk_bytes, metadata })] };
+      const metadata = recorderMetadata({ robot: p.robot, policyVersion: p.policy_version, runtime: runtime.kind, calibration: { arm: p.calibration_arm, camera: p.calibration_camera, hand_eye: p.calibration_hand_eye } });
+      return { nodes: [new NodeFactory(runtime).recorder({ outDir: p.out, chunkBytes: p.chunk_bytes, metadata })] };
     },
   },
 };

@@ -11,21 +11,11 @@ import { clipUnit, ddimSchedule, ddimStep, type DdimStep } from "./ddim.ts";
 import { cfgCombine, resolveIndicator, type Indicator, type IndicatorSetting } from "./AdvantageConditioning.ts";
 import { gaussian, gaussianArray, noiseScaleProblem } from "./gaussian.ts";
 import { tile } from "./tile.ts";
-import type { RgbFrame } from "./vla/preprocess.ts";
+import { blankImageFeeds, imageFeeds, requireImageFeeds, tileImage, type CameraFrames } from "./imageFeeds.ts";
+import { PolicyInputError } from "./PolicyInputError.ts";
 
-/** camera name → the tick's frame (rgb8, packed rows), for a policy that sees cameras. */
-export type CameraFrames = Readonly<Record<string, RgbFrame>>;
-
-/** Thrown for inputs the policy refuses (non-finite or wrongly shaped observations, missing or wrong frames); the caller holds the robot. */
-export class PolicyInputError extends Error {
-  readonly code: "non_finite_observation" | "bad_shape" | "bad_image";
-
-  constructor(code: PolicyInputError["code"], message: string) {
-    super(message);
-    this.name = "PolicyInputError";
-    this.code = code;
-  }
-}
+export { PolicyInputError } from "./PolicyInputError.ts";
+export type { CameraFrames } from "./imageFeeds.ts";
 
 /** Options of {@link DiffusionPolicy.create}. */
 export interface DiffusionPolicyOptions {
@@ -119,7 +109,7 @@ export class DiffusionPolicy {
     const xDims = [1, horizon, pkg.actionDim];
     const zeros = (dims: number[]) => ({ data: new Float32Array(dims.reduce((a, b) => a * b, 1)), dims });
     const ind = indicatorFeed(pkg.json, indicator, 1);
-    const blank = Object.fromEntries(pkg.images.map((img) => [img.input, { data: new Uint8Array(img.height * img.width * 3), dims: [1, img.height, img.width, 3] }]));
+    const blank = blankImageFeeds(pkg.images);
     const imageInputs = pkg.images.map((img) => img.input);
     const encoderPath = pkg.encoderPath;
     let client: InferenceClient;
@@ -205,7 +195,7 @@ export class DiffusionPolicy {
     const chunkDims = [this.package.json.action.horizon, this.package.actionDim];
     if ((indicator === null) !== (this.indicator === null)) throw new PolicyInputError("bad_shape", `indicator: this policy ${this.indicator === null ? "takes no indicator" : "needs an indicator"}, got ${indicator}`);
     const cams = this.package.images;
-    if (cams.length > 0 && cams.some((c) => images[c.input] === undefined)) throw new PolicyInputError("bad_image", `this policy sees cameras ${cams.map((c) => c.camera).join(", ")}: pass their frames (imageFeeds)`);
+    requireImageFeeds(cams, images, "this policy");
     if (this.mode === "graph") {
       const imgFeeds = Object.fromEntries(cams.map((c) => [c.input, tileImage(images[c.input], b)]));
       const { outputs } = await this.#client.run("sampler", { obs: { data: tile(obs, b), dims: [b, obs.length] }, ...imgFeeds, noise: { data: new Float32Array(noise), dims: [b, ...chunkDims] }, ...indicatorFeed(this.package.json, indicator, b) });
@@ -245,17 +235,7 @@ export class DiffusionPolicy {
    * (`bad_image`) naming the camera when a frame is missing, of another size, or not packed rgb8. {} for a state-only policy.
    */
   imageFeeds(images: CameraFrames | undefined): Record<string, WireTensor> {
-    const out: Record<string, WireTensor> = {};
-    for (const img of this.package.images) {
-      const f = images?.[img.camera];
-      if (!f) throw new PolicyInputError("bad_image", `no frame from camera "${img.camera}": policy ${this.package.json.version} sees it (${img.width}×${img.height} rgb8) — check that the camera publishes /camera/${img.camera}/image`);
-      if (f.width !== img.width || f.height !== img.height) {
-        throw new PolicyInputError("bad_image", `camera "${img.camera}" sends ${f.width}×${f.height} frames but policy ${this.package.json.version} was trained on ${img.width}×${img.height} — set the camera's width/height to ${img.width}×${img.height} in the launch file (the policy does not resize)`);
-      }
-      if (f.data.length !== f.width * f.height * 3) throw new PolicyInputError("bad_image", `camera "${img.camera}": a ${f.width}×${f.height} rgb8 frame has ${f.width * f.height * 3} bytes, found ${f.data.length} — the camera must send packed rgb8`);
-      out[img.input] = { data: f.data, dims: [1, f.height, f.width, 3] };
-    }
-    return out;
+    return imageFeeds(this.package.images, images, `policy ${this.package.json.version}`);
   }
 
   /** (x - mean) / std per dimension, flattened oldest first; throws {@link PolicyInputError} on NaN/Inf or wrong shape. */
@@ -294,20 +274,11 @@ export class DiffusionPolicy {
   }
 }
 
-/** A [1, H, W, 3] uint8 frame repeated b times as [b, H, W, 3] (a fresh buffer: feeds are transferred to the worker). */
-function tileImage(t: WireTensor, b: number): WireTensor {
-  const src = t.data as Uint8Array;
-  const out = new Uint8Array(src.length * b);
-  for (let i = 0; i < b; i++) out.set(src, i * src.length);
-  return { data: out, dims: [b, ...t.dims.slice(1)] };
-}
-
 /** Width of the camera features encoder.onnx outputs: 2 × keypoints… is not in policy.json, so ask the graph once. */
 async function featureWidth(encoderPath: string, pkg: PolicyPackage): Promise<number> {
   const probe = await InferenceClient.create({ encoder: encoderPath }, {});
   try {
-    const feeds = Object.fromEntries(pkg.images.map((img) => [img.input, { data: new Uint8Array(img.height * img.width * 3), dims: [1, img.height, img.width, 3] }]));
-    const { outputs } = await probe.run("encoder", feeds);
+    const { outputs } = await probe.run("encoder", blankImageFeeds(pkg.images));
     return outputs.features.dims[1];
   } finally {
     await probe.close();

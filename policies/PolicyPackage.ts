@@ -108,6 +108,8 @@ export const ResidualPolicyJsonSchema = z.strictObject({
     names: z.array(z.string().min(1)).min(1),
     mean: z.array(Finite),
     std: z.array(Finite.refine((v) => v > 0, "std > 0")),
+    /** The base's cameras, which residual.onnx reads too (inputs between obs and base_action); absent = state only. */
+    images: z.array(ImageInputSchema).min(1).optional(),
   }),
   action: z.strictObject({ names: z.array(z.string().min(1)).min(1), min: z.array(Finite), max: z.array(Finite) }),
   residual: z.strictObject({

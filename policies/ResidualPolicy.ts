@@ -6,13 +6,18 @@
  * stationary std, reset at every episode start. A warm-up package (residual.exploration_uniform u > 0) explores
  * with U(−u, u) instead.
  * Normalisation uses the base package's stats; residual.onnx runs in the inference worker, off the event loop.
+ * A residual over a base that sees cameras sees them too (observation.images, the base's cameras at the same sizes):
+ * residual.onnx takes the tick's uint8 frames between obs and base_action, every tick (policies/imageFeeds.ts).
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PolicyPackage, PolicyPackageError, readPolicyJson, verifyHashes, type ResidualPolicyJson } from "./PolicyPackage.ts";
 import { InferenceClient, type InferenceClientOptions } from "./InferenceClient.ts";
-import { PolicyInputError } from "./DiffusionPolicy.ts";
+import { PolicyInputError } from "./PolicyInputError.ts";
+import { blankImageFeeds, cameraMismatches, imageFeeds, requireImageFeeds, type CameraFrames } from "./imageFeeds.ts";
+import type { ImageInput } from "./PolicyPackage.ts";
+import type { WireTensor } from "./InferenceClient.ts";
 import { gaussian, mulberry32 } from "./gaussian.ts";
 import { tile } from "./tile.ts";
 
@@ -102,11 +107,11 @@ export class ResidualPolicy {
         threads: options.threads,
         logger: options.logger,
         warmup: {
-          actor: { obs: zeros(base.obsDim), base_action: zeros(base.actionDim) },
+          actor: { obs: zeros(base.obsDim), ...blankImageFeeds(json.observation.images ?? []), base_action: zeros(base.actionDim) },
           ...(critic ? { critic: { obs: zeros(base.obsDim), action: zeros(base.actionDim) } } : {}),
           ...(chunkCritic ? { chunk_critic: { obs: zeros(base.obsDim), chunk: zeros(chunkWidth) } } : {}),
         },
-        ...(critic || chunkCritic ? { expectInputs: { actor: ["obs", "base_action"], ...(critic ? { critic: ["obs", "action"] } : {}), ...(chunkCritic ? { chunk_critic: ["obs", "chunk"] } : {}) } } : {}),
+        ...(critic || chunkCritic || json.observation.images ? { expectInputs: { actor: ["obs", ...(json.observation.images ?? []).map((c) => c.input), "base_action"], ...(critic ? { critic: ["obs", "action"] } : {}), ...(chunkCritic ? { chunk_critic: ["obs", "chunk"] } : {}) } } : {}),
       },
     );
     return new ResidualPolicy(abs, json, base, client, options.training, options.seed ?? 0);
@@ -115,6 +120,11 @@ export class ResidualPolicy {
   /** Execution provider the actor runs on. */
   get providers(): Readonly<Record<string, string>> {
     return this.#client.providers;
+  }
+
+  /** The cameras residual.onnx reads, in input order ([] for a state-only residual); the base's cameras. */
+  get images(): readonly ImageInput[] {
+    return this.json.observation.images ?? [];
   }
 
   /** True when the package carries the learner's critic (critic.onnx): {@link scoreBaseActions} works. */
@@ -169,12 +179,15 @@ export class ResidualPolicy {
     return ensembleScores(q.outputs.q.data as Float32Array, n, pessimism);
   }
 
-  /** One step: raw observation and raw base action (robot units) → executed action and its normalised parts. */
-  async step(obsRaw: readonly number[], baseActionRaw: readonly number[]): Promise<ResidualStep> {
+  /**
+   * One step: raw observation and raw base action (robot units), and the tick's camera frames when the residual sees
+   * cameras → executed action and its normalised parts. Throws {@link PolicyInputError} on a missing or wrong frame.
+   */
+  async step(obsRaw: readonly number[], baseActionRaw: readonly number[], images?: CameraFrames): Promise<ResidualStep> {
     const { action } = this.base.json;
     const obs = this.#normObservation(obsRaw);
     const baseNorm = this.#normBase(baseActionRaw);
-    const residual = await this.residual(obs, Float32Array.from(baseNorm));
+    const residual = await this.residual(obs, Float32Array.from(baseNorm), imageFeeds(this.images, images, `residual ${this.version}`));
     const noise = this.#explorationNoise(baseNorm.length);
     const actionNorm = baseNorm.map((b, j) => Math.min(1, Math.max(-1, b + residual[j] + (noise ? noise[j] : 0))));
     return {
@@ -232,10 +245,16 @@ export class ResidualPolicy {
     return out;
   }
 
-  /** residual.onnx on normalised inputs (obs_dim and A values) → the network's residual (A values, |r| ≤ scale). */
-  async residual(obsNorm: Float32Array, baseNorm: Float32Array): Promise<Float32Array> {
+  /**
+   * residual.onnx on normalised inputs (obs_dim and A values) and, for a residual that sees cameras, the frames' feeds
+   * ({@link imageFeeds}) → the network's residual (A values, |r| ≤ scale).
+   */
+  async residual(obsNorm: Float32Array, baseNorm: Float32Array, images: Record<string, WireTensor> = {}): Promise<Float32Array> {
+    requireImageFeeds(this.images, images, `residual ${this.version}`);
+    const frames = Object.fromEntries(this.images.map((c) => [c.input, images[c.input]]));
     const { outputs } = await this.#client.run("actor", {
       obs: { data: new Float32Array(obsNorm), dims: [1, obsNorm.length] },
+      ...frames,
       base_action: { data: new Float32Array(baseNorm), dims: [1, baseNorm.length] },
     });
     return outputs.residual.data as Float32Array;
@@ -243,7 +262,8 @@ export class ResidualPolicy {
 
   /**
    * The residual for probe inputs, without exploration noise (no random state is touched): the mean observation
-   * (normalised 0) and ±1 standard deviation, each with the base action at the middle and at both ends of its range.
+   * (normalised 0) and ±1 standard deviation, each with the base action at the middle and at both ends of its range
+   * (and all-zero frames for a residual that sees cameras).
    * PolicySlot refuses a package unless every value is finite.
    */
   async probe(): Promise<number[]> {
@@ -251,7 +271,7 @@ export class ResidualPolicy {
     const m = this.base.actionDim;
     const out: number[] = [];
     for (const o of [0, 1, -1]) {
-      for (const b of [0, 1, -1]) out.push(...(await this.residual(new Float32Array(d).fill(o), new Float32Array(m).fill(b))));
+      for (const b of [0, 1, -1]) out.push(...(await this.residual(new Float32Array(d).fill(o), new Float32Array(m).fill(b), blankImageFeeds(this.images))));
     }
     return out;
   }
@@ -287,5 +307,6 @@ function checkResidualDims(json: ResidualPolicyJson, base: PolicyPackage, jsonPa
   for (const [k, v, want] of [["observation.mean", json.observation.mean, n], ["observation.std", json.observation.std, n], ["action.min", json.action.min, m], ["action.max", json.action.max, m]] as const) {
     if (v.length !== want) problems.push(`${k}: expected ${want} values, found ${v.length}`);
   }
+  problems.push(...cameraMismatches(json.observation.images ?? [], base.images, `the base ${base.json.version}`));
   if (problems.length > 0) throw new PolicyPackageError("incompatible", `${jsonPath} does not fit its base ${base.json.version}:\n  - ${problems.join("\n  - ")}`, { path: jsonPath });
 }

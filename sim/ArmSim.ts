@@ -6,7 +6,7 @@
 import type { MainModule, MjData, MjModel } from "mujoco-js";
 import { loadMujoco } from "./loadMujoco.ts";
 import { createRng } from "./rng.ts";
-import { taskSpec, type SimRobotName, type TaskName, type TaskSpec } from "./tasks.ts";
+import { episodeSteps, taskSpec, type SimRobotName, type TaskName, type TaskSpec } from "./tasks.ts";
 import type { MultiPushGoal } from "./multiPush.ts";
 import type { RobotWorld, SimRobot, SimStateOverride, SimStatus } from "./simRobot.ts";
 import { ARM5_ROBOT } from "./arm5/Arm5World.ts";
@@ -71,8 +71,7 @@ export class ArmSim {
     if (!(substeps >= 1) || Math.abs(substeps * physicsDt * controlHz - 1) > 1e-6) {
       throw new Error(`ArmSim: control period 1/${controlHz} s must be a whole number of physics steps of ${physicsDt} s`);
     }
-    const episodeSteps = spec.episodeSec === undefined ? spec.maxSteps : Math.round(spec.episodeSec * controlHz);
-    const task: TaskSpec = { ...spec, controlHz, maxSteps: episodeSteps };
+    const task: TaskSpec = { ...spec, controlHz, maxSteps: episodeSteps(spec, controlHz) };
     const mj = await loadMujoco();
     const model = robot.loadModel(mj, task, physicsDt);
     const data = new mj.MjData(model);

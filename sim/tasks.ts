@@ -158,6 +158,14 @@ export const SO101_TASKS: Readonly<Record<So101TaskName, TaskSpec>> = {
 /** The tasks of each simulated robot. */
 export const ROBOT_TASKS: Readonly<Record<SimRobotName, Readonly<Partial<Record<TaskName, TaskSpec>>>>> = { rlft_arm5: TASKS, so101: SO101_TASKS };
 
+/** Every task name some simulated robot has (the launch file's `task:` and every ROS 2 executable's `task` parameter). */
+export const TASK_NAMES = [...new Set(Object.values(ROBOT_TASKS).flatMap((t) => Object.keys(t)))] as [TaskName, ...TaskName[]];
+
+/** A task's episode length in control ticks at `controlHz` (tasks timed in seconds scale with the rate). */
+export function episodeSteps(spec: Pick<TaskSpec, "episodeSec" | "maxSteps">, controlHz: number): number {
+  return spec.episodeSec === undefined ? spec.maxSteps : Math.round(spec.episodeSec * controlHz);
+}
+
 /** The task spec of `task` on `robot` (default rlft_arm5); one clear error names what exists instead. */
 export function taskSpec(robot: string | undefined, task: string): TaskSpec {
   const r = (robot ?? "rlft_arm5") as SimRobotName;

@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseLaunch } from "../launch/LaunchConfig.ts";
@@ -15,41 +15,15 @@ import { readEpisodeArrays } from "../app/dataset.ts";
 import { trainBc } from "../app/trainBc.ts";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
 import { timeNs } from "../contracts/msgs.ts";
-import { calibrationFilesFor } from "../sim/render/cameraCalibration.ts";
-import { lookAtPose, pinholeModel } from "../sim/render/mujocoCamera.ts";
+import { cameraFiles, pixelDemoLaunch } from "./support/pixelDemos.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "rlft-pixtrain-"));
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 
-function cameraFiles(): string {
-  const dir = join(tmp, "cal");
-  mkdirSync(dir, { recursive: true });
-  const specs = [
-    { name: "front", model: pinholeModel(40, 40, 45), parentBody: "world", pose: lookAtPose([0.62, 0, 0.45], [0.14, 0, 0]) },
-    { name: "wrist", model: pinholeModel(32, 32, 70), parentBody: "hand", pose: { R: [[0, 1, 0], [-1, 0, 0], [0, 0, 1]], t: [0.03, 0, 0.02] } },
-  ];
-  for (const s of specs) {
-    const f = calibrationFilesFor(s);
-    writeFileSync(join(dir, `${s.name}.intrinsics.json`), JSON.stringify(f.intrinsics));
-    writeFileSync(join(dir, `${s.name}.hand_eye.json`), JSON.stringify(f.handEye));
-  }
-  return dir;
-}
-
 test("recorded camera frames are paired causally, travel as uint8 and train a pixel policy on joints + cameras", async () => {
-  const cal = cameraFiles();
+  const cal = cameraFiles(tmp);
   const out = join(tmp, "demos");
-  const yaml = `task: push_cube
-control_hz: 10
-actor: {kind: expert, expert_quality: 1}
-episodes: {max_steps: 15}
-camera:
-  rate_hz: 10
-  depth: false
-  cameras:
-    - {name: front, intrinsics: ${cal}/front.intrinsics.json, hand_eye: ${cal}/front.hand_eye.json}
-    - {name: wrist, intrinsics: ${cal}/wrist.intrinsics.json, hand_eye: ${cal}/wrist.hand_eye.json}
-`;
+  const yaml = pixelDemoLaunch(cal);
   await runEpisodes(parseLaunch(yaml, "pix.yaml"), { count: 2, seed: 3, label: "test", recordTo: out });
   const file = join(out, readdirSync(out).filter((f) => f.endsWith(".mcap")).sort()[0]);
 

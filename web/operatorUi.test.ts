@@ -17,7 +17,9 @@ import { Stack } from "../launch/Stack.ts";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
 import { CHROMIUM_BIN, requireServer } from "../test/servers.ts";
 import { operatorLayoutProblems } from "../test/uiLayout.ts";
-import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
+
+/** What runEpisodes reports per episode (kept off nodes/: web/ imports contracts, not nodes). */
+type EpisodeResult = Awaited<ReturnType<Stack["runEpisodes"]>>[number];
 
 /** The test's output folder (screenshots): RLFT_TEST_OUT or test-results/ in the checkout. */
 export const TEST_OUT = join(process.env.RLFT_TEST_OUT ?? join(import.meta.dirname, "..", "test-results"), "operator-ui");

@@ -4,7 +4,7 @@
  * calibration file (`rlft calibrate arm --robot so100_leader ...`), or else from the follower's `driver.joints`
  * (same arm model, same ids: SO-100 / Koch leader-follower pairs).
  */
-import type { DriverConfig } from "../DriverConfig.ts";
+import type { DriverConfig } from "../registry.ts";
 import { loadArmCalibration } from "../../calibration/ArmCalibration.ts";
 import { openServoBus } from "./openServoBus.ts";
 import { ServoJointSource } from "./ServoJointSource.ts";

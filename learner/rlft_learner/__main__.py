@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from . import __version__, bench_sampler, bench_vla, make_fixture, plot_episode, plots, recap, train_bc, train_classifier, train_vla
+from . import __version__, bench_pixel_update, bench_sampler, bench_vla, make_fixture, plot_episode, plots, recap, train_bc, train_classifier, train_vla
 from .serve import BenchUpdateCommand, ServeCommand
 
 COMMANDS = {
@@ -38,6 +38,8 @@ COMMANDS = {
                          "example:\n  python3 -m rlft_learner train-classifier --data data/labels --out runs/classifier"),
     "bench-update": (BenchUpdateCommand, "time residual TD3 updates (critic ensemble + delayed actor); prints JSON",
                      "example:\n  python3 -m rlft_learner bench-update --seconds 5 [--config learner.yaml]"),
+    "bench-pixel-update": (bench_pixel_update, "time residual TD3 updates from pixels, frozen base encoder vs own encoders side by side; prints JSON",
+                           "example:\n  python3 -m rlft_learner bench-pixel-update --batch-size 256 --seconds 10 [--base-package runs/bc/package]"),
 }
 
 

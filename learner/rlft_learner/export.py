@@ -228,7 +228,8 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
                             provenance: dict | None = None, vectors: int = 4, seed: int = 0,
                             version_prefix: str = "res", critic: torch.nn.Module | None = None,
                             chunk_critic: tuple[torch.nn.Module, int] | None = None,
-                            exploration_uniform: float = 0.0, exploration_rho: float = 0.0) -> tuple[str, dict]:
+                            exploration_uniform: float = 0.0, exploration_rho: float = 0.0,
+                            frames: dict[str, np.ndarray] | None = None) -> tuple[str, dict]:
     """Write a residual package (docs/protocol.md): residual.onnx (obs, base_action -> residual), policy.json with the
     base version and base policy.json sha256, model.pt, test_vectors.json. `base` is a residual_td3.BasePackage.
     With `critic` (the Q ensemble), also critic.onnx (obs, action -> q (B, E)): robots use it to rank base samples
@@ -236,9 +237,19 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
     chunk_critic.onnx (obs, chunk (B, K*A) -> q (B, E)) for best_of_select chunk_critic (chunk_critic.py).
     `exploration_uniform` > 0 (the env warm-up package): robots in training mode add U(-u, u) noise instead of the
     Gaussian. `exploration_rho` > 0: the Gaussian noise is AR(1)-correlated across control steps (same std).
+    An `actor` that sees cameras (pixel_nets.PixelResidualExport) makes residual.onnx take one uint8 (B, H, W, 3)
+    `image.<camera>` input per camera between obs and base_action, and policy.json gets observation.images as the BC
+    package's; `frames` (camera -> uint8 (V, H, W, 3), e.g. recorded ones) are the test vectors' images instead of
+    random bytes. Its critics read frames too and are not exported (critic-ranked best-of-N is state-only).
     Written in a temporary directory and renamed to `parent/<version>`, so nobody sees a half-written package.
     Returns (package dir, policy.json contents)."""
     import copy
+
+    from .pixel_nets import PixelResidualExport
+
+    encoders = actor.encoders if isinstance(actor, PixelResidualExport) else None
+    if encoders is not None and (critic is not None or chunk_critic is not None):
+        raise ValueError("a residual that sees cameras exports its actor only: its critics read frames (pass critic=None)")
 
     require_finite("residual package", actor=actor, **({"critic": critic} if critic is not None else {}),
                    **({"chunk_critic": chunk_critic[0]} if chunk_critic is not None else {}))
@@ -249,10 +260,18 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
     gen = torch.Generator().manual_seed(seed)
     obs = torch.randn(vectors, actor.obs_dim, generator=gen)  # (V, obs_dim), normalised obs ~ N(0, 1)
     base_action = torch.rand(vectors, actor.act_dim, generator=gen) * 2 - 1  # (V, A) in [-1, 1]
+    images = [] if encoders is None else [torch.from_numpy(np.ascontiguousarray(frames[c][:vectors])) if frames else
+                                          torch.randint(0, 256, (vectors, e.height, e.width, 3), generator=gen, dtype=torch.uint8)
+                                          for c, e in zip(encoders.cameras, encoders.cfgs)]  # (V, H, W, 3) uint8 each
+    if images and any(len(i) != vectors for i in images):
+        raise ValueError(f"frames: need {vectors} frames per camera for the test vectors")
+    img_in = [] if encoders is None else [f"image.{c}" for c in encoders.cameras]
     with torch.no_grad():
-        _export(actor, (obs, base_action), os.path.join(tmp, "residual.onnx"), ["obs", "base_action"], "residual")
-        residual = actor(obs, base_action)  # (V, A), eager reference for the TS equivalence test
+        _export(actor, (obs, *images, base_action), os.path.join(tmp, "residual.onnx"), ["obs", *img_in, "base_action"], "residual")
+        residual = actor(obs, *images, base_action)  # (V, A), eager reference for the TS equivalence test
     vec = {"obs": obs.tolist(), "base_action": base_action.tolist(), "residual": residual.tolist()}
+    if encoders is not None:
+        vec["images"] = {c: img.tolist() for c, img in zip(encoders.cameras, images)}
     if critic is not None:
         wrapped = _CriticBatchFirst(copy.deepcopy(critic).to("cpu").eval()).eval()
         action = torch.clamp(base_action + residual, -1.0, 1.0)  # (V, A), what the robot would execute
@@ -270,7 +289,9 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
         json.dump(vec, f)
     torch.save({"state_dict": actor.state_dict(),
                 "config": {"obs_dim": int(actor.obs_dim), "act_dim": int(actor.act_dim), "hidden": int(actor.hidden),
-                           "layers": int(actor.layers)}, "scale": torch.tensor(float(actor.scale))},
+                           "layers": int(actor.layers)}, "scale": torch.tensor(float(actor.scale)),
+                **({"encoder_configs": [e.to_dict() for e in encoders.cfgs], "cameras": list(encoders.cameras)}
+                   if encoders is not None else {})},
                os.path.join(tmp, "model.pt"))
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     files = (["residual.onnx", "model.pt", "test_vectors.json"] + (["critic.onnx"] if critic is not None else [])
@@ -283,7 +304,7 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
                        "updates": int(updates), "git": _git_commit(), **(provenance or {})},
         "base": {"version": base.version, "policy_json_sha256": base.policy_json_sha256},
         "observation": {"names": list(base.obs_names), "mean": [float(x) for x in base.obs_mean],
-                        "std": [float(x) for x in base.obs_std]},
+                        "std": [float(x) for x in base.obs_std], **({"images": image_inputs(encoders)} if encoders is not None else {})},
         "action": {"names": list(base.action_names), "min": [float(x) for x in base.act_min],
                    "max": [float(x) for x in base.act_max]},
         "residual": {"scale": float(actor.scale), "exploration_std": float(exploration_std),

@@ -110,6 +110,9 @@ class Config(DoorConfig):
     critic_warmup_updates: int = field(default=1000, metadata=_h("critic-only updates before the actor moves (ResFiT 10k)"))
     online_capacity: int = field(default=200_000, metadata=_h("online ring buffer rows"))
     offline_capacity: int = field(default=100_000, metadata=_h("offline ring buffer rows (demos + interventions)"))
+    # --- cameras (pixel_residual.py; only with a base package whose policy.json has observation.images) ---
+    image_encoder: str = field(default="base", metadata=_h("what turns camera frames into the actor's and critic's features: base (the frozen BC policy's encoder, computed once per frame without gradients: ResFiT) or own (a fresh encoder per camera trained by the critic loss, with DrQ random-shift augmentation; the actor reads its features detached, DrQ-v2)"))
+    image_shift: int = field(default=4, metadata=_h("image_encoder own: random-shift augmentation, pixels of replicate padding (DrQ); 0 = off"))
     # --- algorithm: ours, or the HIL-SERL / RLPD baseline (rlpd_sac.py) ---
     algorithm: str = field(default="residual_td3", metadata=_h("residual_td3 (ours: residual over the BC base) or rlpd_sac (SAC from scratch with demos, the HIL-SERL/RLPD baseline; robots run it over a zero base). rlpd_sac uses actor_hidden/layers, critic_hidden/layers, gamma, n_step, utd, policy_delay, tau, batch_size, offline_fraction, learning_starts and the sac_* keys"))
     sac_critics: int = field(default=2, metadata=_h("rlpd_sac: Q networks (HIL-SERL 2; target = min of them)"))
@@ -138,7 +141,7 @@ allow(Config, {  # cli.allow: what each key accepts, checked wherever the value 
     "warmup_noise": "(0, 1]", "critic_warmup_updates": ">= 0", "online_capacity": ">= 1",
     "offline_capacity": ">= 1", "algorithm": ALGORITHMS, "sac_critics": ">= 2", "sac_lr": "> 0",
     "sac_init_temperature": "> 0", "sac_exploration_std": "<= 1", "sac_exploration_min": "[0, 1]",
-    "sac_exploration_max": "[0, 1]",
+    "sac_exploration_max": "[0, 1]", "image_encoder": ("base", "own"), "image_shift": "[0, 32]",
 })
 
 
@@ -239,15 +242,18 @@ class ResidualTD3:
     #: `mirror_obs`), each kind under its own pseudo-robot; None when neither is set.
     her: ReplayBuffer | None = None
 
-    def __init__(self, cfg: Config, obs_dim: int, act_dim: int, features: ObsFeatures | None = None):
+    def __init__(self, cfg: Config, obs_dim: int, act_dim: int, features: ObsFeatures | None = None,
+                 net_obs_dim: int | None = None):
         """`features`: the relative observation features of `obs_features` (built from the base package by
-        serve.make_agent), shared by actor and critic; None = the normalised observation alone."""
+        serve.make_agent), shared by actor and critic; None = the normalised observation alone. `net_obs_dim`: the
+        networks' observation width when it is not the buffers' obs_dim (pixel_residual: state + camera features)."""
         self.cfg, self.obs_dim, self.act_dim = cfg, obs_dim, act_dim
         torch.manual_seed(cfg.seed)
         self.device = torch.device(cfg.device)
-        self.actor = ResidualActor(obs_dim, act_dim, cfg.actor_hidden, cfg.actor_layers, cfg.residual_scale,
+        net_obs = net_obs_dim or obs_dim
+        self.actor = ResidualActor(net_obs, act_dim, cfg.actor_hidden, cfg.actor_layers, cfg.residual_scale,
                                    features=copy.deepcopy(features)).to(self.device)
-        self.critic = CriticEnsemble(obs_dim, act_dim, cfg.critic_hidden, cfg.critic_layers, cfg.critic_heads,
+        self.critic = CriticEnsemble(net_obs, act_dim, cfg.critic_hidden, cfg.critic_layers, cfg.critic_heads,
                                      features=copy.deepcopy(features)).to(self.device)
         self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
@@ -337,9 +343,13 @@ class ResidualTD3:
         return (res + noise).clamp(-s, s)
 
     def update(self) -> dict[str, float]:
-        """One critic update (+ maybe one actor update); returns metrics."""
+        """One critic update (+ maybe one actor update) on a sampled batch; returns metrics."""
+        return self.learn(self.sample())
+
+    def learn(self, b: Batch, actor_obs: torch.Tensor | None = None) -> dict[str, float]:
+        """The TD3 step on batch `b`. `actor_obs`: what the actor update reads instead of b.obs (pixel_residual's own
+        encoders: the features detached from the critic's graph, DrQ-v2); None = b.obs."""
         cfg = self.cfg
-        b = self.sample()
         with torch.no_grad():
             next_action = combine(b.next_base_action, self._smoothed_residual(b.next_obs, b.next_base_action))  # (B, A)
             q_next = redq_target(self.critic_target(b.next_obs, next_action), self.gen)  # (B,)
@@ -349,15 +359,16 @@ class ResidualTD3:
         critic_loss = ((q - y.unsqueeze(0)) ** 2).mean(dim=1).sum()  # every head regresses to the same target (REDQ)
         self.updates += 1  # the UTD clock advances also when the step is skipped (finite.StepGuard)
         out: dict[str, float] = {}
-        if self.guard.step("critic", critic_loss, self.critic_opt, self.critic.parameters(), cfg.grad_clip):
+        if self.guard.step("critic", critic_loss, self.critic_opt, None, cfg.grad_clip):  # None: every param the optimiser steps
             self._polyak(self.critic, self.critic_target)
             out = {"losses/critic": critic_loss.item() / cfg.critic_heads, "charts/q_mean": q.mean().item()}
         if self.chunk is not None and self.updates % cfg.chunk_critic_every == 0:
             out.update(self.chunk.update())
         # Delayed actor updates (TD3), only after the critic warm-up (ResFiT: critic-only updates before the actor moves).
         if self.updates > cfg.critic_warmup_updates and self.env_steps >= cfg.warmup_env_steps and self.updates % cfg.policy_delay == 0:
-            residual = self.actor(b.obs, b.base_action)  # (B, A)
-            q_pi = self.critic(b.obs, combine(b.base_action, residual))  # (E, B)
+            a_obs = b.obs if actor_obs is None else actor_obs
+            residual = self.actor(a_obs, b.base_action)  # (B, A)
+            q_pi = self.critic(a_obs, combine(b.base_action, residual))  # (E, B)
             if cfg.actor_pessimism > 0:
                 # Lower confidence bound over the heads (E, B) -> (1, B); the std term carries gradient too.
                 q_pi = (q_pi.mean(dim=0) - cfg.actor_pessimism * q_pi.std(dim=0)).unsqueeze(0)

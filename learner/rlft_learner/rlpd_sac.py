@@ -29,7 +29,7 @@ import torch
 import torch.nn as nn
 
 from .finite import StepGuard
-from .replay import ReplayBuffer
+from .replay import Batch, ReplayBuffer
 from .residual_nets import CriticEnsemble
 from .residual_td3 import BasePackage, Config, ResidualTD3
 
@@ -96,13 +96,16 @@ class RlpdSAC:
     sample = ResidualTD3.sample
     _polyak = ResidualTD3._polyak
 
-    def __init__(self, cfg: Config, obs_dim: int, act_dim: int):
+    def __init__(self, cfg: Config, obs_dim: int, act_dim: int, net_obs_dim: int | None = None):
+        """`net_obs_dim`: the networks' observation width when it is not the buffers' obs_dim (pixel_residual: state +
+        camera features)."""
         self.cfg, self.obs_dim, self.act_dim = cfg, obs_dim, act_dim
         torch.manual_seed(cfg.seed)
         self.device = torch.device(cfg.device)
-        self.sac_actor = GaussianTanhActor(obs_dim, act_dim, cfg.actor_hidden, cfg.actor_layers).to(self.device)
+        net_obs = net_obs_dim or obs_dim
+        self.sac_actor = GaussianTanhActor(net_obs, act_dim, cfg.actor_hidden, cfg.actor_layers).to(self.device)
         self.actor = DeterministicExport(self.sac_actor)  # what export_residual_package writes
-        self.critic = CriticEnsemble(obs_dim, act_dim, cfg.critic_hidden, cfg.critic_layers, cfg.sac_critics).to(self.device)
+        self.critic = CriticEnsemble(net_obs, act_dim, cfg.critic_hidden, cfg.critic_layers, cfg.sac_critics).to(self.device)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
         self.log_alpha = torch.tensor(math.log(cfg.sac_init_temperature), device=self.device, requires_grad=True)
         self.target_entropy = cfg.sac_target_entropy * act_dim
@@ -120,7 +123,7 @@ class RlpdSAC:
         self.guard = StepGuard("rlpd_sac")
         self.policy_spread = float("nan")  # mean action-space std of the policy on the last actor batch
         with torch.no_grad():  # the spread of the untrained policy, for the first package
-            _, _, mean, std = self.sac_actor.sample(torch.zeros(1, obs_dim, device=self.device), self.gen)
+            _, _, mean, std = self.sac_actor.sample(torch.zeros(1, net_obs, device=self.device), self.gen)
             self.policy_spread = float(((1 - torch.tanh(mean) ** 2) * std).mean())
 
     @property
@@ -135,8 +138,11 @@ class RlpdSAC:
         return float(np.clip(self.policy_spread, cfg.sac_exploration_min, cfg.sac_exploration_max))
 
     def update(self) -> dict[str, float]:
+        return self.learn(self.sample())
+
+    def learn(self, b: Batch, actor_obs: torch.Tensor | None = None) -> dict[str, float]:
+        """The SAC step on batch `b`; `actor_obs` as in ResidualTD3.learn (None = b.obs)."""
         cfg = self.cfg
-        b = self.sample()
         alpha = self.log_alpha.exp().detach()
         with torch.no_grad():
             a_next, logp_next, _, _ = self.sac_actor.sample(b.next_obs, self.gen)
@@ -152,8 +158,9 @@ class RlpdSAC:
             self._polyak(self.critic, self.critic_target)
             out = {"losses/critic": critic_loss.item() / cfg.sac_critics, "charts/q_mean": q.mean().item()}
         if self.updates % cfg.policy_delay == 0:
-            a, logp, mean, std = self.sac_actor.sample(b.obs, self.gen)
-            q_pi = self.critic(b.obs, a).min(dim=0).values  # (B,)
+            a_obs = b.obs if actor_obs is None else actor_obs
+            a, logp, mean, std = self.sac_actor.sample(a_obs, self.gen)
+            q_pi = self.critic(a_obs, a).min(dim=0).values  # (B,)
             actor_loss = (alpha * logp - q_pi).mean()
             if not self.guard.step("actor", actor_loss, self.actor_opt):
                 return out

@@ -43,8 +43,12 @@ def _names(csv: str) -> list[str]:
 
 
 def make_agent(cfg: Config, obs_dim: int, act_dim: int, base: BasePackage | None = None):
-    """The learner `algorithm` names: ResidualTD3 (ours) or RlpdSAC (the HIL-SERL/RLPD baseline, same interface).
-    `obs_features` needs the base package (its observation names and stats)."""
+    """The learner `algorithm` names: ResidualTD3 (ours) or RlpdSAC (the HIL-SERL/RLPD baseline, same interface); over a
+    base that sees cameras, their pixel versions (pixel_residual.py). `obs_features` needs the base package (its
+    observation names and stats)."""
+    if base is not None and base.policy["observation"].get("images"):
+        from .pixel_residual import PixelResidualTD3, PixelRlpdSAC  # the base sees cameras: so do actor and critics
+        return (PixelRlpdSAC if cfg.algorithm == "rlpd_sac" else PixelResidualTD3)(cfg, obs_dim, act_dim, base)
     if cfg.algorithm == "rlpd_sac":
         from .rlpd_sac import RlpdSAC
         return RlpdSAC(cfg, obs_dim, act_dim)
@@ -356,11 +360,12 @@ class Learner:
     def _export(self, exploration_uniform: float) -> tuple[str, dict]:
         a = self.agent
         sac = self.cfg.algorithm == "rlpd_sac"
+        pixels = hasattr(a, "export_actor")  # pixel_residual: encoders + actor in one graph, no state-only critics
         return export_residual_package(
-            a.actor, self.base, self.packages_dir, a.updates, a.exploration_std() if sac else self.cfg.exploration_std,
+            a.export_actor() if pixels else a.actor, self.base, self.packages_dir, a.updates, a.exploration_std() if sac else self.cfg.exploration_std,
             provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps,
                         "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
-            version_prefix="sac" if sac else "res", critic=None if sac else a.critic,
+            version_prefix="sac" if sac else "res", critic=None if sac or pixels else a.critic,
             chunk_critic=(a.chunk.net, a.chunk.k) if a.chunk is not None else None,
             exploration_uniform=exploration_uniform, exploration_rho=0.0 if sac else self.cfg.exploration_rho)
 

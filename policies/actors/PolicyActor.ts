@@ -3,7 +3,8 @@
  * arXiv 2509.19301): the base chunk step plus a bounded residual computed every tick, closed-loop.
  * Packages are verified and checked against the robot's observation and action names at load (a mismatch
  * is refused there, never at run time); inference runs in worker threads; new residual packages are loaded
- * off the control path and swapped in at a chunk boundary.
+ * off the control path and swapped in at a chunk boundary. With cameras, the base needs fresh frames at every re-plan
+ * and a residual that sees them at every tick; without them the arm holds (holdReason → ActorNode's SENSOR_STALE).
  */
 import { DiffusionPolicy } from "../DiffusionPolicy.ts";
 import { assertCompatible, PolicyPackageError } from "../PolicyPackage.ts";
@@ -203,18 +204,27 @@ export class PolicyActor implements Actor {
       this.#holding = null;
     }
     if (this.#tickInChunk === 0) this.residual.swapPoint();
+    const res = this.residual.current;
+    let resFrames: CameraFrames | undefined;
+    if (res && res.images.length > 0) {
+      // A residual that sees cameras corrects every tick from that tick's frames: a missing or stale one holds the arm
+      // (the chunk waits where it is) exactly as a re-plan of the base does.
+      const frames = latestFrames(res.images.map((c) => c.camera), obs, this.#maxImageAge);
+      if (typeof frames === "string") return this.#hold(obs, frames);
+      resFrames = frames;
+      this.#holding = null;
+    }
     this.#tickInChunk = (this.#tickInChunk + 1) % this.#k;
     // The package's observation, in its order, from the robot's (which may publish more, e.g. the sim's privileged state).
     this.#obsIdx ??= indicesOf(this.policy.package.json.observation.names, obs.names, `policy ${this.version} observation`);
     const values = this.#obsIdx.map((i) => obs.values[i]);
     const base = this.zeroBase ? zeroAction(this.policy.package.json.action) : await this.#chunker.next(values);
-    const res = this.residual.current;
     if (!res) {
       const b = normaliseAction(this.policy.package.json.action, base);
       this.#last = { version: this.version, base: b, residual: b.map(() => 0), action: b };
       return base;
     }
-    const s = await res.step(values, base);
+    const s = await res.step(values, base, resFrames);
     this.#last = { version: res.version, base: s.baseNorm, residual: s.residualNorm, action: s.actionNorm };
     return s.action;
   }

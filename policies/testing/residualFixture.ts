@@ -35,15 +35,62 @@ print(out)
 
 /** Runs the learner's residual exporter on the base package in `baseDir`; resolves with the package directory under `parent`. */
 export function exportResidualPackage(baseDir: string, parent: string): Promise<string> {
+  return runLearnerScript(SCRIPT, [baseDir, parent], "residual export");
+}
+
+const PIXEL_SCRIPT = `
+import sys, numpy as np
+from rlft_learner.export import export_residual_package
+from rlft_learner.serve import make_agent
+from rlft_learner.residual_td3 import BasePackage, Config
+base_dir, parent, frames_dir, encoder, updates, algorithm = sys.argv[1:7]
+base = BasePackage.load(base_dir)
+frames = {c["camera"]: np.fromfile(f"{frames_dir}/{c['camera']}.rgb", np.uint8).reshape(-1, c["height"], c["width"], 3)
+          for c in base.policy["observation"]["images"]}
+T = min(len(f) for f in frames.values())
+cfg = Config(critic_heads=2, critic_hidden=16, actor_hidden=16, batch_size=16, critic_warmup_updates=0, policy_delay=1,
+             actor_lr=3e-3, image_encoder=encoder, algorithm=algorithm, seed=0)
+n, m = len(base.obs_names), len(base.action_names)
+agent = make_agent(cfg, n, m, base)
+sac = algorithm == "rlpd_sac"
+rng = np.random.default_rng(0)
+for _ in range(int(updates)):  # synthetic transitions on recorded frames: frame t and its successor t+1
+    i = rng.integers(0, T - 1, size=16)
+    a = np.zeros((16, m), np.float32) if sac else rng.uniform(-1, 1, (16, m)).astype(np.float32)
+    batch = {"obs": rng.normal(size=(16, n)).astype(np.float32), "base_action": a,
+             "action": np.clip(a + rng.normal(0, 0.1, (16, m)), -1, 1).astype(np.float32),
+             "ret": rng.integers(0, 2, 16).astype(np.float32), "discount": np.full(16, 0.97, np.float32),
+             "next_obs": rng.normal(size=(16, n)).astype(np.float32), "next_base_action": a}
+    for c, f in frames.items():
+        batch[f"image.{c}"], batch[f"next_image.{c}"] = f[i].transpose(0, 3, 1, 2), f[i + 1].transpose(0, 3, 1, 2)
+    agent.update_batch(batch)
+out, _ = export_residual_package(agent.export_actor(), base, parent, agent.updates, agent.exploration_std() if sac else 0.05,
+                                 version_prefix="sac" if sac else "res", frames={c: f[:4] for c, f in frames.items()})
+print(out)
+`;
+
+/**
+ * A residual package from pixels: the learner's pixel agent for `algorithm` (PixelResidualTD3, or PixelRlpdSAC over a
+ * zero base) over the pixel base in `baseDir` (encoder path `encoder`), `updates` updates on synthetic transitions
+ * whose frames are the recorded ones in `framesDir` (`<camera>.rgb`: packed rgb8 frames back to back), exported with
+ * the first 4 frames as its test vectors.
+ */
+export function exportPixelResidualPackage(baseDir: string, parent: string, framesDir: string, options: { encoder?: "base" | "own"; updates?: number; algorithm?: "residual_td3" | "rlpd_sac" } = {}): Promise<string> {
+  const args = [baseDir, parent, framesDir, options.encoder ?? "base", String(options.updates ?? 8), options.algorithm ?? "residual_td3"];
+  return runLearnerScript(PIXEL_SCRIPT, args, "pixel residual export");
+}
+
+/** Runs `script` with the learner's Python in the learner directory; resolves with its last stdout line. */
+function runLearnerScript(script: string, args: readonly string[], what: string): Promise<string> {
   const python = findPython();
   return new Promise<string>((resolve, reject) => {
-    const child = spawn(python, ["-c", SCRIPT, baseDir, parent], { cwd: LEARNER_DIR, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(python, ["-c", script, ...args], { cwd: LEARNER_DIR, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("error", (e) => reject(new Error(`cannot run ${python}: ${e.message}`)));
-    child.on("exit", (code) => (code === 0 ? resolve(stdout.trim().split("\n").at(-1)!) : reject(new Error(`residual export (cwd ${LEARNER_DIR}) exited ${code}:\n${stderr.slice(-2000)}`))));
+    child.on("exit", (code) => (code === 0 ? resolve(stdout.trim().split("\n").at(-1)!) : reject(new Error(`${what} (cwd ${LEARNER_DIR}) exited ${code}:\n${stderr.slice(-2000)}`))));
   });
 }
 

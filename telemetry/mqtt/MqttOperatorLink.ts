@@ -12,7 +12,7 @@
  * message to every new subscription with the RETAIN flag set (MQTT 3.1.1 §3.3.1.3, MQTT 5 §3.3.1.3), and the robot
  * subscribes again on every reconnect: a `release_estop` published with retain once would otherwise release every
  * later e-stop the next time the link comes back. A live publish reaches an existing subscription with RETAIN 0
- * (same sections; mosquitto and aedes do so, mqtt.test.ts checks both), so checking the flag on receipt separates the
+ * (same sections; mosquitto and aedes do so, test/mqtt.test.ts checks both), so checking the flag on receipt separates the
  * two without asking operator apps for timestamps or nonces. Retained deliveries are counted (`stats.retained`) and
  * answered `ok: false` on cmd_result; the session is clean (no queued commands from before a reconnect either).
  */

@@ -38,6 +38,7 @@ export interface FaultScenario {
 /** The table as markdown. */
 export function formatFaultTable(rows: readonly FaultRow[]): string {
   const head = "| scenario | injected | survived | transitions lost | unsafe commands | detail |\n|---|---|---|---|---|---|";
-  const lines = rows.map((r) => `| ${r.scenario} | ${r.injected} | ${r.survived ? "yes" : "**NO**"} | ${r.transitionsLost} | ${r.unsafeCommands} | ${r.detail.replaceAll("|", "/")} |`);
+  const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
+  const lines = rows.map((r) => `| ${cell(r.scenario)} | ${cell(r.injected)} | ${r.survived ? "yes" : "**NO**"} | ${r.transitionsLost} | ${r.unsafeCommands} | ${cell(r.detail)} |`);
   return [head, ...lines].join("\n");
 }

@@ -265,7 +265,7 @@ const limits: FaultScenario = {
         return /is outside the bound \w+ .* that protects/.test((e as Error).message);
       }
     });
-    // The short form runs one command line (each costs a process start); cli/program.test.ts covers every option.
+    // The short form runs one command line (each costs a process start); the CLI's own program tests cover every option.
     const values = ctx.full ? ["abc", "-3", "1.5"] : ["abc"];
     const cli = values.map((v) => rlft(["collect", "--episodes", v, "--out", join(ctx.root, `never-${v}`), "--no-camera"], 120_000));
     const cliRefused = cli.filter((r) => r.status === 1 && /argument '.*' is invalid\. expected an integer ≥ 1/.test(r.stderr) && !/success rate/.test(r.stdout)).length;

@@ -46,10 +46,12 @@ if (process.argv[1]?.endsWith(join("faults", "run.ts"))) {
   const dir = join(import.meta.dirname, "..", "..", "bench", "results");
   mkdirSync(dir, { recursive: true });
   const stamp = new Date().toISOString().replaceAll(":", "-").replace(".", "-");
-  const md = `# Fault injection (${full ? "full" : "short"} form), ${new Date().toISOString()}\n\n${table}\n`;
-  for (const name of [`faults-${stamp}`, "faults-latest"]) {
+  const form = `${full ? "full" : "short"} form${only ? `, only "${only}"` : ""}`;
+  const md = `# Fault injection (${form}), ${new Date().toISOString()}\n\n${table}\n`;
+  // A run of one scenario is dated only: faults-latest stays the whole suite's table.
+  for (const name of only ? [`faults-${stamp}`] : [`faults-${stamp}`, "faults-latest"]) {
     writeFileSync(join(dir, `${name}.md`), md);
-    writeFileSync(join(dir, `${name}.json`), JSON.stringify({ form: full ? "full" : "short", rows }, null, 2));
+    writeFileSync(join(dir, `${name}.json`), JSON.stringify({ form: full ? "full" : "short", only: only ?? null, rows }, null, 2));
   }
   process.exitCode = rows.every((r) => r.survived) ? 0 : 1;
 }

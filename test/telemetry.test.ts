@@ -5,10 +5,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { createServer, type Socket } from "node:net";
-import { Telemetry, type FieldValue } from "./Telemetry.ts";
+import { Telemetry, type FieldValue } from "../telemetry/Telemetry.ts";
 import { ControlLoopMonitor } from "../nodes/ControlLoopMonitor.ts";
 import { createRuntime } from "../runtime/index.ts";
-import { freePort, requireServer, startVictoriaMetrics } from "../test/servers.ts";
+import { freePort, requireServer, startVictoriaMetrics } from "./servers.ts";
 
 async function exportSeries(url: string, match: string): Promise<{ metric: Record<string, string>; values: number[] }[]> {
   const res = await fetch(`${url}/api/v1/export?match[]=${encodeURIComponent(match)}`);

@@ -1,10 +1,10 @@
 /** A ROS image topic as the stack's camera: encodings converted to rgb8, the source's stamp kept, bad frames named. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { EmbeddedRuntime } from "../../runtime/embedded/EmbeddedRuntime.ts";
-import { CameraNode } from "../../nodes/CameraNode.ts";
-import { TOPICS } from "../../contracts/topics.ts";
-import { TopicCamera } from "./TopicCamera.ts";
+import { EmbeddedRuntime } from "../runtime/embedded/EmbeddedRuntime.ts";
+import { CameraNode } from "./CameraNode.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { TopicCamera } from "../hardware/camera/TopicCamera.ts";
 
 test("bgr8 / mono8 images from a driver's topic are republished as rgb8 with the driver's stamp", async () => {
   const rt = await EmbeddedRuntime.create({ clock: "sim", logLevel: "error" });

@@ -10,14 +10,14 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import mqtt from "mqtt";
-import { createRuntime, type Runtime } from "../../runtime/index.ts";
-import { EpisodeManagerNode } from "../../nodes/EpisodeManagerNode.ts";
-import { OperatorConsoleNode } from "../../nodes/OperatorConsoleNode.ts";
-import { TOPICS } from "../../contracts/topics.ts";
-import { MqttOperatorLink, parseMqttCommand } from "./MqttOperatorLink.ts";
-import { EmbeddedBroker } from "./EmbeddedBroker.ts";
-import { MqttSchema } from "./MqttConfig.ts";
-import { requireServer, startMosquitto } from "../../test/servers.ts";
+import { createRuntime, type Runtime } from "../runtime/index.ts";
+import { EpisodeManagerNode } from "../nodes/EpisodeManagerNode.ts";
+import { OperatorConsoleNode } from "../nodes/OperatorConsoleNode.ts";
+import { TOPICS } from "../contracts/topics.ts";
+import { MqttOperatorLink, parseMqttCommand } from "../telemetry/mqtt/MqttOperatorLink.ts";
+import { EmbeddedBroker } from "../telemetry/mqtt/EmbeddedBroker.ts";
+import { MqttSchema } from "../telemetry/mqtt/MqttConfig.ts";
+import { requireServer, startMosquitto } from "./servers.ts";
 
 async function consoleOnRuntime(robot: string): Promise<{ runtime: Runtime; console: OperatorConsoleNode; manager: EpisodeManagerNode; starts: () => number; rewards: { reward: number; source: string }[] }> {
   const runtime = await createRuntime("embedded", { clock: "wall", logLevel: "error" });
