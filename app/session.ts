@@ -195,6 +195,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     task: cfg.task,
     basePolicyVersion: base.json.version,
     spoolCapBytes: cfg.learner.spool_cap_mb * 1e6,
+    cameras: cfg.learner.cameras,
     curve,
     logger: quietLog,
   }), (b) => b.close());

@@ -13,6 +13,7 @@
  *
  * Usage: npm run bench:learning [-- --task push_cube|peg_insert] [-- --episodes 300] [-- --quick]
  *        [-- --methods residual,sac] [-- --res-set key=value ...] [-- --sac-set key=value ...] [-- --no-throughput]
+ *        [-- --link [-- --soak-minutes 10] [-- --robots 4] [-- --hz 30]]  (the experience link with camera frames alone: bench/linkBench.ts)
  *        [-- --best-of 8] [-- --temperature 1] [-- --chunk-best-of 8] [-- --session-best-of 8 [-- --session-best-of-select critic]]
  * --temperature T samples the BC base at temperature T (actor.noise_scale) everywhere: sessions, curve, final
  * evaluation and the BC-alone row.
@@ -42,6 +43,8 @@ import { percentile } from "../data/stats.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
 import { noiseScaleProblem } from "../policies/gaussian.ts";
 import { measureThroughput } from "./learningThroughput.ts";
+import { runLinkBench } from "./linkBench.ts";
+import { renderLinkFrames } from "./linkFrames.ts";
 import { benchArgs } from "./args.ts";
 import { markdown, rate, type Supervised, type CurvePoint, type LearningBench, type MethodResult, type SessionEpisodeRow, type TaskResult } from "./learningReport.ts";
 
@@ -127,6 +130,11 @@ const STEER_BEST_OF = steerMode ? { best_of: STEER.n, best_of_select: STEER.sele
 
 const t0 = performance.now();
 const log = (m: string) => console.log(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${m}`);
+if (flag("--link")) {
+  // The experience link with camera frames alone (bench/linkBench.ts): no demos, no training.
+  await runLinkBench({ minutes: num("--soak-minutes", 10), robots: num("--robots", 4), hz: num("--hz", 30), transitions: P.throughputN, log });
+  process.exit(0);
+}
 const readJson = <T>(f: string): T => JSON.parse(readFileSync(f, "utf8")) as T;
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -366,7 +374,7 @@ const date = new Date().toISOString();
 const stamp = date.replace(/[:.]/g, "-");
 const bench: LearningBench = {
   date, git: gitRevision(), overrides: { residual: { ...(chunkMode ? { chunk_critic: true } : {}), ...(steerMode ? { session_best_of: STEER.n, session_best_of_select: STEER.select } : {}), ...RES_SET }, sac: SAC_SET }, temperature: P.temperature, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
-  tasks: [], throughput: null, seconds: 0,
+  tasks: [], throughput: null, throughputFrames: null, seconds: 0,
   notes: [
     "Same demos (the BC training set, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 as on a real 10 Hz robot.",
     "RLPD-SAC baseline (learner/rlft_learner/algorithms/rlpd_sac/agent.py): 2 LayerNorm critics 256x256, actor 256x256, Adam lr 3e-4, auto-entropy (target -|A|/2, initial alpha 1), 50/50 demo/online batches, UTD 2 and one actor update per env step like ours. gamma 0.99 and 3-step returns like ours for a like-for-like comparison (HIL-SERL uses gamma 0.97, RLPD 1-step).",
@@ -379,6 +387,8 @@ for (const task of tasks) bench.tasks.push(await runTask(task, stamp));
 if (!flag("--no-throughput")) {
   log(`throughput: ${P.throughputN} transitions through the bridge vs raw ZeroMQ`);
   bench.throughput = await measureThroughput(bench.tasks[0].bc.package, P.throughputN);
+  log(`throughput: the same with the SO-101's two 84x84 camera frames per transition (obs and next_obs)`);
+  bench.throughputFrames = await measureThroughput(bench.tasks[0].bc.package, P.throughputN, 32, await renderLinkFrames(64));
 }
 bench.seconds = (performance.now() - t0) / 1000;
 

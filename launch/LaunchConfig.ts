@@ -197,6 +197,11 @@ export const LaunchSchema = z
         explore: z.boolean().default(true),
         /** Spool cap on disk (MB): episodes pause before the spool would pass it (a slow or absent learner). */
         spool_cap_mb: z.number().positive().default(1024),
+        /**
+         * Cameras whose frames each transition carries to the learner (image.<cam> of obs, next_image.<cam> of next_obs,
+         * raw rgb8: about 2 x 21 kB per 84x84 camera and step); names from camera.cameras. Empty (default): none.
+         */
+        cameras: z.array(z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, "a camera name: lowercase letters, digits, _")).default([]),
         /** CURVE keys and trusted package signers (docs/security.md, `rlft keys`); absent = plain loopback ZeroMQ. */
         security: z
           .object({
@@ -211,7 +216,7 @@ export const LaunchSchema = z
           .optional(),
       })
       .strict()
-      .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "data/spool", robot_id: "sim-0", cache: "data/policies", explore: true, spool_cap_mb: 1024 }),
+      .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "data/spool", robot_id: "sim-0", cache: "data/policies", explore: true, spool_cap_mb: 1024, cameras: [] }),
     /** Calibration files (rlft calibrate ...): validated at start-up and recorded into every episode's metadata. */
     calibration: z
       .object({

@@ -203,6 +203,9 @@ class Learner:
                 raise ValueError(f"{self.cfg.run_dir} was trained on base package {meta['base_version']!r} but base_package is "
                                  f"{self.base.version!r} — use a new run_dir")
             self.server.restore(meta["robots"])
+            frames = getattr(self.agent.online, "frames", None)
+            if self.server.cameras is None and frames is not None:  # the cameras the checkpointed frames came from
+                self.server.cameras, self.server.cameras_from = dict(frames.cameras), f"the frames in {self.cfg.run_dir}"
             self.latest_version = meta.get("latest_version")
             self.published_at = meta.get("published_at", -1)
             if self.latest_version:
@@ -239,7 +242,8 @@ class Learner:
         skipped = dict(self.agent.guard.skipped)
         if self.agent.chunk is not None:
             skipped.update(self.agent.chunk.guard.skipped)
-        return {"malformed": st.malformed, "rejected_values": st.rejected_values, "refused_requests": st.refused,
+        return {"malformed": st.malformed, "rejected_values": st.rejected_values, "rejected_frames": st.rejected_frames,
+                "refused_requests": st.refused,
                 "internal_errors": st.internal_errors, "skipped_updates": skipped, "refused_exports": dict(self.refused)}
 
     def _refuse(self, what: str, exc: ValueError) -> None:
@@ -331,7 +335,7 @@ class Learner:
             self.server.close()
         done = {"event": "done", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
                 "policy_version": self.latest_version, "malformed": self.server.stats.malformed, "robots": self.robot_summary(),
-                "guards": self.guards()}
+                "guards": self.guards(), "replay_memory": a.online.memory()}
         if cfg.json_progress:
             self.out(json.dumps(done))
         return done

@@ -11,6 +11,10 @@ connection is open and talks (robots heartbeat every `heartbeat_sec`); a second 
 refused, and transitions for a robot id come only from its connection. With CURVE the id must also be one the
 connection's key is admitted for (authorized/<robot_id>.key). Without CURVE this is first come, first served on a
 loopback or trusted network; CURVE makes it an identity.
+
+Camera frames (issue 27): a batch may carry `image.<cam>` / `next_image.<cam>` uint8 [N, H, W, 3] per camera. The
+cameras and their sizes are the base package's `observation.images` when it has them, else those of the first batch
+stored; a batch with other cameras or sizes is refused (counted in `rejected_frames`) with the camera and the fix.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any, Callable
 import numpy as np
 import zmq
 
+from ..buffers.frames import camera_of
 from .protocol import MAX_ABS_VALUE, ProtocolError, decode, encode, value_problem
 from .security import bind_checked
 from .server import LEARNER, Peer, RouterEndpoint
@@ -86,6 +91,9 @@ class OnlineServer(RouterEndpoint):
         self.on_rows, self.status = on_rows, status
         self.config_hash, self.heartbeat_sec, self.max_robots = config_hash, heartbeat_sec, max_robots
         self.robots: dict[str, RobotState] = {}
+        #: Camera -> (H, W) of the frames stored (see the module doc); None until known.
+        self.cameras: dict[str, tuple[int, int]] | None = package_cameras(base)
+        self.cameras_from = "the base package's observation.images" if self.cameras else ""
         self._owned: dict[bytes, str] = {}  # connection -> the robot id it said hello as
         self.latest: Package | None = None
         self.packages: dict[str, Package] = {}
@@ -293,6 +301,10 @@ class OnlineServer(RouterEndpoint):
             self._error(route, seq, f"transitions obs/action widths {t['obs'].shape[1]}/{t['action'].shape[1]}; the base "
                                     f"package has {obs_dim} observations and {act_dim} actions")
             return
+        problem = self._frame_problem(t)
+        if problem is not None:
+            self._error(route, seq, problem, frames=True)
+            return
         first, n = h["first_seq"], h["count"]
         if first > robot.acked_seq + 1:  # a gap: store nothing, tell the robot where to resend from
             log.info("robot %r sent seq %d.. but acked_seq is %d: asking for a resend", rid, first, robot.acked_seq)
@@ -309,10 +321,35 @@ class OnlineServer(RouterEndpoint):
                     **{k: np.clip(t[k][keep], -1, 1) for k in ("base_action", "action", "next_base_action")},
                     **{k: t[k][keep] for k in ("reward", "terminated", "truncated", "intervention")},
                     "robot": np.full(len(seqs), robot.index, np.int64), "seq": seqs,
-                    "step": np.asarray(h["step"], np.int64)[keep]}
+                    "step": np.asarray(h["step"], np.int64)[keep], "episode": np.asarray(h["episode"], np.int64)[keep],
+                    **{k: v[keep] for k, v in t.items() if v.dtype == np.uint8}}
             self.on_rows(rows)
+            if self.cameras is None and any(camera_of(k) for k in t):
+                self.cameras = {camera_of(k): v.shape[1:3] for k, v in t.items() if camera_of(k)}
+                self.cameras_from = f"robot {rid!r}'s first frames"
             robot.acked_seq = int(seqs[-1])  # only after the rows are stored
         self._reply(route, {"type": "ack", "seq": seq, "acked_seq": robot.acked_seq, "durable_seq": robot.durable_seq})
+
+    def _frame_problem(self, t: dict[str, np.ndarray]) -> str | None:
+        """Why a batch's camera frames cannot be stored next to the frames this learner holds (one sentence), or None."""
+        sent = {c: t[k].shape[1:3] for k in t if (c := camera_of(k)) is not None}
+        want = self.cameras
+        if want is None:
+            return None
+        lacking, extra = sorted(set(want) - set(sent)), sorted(set(sent) - set(want))
+        names = ", ".join(sorted(want))
+        if lacking:
+            return (f"transitions carry no frames of camera(s) {', '.join(lacking)}; this learner stores cameras [{names}] "
+                    f"({self.cameras_from}): set learner.cameras: [{names}] in the robot's launch file")
+        if extra:
+            return (f"transitions carry frames of camera(s) {', '.join(extra)} that this learner does not store (it stores "
+                    f"[{names}], {self.cameras_from}): set learner.cameras: [{names}] in the robot's launch file")
+        for cam, (h, w) in want.items():
+            if tuple(sent[cam]) != (h, w):
+                got = f"{sent[cam][0]}x{sent[cam][1]}"
+                return (f"camera {cam!r} frames are {got}; this learner stores {cam} at {h}x{w} ({self.cameras_from}): "
+                        f"render or capture {cam} at {w}x{h} (its intrinsics' width and height) so every robot sends one size")
+        return None
 
     def _heartbeat(self, peer: Peer, seq: int, h: dict, _: dict) -> None:
         route, rid = peer.route, h.get("robot_id")
@@ -344,3 +381,8 @@ class OnlineServer(RouterEndpoint):
         msg = pkg.message(seq)
         self._sock.send_multipart(route + msg)
 
+
+def package_cameras(base) -> dict[str, tuple[int, int]] | None:
+    """Camera -> (H, W) of a pixel base package (policy.json observation.images, export/package.py); None for a state policy."""
+    images = (getattr(base, "policy", None) or {}).get("observation", {}).get("images") or []
+    return {str(e["camera"]): (int(e["height"]), int(e["width"])) for e in images} or None

@@ -17,9 +17,10 @@ import numpy as np
 PROTOCOL = "rlft-exp/1"
 DTYPE = "float32"
 #: Camera frames travel as raw uint8 bytes, rgb8, row-major (T, H, W, 3): named `image.<camera>`, one frame per step
-#: (the latest frame at or before the tick, docs/data.md), never JSON or base64.
+#: (the latest frame at or before the tick, docs/data.md), never JSON or base64. A `transitions` batch carries
+#: `image.<camera>` (each obs's frame) with `next_image.<camera>` (each next_obs's frame), [N, H, W, 3] each.
 IMAGE_DTYPE = "uint8"
-IMAGE_NAME = re.compile(r"^image\.[a-z][a-z0-9_]{0,31}$")
+IMAGE_NAME = re.compile(r"^(next_)?image\.[a-z][a-z0-9_]{0,31}$")
 #: Largest camera frame side accepted (a 4K frame's width).
 MAX_IMAGE_SIDE = 4096
 MAX_HEADER_BYTES = 1 << 20  # a header is a small map; anything bigger is not ours
@@ -72,6 +73,10 @@ class ProtocolError(ValueError):
 
 class ValueRangeError(ProtocolError):
     """A well-formed message whose tensor values are non-finite or beyond MAX_ABS_VALUE (counted apart: poisoning)."""
+
+
+class FrameError(ProtocolError):
+    """Camera frames in the wrong encoding or shape (counted apart: a camera set up wrong, not a malformed peer)."""
 
 
 def value_problem(name: str, arr: np.ndarray, limit: float = MAX_ABS_VALUE) -> str | None:
@@ -174,12 +179,16 @@ def _check_specs(header: dict[str, Any], n_frames: int, seq: int) -> list[tuple[
         shape = spec.get("shape")
         if not isinstance(shape, list) or len(shape) > 8 or not all(_is_int(d) and 0 <= d <= MAX_INT for d in shape):
             raise ProtocolError(f"tensor {name!r}: shape must be a list of at most 8 non-negative ints; found {shape!r}"[:300], seq)
+        if IMAGE_NAME.match(name) and dtype != IMAGE_DTYPE:
+            cam = name.split(".", 1)[1]
+            raise FrameError(f"tensor {name!r}: camera {cam!r} frames must travel as raw uint8 rgb8 (0..255, [T, H, W, 3]); "
+                             f"found dtype {str(dtype)[:32]!r} — send the camera's bytes as they are, not normalised floats", seq)
         if dtype == IMAGE_DTYPE:
             if not IMAGE_NAME.match(name):
                 raise ProtocolError(f"tensor {name[:64]!r}: uint8 tensors are camera frames named image.<camera> "
                                     f"(lowercase letters, digits, _); other tensors are {DTYPE}", seq)
             if len(shape) != 4 or shape[3] != 3 or not (1 <= shape[1] <= MAX_IMAGE_SIDE and 1 <= shape[2] <= MAX_IMAGE_SIDE):
-                raise ProtocolError(f"tensor {name!r}: camera frames must be [T, H, W, 3] rgb8 with sides in [1, {MAX_IMAGE_SIDE}]; "
+                raise FrameError(f"tensor {name!r}: camera frames must be [T, H, W, 3] rgb8 with sides in [1, {MAX_IMAGE_SIDE}]; "
                                     f"found {shape}", seq)
         elif dtype != DTYPE:
             raise ProtocolError(f"tensor {name!r}: dtype must be {DTYPE!r} ({IMAGE_DTYPE!r} for image.<camera> frames); found {dtype!r}"[:300], seq)
@@ -201,6 +210,9 @@ def _check_episode(header: dict[str, Any], tensors: dict[str, np.ndarray], seq: 
             want = f"[{length}, >=1]" if rank == 2 else f"[{length}]"
             raise ProtocolError(f"episode tensor {name!r}: shape must be {want}; found {list(shape)}", seq)
     for name, arr in tensors.items():
+        if name.startswith("next_image."):
+            raise ProtocolError(f"episode tensor {name!r}: next_image.<camera> belongs to transitions; an episode carries "
+                                f"image.<camera>, one frame per step", seq)
         if arr.dtype == np.uint8 and arr.shape[0] != length:
             raise ProtocolError(f"episode tensor {name!r}: one frame per step, [{length}, H, W, 3]; found {list(arr.shape)}", seq)
     for name in EPISODE_OPTIONAL_FLAGS:
@@ -239,6 +251,25 @@ def _check_transitions(header: dict[str, Any], tensors: dict[str, np.ndarray], s
     for name in BINARY_TENSORS:
         if not np.isin(tensors[name], (0.0, 1.0)).all():
             raise ProtocolError(f"transitions tensor {name!r} must hold only 0 or 1", seq)
+    _check_transition_frames(tensors, n, seq)
+
+
+def _check_transition_frames(tensors: dict[str, np.ndarray], n: int, seq: int) -> None:
+    """Each camera's `image.<cam>` and `next_image.<cam>`: both present, [count, H, W, 3], the same H x W."""
+    cams = {name.split(".", 1)[1] for name, arr in tensors.items() if arr.dtype == np.uint8}
+    for cam in sorted(cams):
+        a, b = tensors.get(f"image.{cam}"), tensors.get(f"next_image.{cam}")
+        if a is None or b is None:
+            have, lack = ("image", "next_image") if b is None else ("next_image", "image")
+            raise FrameError(f"transitions carry {have}.{cam} without {lack}.{cam}: camera {cam!r} needs both, the frame "
+                             f"of each obs and of each next_obs (rlft-exp/1 transitions)", seq)
+        for arr, name in ((a, "image"), (b, "next_image")):
+            if arr.shape[0] != n:
+                raise FrameError(f"transitions tensor {name}.{cam}: one frame per transition, [{n}, H, W, 3]; found "
+                                 f"{list(arr.shape)}", seq)
+        if a.shape != b.shape:
+            raise FrameError(f"camera {cam!r}: image is {a.shape[1]}x{a.shape[2]} but next_image {b.shape[1]}x{b.shape[2]}; "
+                             f"both are frames of the same camera, same size", seq)
 
 
 def _check_policy_files(header: dict[str, Any], frames: Sequence[bytes], seq: int) -> dict[str, bytes]:

@@ -17,7 +17,7 @@ import zmq
 from .. import __version__
 from ..data import Dataset, Episode
 from ..options import allow, help_meta as _h
-from .protocol import PROTOCOL, ProtocolError, ValueRangeError, decode, encode
+from .protocol import PROTOCOL, FrameError, ProtocolError, ValueRangeError, decode, encode
 from .security import Authenticator, CurveServer, bind_checked, load_curve_server
 
 log = logging.getLogger("rlft_learner.server")
@@ -31,6 +31,7 @@ class ServerStats:
     messages: int = 0
     malformed: int = 0  # refused as not rlft-exp/1 (ProtocolError), including the next counter
     rejected_values: int = 0  # refused for non-finite values or |x| > MAX_ABS_VALUE (protocol.ValueRangeError)
+    rejected_frames: int = 0  # camera frames in the wrong encoding or size (protocol.FrameError, the online door's cameras)
     refused: int = 0  # well-formed requests that cannot be served (wrong base version, robot_id held by another peer, ...)
     internal_errors: int = 0  # messages that reached the catch-all: a learner bug (the fuzz tests assert none)
     errors: list[str] = field(default_factory=list)
@@ -128,12 +129,14 @@ class RouterEndpoint:
                extra: list[bytes] | None = None) -> None:
         self._sock.send_multipart(route + encode(header, tensors) + (extra or []))
 
-    def _error(self, route: list[bytes], seq: int | None, reason: str, malformed: bool = True, values: bool = False) -> None:
+    def _error(self, route: list[bytes], seq: int | None, reason: str, malformed: bool = True, values: bool = False,
+               frames: bool = False) -> None:
         """Answer `error {seq, reason}`; `malformed=False` for well-formed requests that cannot be served, `values` for
         messages refused for their values (counted apart: that is what poisoning looks like)."""
         self.stats.malformed += int(malformed)
         self.stats.refused += int(not malformed)
         self.stats.rejected_values += int(values)
+        self.stats.rejected_frames += int(frames)
         self.stats.errors.append(reason)
         del self.stats.errors[:-100]  # keep the last 100 only
         n = self.stats.malformed + self.stats.refused
@@ -144,7 +147,7 @@ class RouterEndpoint:
 
     def _refuse(self, route: list[bytes], exc: ProtocolError) -> None:
         """Answer a message `decode` refused."""
-        self._error(route, exc.seq, str(exc), values=isinstance(exc, ValueRangeError))
+        self._error(route, exc.seq, str(exc), values=isinstance(exc, ValueRangeError), frames=isinstance(exc, FrameError))
 
     def _recv(self, timeout_ms: int) -> tuple[Peer, list[bytes]] | None:
         """Next message as (peer, frames), or None after `timeout_ms` without one."""
