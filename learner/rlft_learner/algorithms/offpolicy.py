@@ -62,15 +62,19 @@ def demo_rows_from(path: str, base, copies: Callable[[object], Iterable[tuple[np
                    ) -> dict[str, np.ndarray]:
     """Offline rows (demos: intervention 1, robot -1) from a train-bc .npz recorded for the base package's task.
     `copies(episode)` yields the episode's stored copies as (normalised obs (T, obs_dim), normalised action (T, A),
-    base action (T, A)). Success ends an episode (terminated); other episode ends are truncations."""
+    base action (T, A)). Success ends an episode (terminated); other episode ends are truncations. Over a base that
+    sees cameras every row also carries its step's frame (`image.<cam>`) and the next step's (`next_image.<cam>`)."""
     from ..data import load_npz
 
     data = load_npz(path)
     if data.obs_names != base.obs_names or data.action_names != base.action_names:
         raise ValueError(f"{path}: obs/action names differ from the base package's; record demos for the same task")
+    cams = base.cameras
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "next_obs", "base_action", "action", "next_base_action",
                                                          "reward", "terminated", "truncated")}
-    for ep in data.episodes:
+    cols.update({f"{p}.{c}": [] for c in cams for p in ("image", "next_image")})
+    for i, ep in enumerate(data.episodes):
+        frames = episode_frames(path, i, ep, cams)
         for obs_n, act_n, base_a in copies(ep):
             T = len(obs_n)
             nxt = np.minimum(np.arange(T) + 1, T - 1)
@@ -78,12 +82,30 @@ def demo_rows_from(path: str, base, copies: Callable[[object], Iterable[tuple[np
             (term if ep.success else trunc)[-1] = 1.0
             for k, v in (("obs", obs_n), ("next_obs", obs_n[nxt]), ("base_action", base_a), ("action", act_n),
                          ("next_base_action", base_a[nxt]), ("reward", ep.reward.astype(np.float32)),
-                         ("terminated", term), ("truncated", trunc)):
+                         ("terminated", term), ("truncated", trunc),
+                         *((f"{p}.{c}", f if p == "image" else f[nxt]) for c, f in frames.items() for p in ("image", "next_image"))):
                 cols[k].append(v)
     rows = {k: np.concatenate(v) for k, v in cols.items()}
     n = len(rows["reward"])
     rows.update(intervention=np.ones(n, np.float32), robot=np.full(n, -1, np.int64), seq=np.arange(n, dtype=np.int64))
     return rows
+
+
+def episode_frames(path: str, index: int, ep, cameras: dict[str, tuple[int, int]]) -> dict[str, np.ndarray]:
+    """Episode `index`'s frames of `cameras` {name: (H, W)} (uint8 (T, H, W, 3) each); raises naming the camera and the
+    fix when the demos were recorded without it or at another size."""
+    out = {}
+    for cam, (h, w) in cameras.items():
+        f = ep.images.get(cam)
+        if f is None:
+            raise ValueError(f"{path}: episode {index} has no frames of camera {cam!r}; the base package sees cameras "
+                             f"{sorted(cameras)}, so its demos need them too: record the demos with those cameras "
+                             f"(launch file cameras), or leave demo_dataset empty")
+        if f.dtype != np.uint8 or f.shape != (len(ep.obs), h, w, 3):
+            raise ValueError(f"{path}: episode {index} camera {cam!r} frames are {f.dtype} {list(f.shape)}; the base "
+                             f"package reads uint8 [{len(ep.obs)}, {h}, {w}, 3]: record {cam} at {w}x{h}")
+        out[cam] = f
+    return out
 
 
 def polyak(net: torch.nn.Module, target: torch.nn.Module, tau: float) -> None:
@@ -109,6 +131,13 @@ class Experience:
         self.intervention_steps = 0
         self.n_off = 0  # offline rows in the last sampled batch: its last n_off rows
         self.off_intervention: torch.Tensor | None = None  # which of them are online interventions (not demos)
+
+    def keep_frames(self, cameras: dict[str, tuple[int, int]]) -> None:
+        """Every buffer stores the frames of `cameras` {name: (H, W)} with its rows (buffers/frames.py), so `sample()`
+        returns batches whose `images` hold `image.<cam>` / `next_image.<cam>` (an agent that sees cameras)."""
+        for buf in (self.online, self.offline, self.her):
+            if buf is not None:
+                buf.keep_frames(cameras)
 
     def add(self, rows: dict[str, np.ndarray]) -> None:
         """Received rows: every step online, intervention steps also offline (HIL-SERL)."""

@@ -46,17 +46,26 @@ def load_base_sampler(base_path: str):
     return DDIMSampler(net.eval(), ckpt["alphas_cumprod"].numpy(), list(ckpt["timesteps"])).eval(), mcfg
 
 
-def base_actions(sampler, mcfg, obs_n: np.ndarray, execute: int, noise_scale: float, gen: torch.Generator) -> np.ndarray:
+def base_actions(sampler, mcfg, obs_n: np.ndarray, execute: int, noise_scale: float, gen: torch.Generator,
+                 encoders=None, frames: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Base actions of episodes (G, T, obs_dim) normalised obs, planned every `execute` steps from the obs history (the
-    first step repeated before the start) and executed open-loop, as the robot does -> (G, T, A) in [-1, 1]."""
+    first step repeated before the start) and executed open-loop, as the robot does -> (G, T, A) in [-1, 1]. A base
+    that sees cameras (`encoders`: its camera encoders, pixels/nets.py load_base_encoders; `frames`: camera -> uint8
+    (G, T, H, W, 3)) also reads each re-plan step's frames, as its sampler does on the robot (bc/diffusion.py
+    PixelSampler: [state history, camera features])."""
     g, t_len, obs_dim = obs_n.shape
     history, horizon, act_dim = mcfg.history, mcfg.horizon, mcfg.action_dim
     starts = np.arange(0, t_len, execute)  # (C,)
     hist = np.clip(starts[:, None] + np.arange(-history + 1, 1)[None, :], 0, t_len - 1)  # (C, history)
-    cond = obs_n[:, hist].reshape(g * len(starts), history * obs_dim)  # (G*C, history*obs_dim)
+    cond = torch.from_numpy(np.ascontiguousarray(obs_n[:, hist].reshape(g * len(starts), history * obs_dim), np.float32))
     with torch.no_grad():
+        if encoders is not None:  # (G*C, H, W, 3) uint8 per camera: the frame of each re-plan step
+            assert frames is not None, "a base that sees cameras needs the episodes' frames"
+            images = [torch.from_numpy(np.ascontiguousarray(frames[c][:, starts]).reshape(g * len(starts), *frames[c].shape[2:]))
+                      for c in encoders.cameras]
+            cond = torch.cat([cond, encoders(*images)], dim=-1)  # (G*C, history*obs_dim + features)
         noise = torch.randn(len(cond), horizon, act_dim, generator=gen) * noise_scale
-        chunks = sampler(torch.from_numpy(np.ascontiguousarray(cond, np.float32)), noise).numpy()  # (G*C, H, A)
+        chunks = sampler(cond, noise).numpy()  # (G*C, H, A)
     chunks = chunks.reshape(g, len(starts), horizon, act_dim)[:, :, :execute]  # (G, C, K, A)
     return np.clip(chunks.reshape(g, -1, act_dim)[:, :t_len], -1, 1).astype(np.float32)
 

@@ -64,6 +64,13 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
+    def keep_frames(self, cameras: dict[str, tuple[int, int]]) -> None:
+        """Store camera frames {name: (H, W)} with every row from now on (a buffer of an agent that sees cameras):
+        rows without them are refused instead of kept state-only. Only while the buffer is empty."""
+        if self.size:
+            raise ValueError(f"keep_frames: the buffer already holds {self.size} rows; call it before any row arrives")
+        self.frames = FrameStore(self.capacity, cameras, self.frame_codec)
+
     def add(self, rows: dict[str, np.ndarray]) -> None:
         """Append N rows (keys: every FIELDS name except `next`; with cameras also image.<cam> and next_image.<cam>,
         uint8 [N, H, W, 3]), in seq order per robot. Raises ValueError (naming the camera) on frames that do not fit."""

@@ -13,11 +13,13 @@ encoder paths (config `image_encoder`):
   2021, arXiv 2004.13649); the actor reads the features detached, the TD target the next frames' features without
   gradients (DrQ-v2, arXiv 2107.09645).
 
-Batches come from the replay with frames as a dict: today's n-step arrays (`obs`, `base_action`, `action`, `ret`,
-`discount`, `next_obs`, `next_base_action`) and uint8 (B, 3, H, W) `image.<camera>` / `next_image.<camera>` for every
-camera the base sees; `update_batch(batch)` runs one update on it. With the frozen encoder the features of a frame
-never change, so a replay may encode each frame once when it arrives (`encode_frames`) and send `features` /
-`next_features` (B, F) float32 instead of the frames: the same update without the per-batch encoder passes.
+Batches carry the n-step arrays (`obs`, `base_action`, `action`, `ret`, `discount`, `next_obs`, `next_base_action`)
+and uint8 (B, 3, H, W) `image.<camera>` / `next_image.<camera>` for every camera the base sees. The agent's replay
+keeps each step's frames once (offpolicy.Experience.keep_frames, buffers/frames.py), so `update()` in serve's loop
+samples such a batch like the state learner does; `update_batch(batch)` runs one update on a batch given as a dict.
+With the frozen encoder the features of a frame never change, so a replay may encode each frame once when it arrives
+(`encode_frames`) and send `features` / `next_features` (B, F) float32 instead of the frames: the same update without
+the per-batch encoder passes (not wired into serve's replay yet: it keeps frames).
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class PixelEncoderPath:
         if self.own:  # the critic loss trains the encoders (DrQ), with the critic optimiser's settings; the actor never does
             self.critic_opt.add_param_group({"params": list(self.encoders.parameters())})
         self.aug_gen = torch.Generator().manual_seed(cfg.seed + 1)
+        self.data.keep_frames(base.cameras)  # the replay stores each step's frames; sample() returns them (Batch.images)
 
     # -- batches with frames --
     def _frames(self, batch: dict, prefix: str) -> list[torch.Tensor]:
@@ -153,9 +156,9 @@ class PixelEncoderPath:
         return self.learn(b, actor_obs)
 
     def update(self) -> dict[str, float]:
-        raise RuntimeError(f"{type(self).__name__} learns from batches with camera frames: call update_batch(batch) with the "
-                           "replay's image.<camera> / next_image.<camera> beside the n-step arrays; the state-only "
-                           "buffers hold no frames")
+        """One update on a batch sampled from the replay, whose buffers keep each step's frames (serve's loop)."""
+        b = self.sample()
+        return self.update_batch({**{k: getattr(b, k) for k in STATE_KEYS}, **b.images})
 
     # -- export and checkpoints --
     def export_actor(self) -> PixelResidualExport:

@@ -64,6 +64,11 @@ class BasePackage:
             raise ValueError(f"{pj}: missing key {exc}; expected a policy package (docs/contracts.md)") from None
 
     @property
+    def cameras(self) -> dict[str, tuple[int, int]]:
+        """Camera -> (H, W) of the frames the base reads (policy.json observation.images); {} for a state policy."""
+        return {str(e["camera"]): (int(e["height"]), int(e["width"])) for e in self.policy["observation"].get("images", [])}
+
+    @property
     def execute_steps(self) -> int:
         """K: actions the robot executes from each chunk before re-planning (policy.json action.execute_steps)."""
         return int(self.policy["action"].get("execute_steps", 8))
@@ -275,19 +280,25 @@ def demo_rows(path: str, base: BasePackage, noise_scale: float = 1.0, mirror=Non
     the demo observations once at load: chunks predicted every `execute_steps` steps and executed open-loop, as the robot
     does, from initial noise x `noise_scale` (the robot's sampling temperature). Success ends an episode (terminated);
     other episode ends are truncations. With `mirror` (mirror.Mirror), every demo is followed by its mirrored copy,
-    whose base actions are the base's on the mirrored observations."""
+    whose base actions are the base's on the mirrored observations. Over a base that sees cameras the relabelling
+    reads the demos' frames too (and the rows carry them, offpolicy.demo_rows_from)."""
     from ...buffers.her import base_actions, load_base_sampler
 
     sampler, mcfg = load_base_sampler(base.path)
     execute = base.execute_steps
     gen = torch.Generator().manual_seed(0)
+    encoders = None
+    if base.cameras:
+        from ..pixels.nets import load_base_encoders
+        encoders = load_base_encoders(base.path)
 
     def copies(ep):
+        frames = {c: ep.images[c][None] for c in base.cameras}  # (1, T, H, W, 3) each; checked by demo_rows_from
         for flip in (False, True) if mirror is not None else (False,):
             obs_n = base.norm_obs(ep.obs)  # (T, obs_dim)
             act_n = base.norm_action(ep.action)  # (T, A)
             if flip:
                 obs_n, act_n = mirror.obs(obs_n), mirror.action(act_n)
-            yield obs_n, act_n, base_actions(sampler, mcfg, obs_n[None], execute, noise_scale, gen)[0]  # base: (T, A)
+            yield obs_n, act_n, base_actions(sampler, mcfg, obs_n[None], execute, noise_scale, gen, encoders, frames)[0]  # (T, A)
 
     return demo_rows_from(path, base, copies)
