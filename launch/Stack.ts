@@ -270,7 +270,8 @@ export class Stack {
       const sent = config.learner.cameras;
       const unknown = sent.filter((c) => !cameras.names.includes(c));
       if (unknown.length > 0) throw new Error(`learner.cameras names ${unknown.join(", ")} but this launch file's cameras are [${cameras.names.join(", ")}]: list cameras from camera.cameras (or leave learner.cameras empty to send none)`);
-      experience = new ExperienceNode(runtime.createNode("experience_bridge"), opts.experience, { normaliseAction: (raw) => normaliseAction(spec, raw), cameras: sent });
+      const observationNames = policyActor.policy.package.json.observation.names;  // the learner reads the base's observation
+      experience = new ExperienceNode(runtime.createNode("experience_bridge"), opts.experience, { normaliseAction: (raw) => normaliseAction(spec, raw), cameras: sent, observationNames });
       nodes.push(experience);
     }
     // A recording that cannot be written (disk full, quota) ends the episode: nothing unrecorded is run.

@@ -28,6 +28,11 @@ export interface ExperienceNodeOptions {
   normaliseAction: (raw: readonly number[]) => number[];
   /** Cameras whose frames every transition carries (`images`, `nextImages`); none by default. */
   cameras?: readonly string[];
+  /**
+   * The base package's observation names: each transition's obs / nextObs are these, picked by name from the
+   * observation (a base that reads a subset, e.g. train-bc --state joints). Default: the whole observation, in order.
+   */
+  observationNames?: readonly string[];
 }
 
 /** Frames kept per camera to look up the latest at or before a tick (a transition is settled within two ticks). */
@@ -67,6 +72,8 @@ export class ExperienceNode extends NodeBase {
   #frames = new Map<string, { stamp: Time; frame: TransitionFrame }[]>();
   /** An episode's last transition waiting for the frames of its next observation. */
   #unsettled: { t: Transition; nextStamp: Time }[] = [];
+  /** Indices of observationNames in the observation's names (found on the first observation). */
+  #obsIdx: number[] | null = null;
   /** Transitions handed to the sink. */
   pushed = 0;
 
@@ -153,7 +160,7 @@ export class ExperienceNode extends NodeBase {
   #onObservation(m: ObservationMsg): void {
     this.#settle(true);
     if (!this.#live) return;
-    const obs = Array.from(m.values);
+    const obs = this.#pick(m);
     const cur = this.#cur;
     if (cur && cur.base && cur.executed) {
       cur.nextObs = obs;
@@ -163,7 +170,19 @@ export class ExperienceNode extends NodeBase {
     this.#cur = { stamp: m.header.stamp, obs, intervention: false, source: "", policyVersion: "" };
   }
 
-  #onPolicyAction(m: { header: { stamp: Time }; policy_version: string; base_action: number[]; residual_action: number[] }): void {
+  /** The observation's values the learner reads: the base package's names in its order, or all of them. */
+  #pick(m: ObservationMsg): number[] {
+    const want = this.#opts.observationNames;
+    if (!want) return Array.from(m.values);
+    this.#obsIdx ??= want.map((n) => {
+      const i = m.names.indexOf(n);
+      if (i < 0) throw new Error(`experience_bridge: the base package reads observation "${n}" but the robot publishes [${m.names.join(", ")}]`);
+      return i;
+    });
+    return this.#obsIdx.map((i) => m.values[i]);
+  }
+
+    #onPolicyAction(m: { header: { stamp: Time }; policy_version: string; base_action: number[]; residual_action: number[] }): void {
     const cur = this.#cur;
     if (!this.#live || !cur || !sameTime(m.header.stamp, cur.stamp)) return;
     cur.base = Array.from(m.base_action);
