@@ -56,7 +56,7 @@ export interface SessionOptions {
   seed: number;
   /** Run directory: learner run, spool, policy cache, session.jsonl. */
   out: string;
-  /** Learner config keys (residual_td3.Config) overriding the defaults. */
+  /** Learner config keys (learner/rlft_learner/commands/serve_config.py ServeConfig) overriding the defaults. */
   learnerConfig?: Record<string, unknown>;
   /**
    * policy (default): the BC base runs and the learner's packages are residuals on it. zero: the base action is 0 and
@@ -195,6 +195,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     task: cfg.task,
     basePolicyVersion: base.json.version,
     spoolCapBytes: cfg.learner.spool_cap_mb * 1e6,
+    cameras: cfg.learner.cameras,
     curve,
     logger: quietLog,
   }), (b) => b.close());

@@ -1,5 +1,5 @@
 /**
- * Recorded MCAP episodes → an `rlft-vla-dataset` directory (learner/rlft_learner/vla_data.py, docs/policy-package.md):
+ * Recorded MCAP episodes → an `rlft-vla-dataset` directory (learner/rlft_learner/algorithms/vla/data.py, docs/policy-package.md):
  * meta.json + obs.npy + action.npy + image_<camera>.npy. Each control tick's /observation is paired with the
  * /joint_command of the same stamp and the camera frame of the same stamp (or the latest before it); the episode's
  * instruction comes from /task/instruction. Ticks without a frame yet are dropped, as the VLA would hold there.

@@ -13,6 +13,7 @@
  *
  * Usage: npm run bench:learning [-- --task push_cube|peg_insert] [-- --episodes 300] [-- --quick]
  *        [-- --methods residual,sac] [-- --res-set key=value ...] [-- --sac-set key=value ...] [-- --no-throughput]
+ *        [-- --link [-- --soak-minutes 10] [-- --robots 4] [-- --hz 30]]  (the experience link with camera frames alone: bench/linkBench.ts)
  *        [-- --best-of 8] [-- --temperature 1] [-- --chunk-best-of 8] [-- --session-best-of 8 [-- --session-best-of-select critic]]
  * --temperature T samples the BC base at temperature T (actor.noise_scale) everywhere: sessions, curve, final
  * evaluation and the BC-alone row.
@@ -40,7 +41,10 @@ import { findPython, learnerEnv } from "../app/python.ts";
 import { runSession } from "../app/session.ts";
 import { percentile } from "../data/stats.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
+import { noiseScaleProblem } from "../policies/gaussian.ts";
 import { measureThroughput } from "./learningThroughput.ts";
+import { runLinkBench } from "./linkBench.ts";
+import { renderLinkFrames } from "./linkFrames.ts";
 import { benchArgs } from "./args.ts";
 import { markdown, rate, type Supervised, type CurvePoint, type LearningBench, type MethodResult, type SessionEpisodeRow, type TaskResult } from "./learningReport.ts";
 
@@ -82,7 +86,8 @@ if (!(Number.isInteger(STEER.n) && STEER.n >= 1 && STEER.n <= 64)) throw new Err
 const steerMode = STEER.n > 1;
 /** Steering by the chunk critic: ours also trains it (learner chunk_critic: true). */
 const chunkMode = steerMode && STEER.select === "chunk_critic";
-if (!(P.temperature >= 0 && P.temperature <= 2)) throw new Error(`--temperature: the base's sampling temperature (actor.noise_scale) in [0, 2]; got ${P.temperature}`);
+const badTemperature = noiseScaleProblem(P.temperature);
+if (badTemperature) throw new Error(`--temperature: the base's sampling temperature (actor.noise_scale): ${badTemperature}`);
 if (P.evalSeeds > P.finalEval) throw new Error("--eval-seeds must not exceed --final-eval (curve seeds are the first final-eval seeds)");
 const methods = arg("--methods", "residual,sac").split(",").filter(Boolean);
 for (const m of methods) if (m !== "residual" && m !== "sac") throw new Error(`--methods: residual and/or sac; got ${m}`);
@@ -110,7 +115,7 @@ const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
  * against a 2 mm clearance: three runs at 0.02 kept BC's level on 500 held-out seeds, 96.2 / 94.0 / 96.4% against
  * 96.0%, where 0.05 gave 91.4% in the bench at 87caa21). push_cube's base misses a fifth of its episodes: w = 1 holds it
  * at BC's level (83%), plain TD3 dips to ~45% and ends at 88–93%, w = 0.1 learned without the dip. push_cube's scene is
- * mirror-symmetric in y, so ours also learns from every episode reflected (mirror_obs, learner/rlft_learner/mirror.py):
+ * mirror-symmetric in y, so ours also learns from every episode reflected (mirror_obs, learner/rlft_learner/buffers/mirror.py):
  * alone that leaves the one-sample success where it was, but it trains a critic that ranks the base's samples well
  * enough for critic best-of-16 to reach 95% in eleven runs of thirteen (docs/residual.md "What we learned").
  * `--res-set mirror_obs=` turns it off.
@@ -125,6 +130,11 @@ const STEER_BEST_OF = steerMode ? { best_of: STEER.n, best_of_select: STEER.sele
 
 const t0 = performance.now();
 const log = (m: string) => console.log(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${m}`);
+if (flag("--link")) {
+  // The experience link with camera frames alone (bench/linkBench.ts): no demos, no training.
+  await runLinkBench({ minutes: num("--soak-minutes", 10), robots: num("--robots", 4), hz: num("--hz", 30), transitions: P.throughputN, log });
+  process.exit(0);
+}
 const readJson = <T>(f: string): T => JSON.parse(readFileSync(f, "utf8")) as T;
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -364,10 +374,10 @@ const date = new Date().toISOString();
 const stamp = date.replace(/[:.]/g, "-");
 const bench: LearningBench = {
   date, git: gitRevision(), overrides: { residual: { ...(chunkMode ? { chunk_critic: true } : {}), ...(steerMode ? { session_best_of: STEER.n, session_best_of_select: STEER.select } : {}), ...RES_SET }, sac: SAC_SET }, temperature: P.temperature, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
-  tasks: [], throughput: null, seconds: 0,
+  tasks: [], throughput: null, throughputFrames: null, seconds: 0,
   notes: [
     "Same demos (the BC training set, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 as on a real 10 Hz robot.",
-    "RLPD-SAC baseline (learner/rlft_learner/rlpd_sac.py): 2 LayerNorm critics 256x256, actor 256x256, Adam lr 3e-4, auto-entropy (target -|A|/2, initial alpha 1), 50/50 demo/online batches, UTD 2 and one actor update per env step like ours. gamma 0.99 and 3-step returns like ours for a like-for-like comparison (HIL-SERL uses gamma 0.97, RLPD 1-step).",
+    "RLPD-SAC baseline (learner/rlft_learner/algorithms/rlpd_sac/agent.py): 2 LayerNorm critics 256x256, actor 256x256, Adam lr 3e-4, auto-entropy (target -|A|/2, initial alpha 1), 50/50 demo/online batches, UTD 2 and one actor update per env step like ours. gamma 0.99 and 3-step returns like ours for a like-for-like comparison (HIL-SERL uses gamma 0.97, RLPD 1-step).",
     "The SAC actor runs on the robot as a residual package with scale 1 over a zero base; the behaviour policy is its deterministic mean tanh(mu) plus Gaussian noise with the policy's own mean spread (clipped to [0.05, 0.3]), not SAC's own tanh-Gaussian sample. The learner publishes its untrained actor at start, so it explores from episode 0.",
     "Ours (residual TD3) uses the learner defaults: 10-head REDQ critic 128 wide, residual scale 0.1, exploration std 0.05, critic warm-up 1000 updates; with the trust region actor_residual_penalty 0.1 on push_cube and 1 on peg_insert, and on push_cube mirror-symmetry augmentation (mirror_obs q.shoulder_pan,ee.y,cube.y,target.y) (bench/learning.ts TASK_RESIDUAL; --res-set overrides it).",
     `Curve points evaluate the package that ran online episode k (session.jsonl) on the first ${P.evalSeeds} of the ${P.finalEval} final-evaluation seeds; evaluation runs without operator and without exploration noise.`,
@@ -377,6 +387,8 @@ for (const task of tasks) bench.tasks.push(await runTask(task, stamp));
 if (!flag("--no-throughput")) {
   log(`throughput: ${P.throughputN} transitions through the bridge vs raw ZeroMQ`);
   bench.throughput = await measureThroughput(bench.tasks[0].bc.package, P.throughputN);
+  log(`throughput: the same with the SO-101's two 84x84 camera frames per transition (obs and next_obs)`);
+  bench.throughputFrames = await measureThroughput(bench.tasks[0].bc.package, P.throughputN, 32, await renderLinkFrames(64));
 }
 bench.seconds = (performance.now() - t0) / 1000;
 

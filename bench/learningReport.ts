@@ -1,6 +1,7 @@
 /** Types and the markdown table of `npm run bench:learning` (bench/learning.ts). */
 import { wilson } from "../data/stats.ts";
 import type { ThroughputResult } from "./learningThroughput.ts";
+import { throughputMarkdown } from "./linkBench.ts";
 
 /** Successes out of n held-out episodes, with a Wilson 95% interval. */
 export interface Rate {
@@ -99,6 +100,8 @@ export interface LearningBench {
   sessionSeed: number;
   tasks: TaskResult[];
   throughput: ThroughputResult | null;
+  /** The same with two 84×84 camera frames per transition (issue 27); absent in reports before it. */
+  throughputFrames?: ThroughputResult | null;
   notes: string[];
   seconds: number;
 }
@@ -168,17 +171,8 @@ export function markdown(b: LearningBench): string {
       out.push("");
     }
   }
-  if (b.throughput) {
-    const tp = b.throughput;
-    const f = (x: number) => x.toFixed(0);
-    out.push("## Experience link throughput", "");
-    out.push(`${tp.transitions} transitions in batches of ${tp.batchSize} (${tp.batchBytes} bytes, ${tp.batchFrames} frames per encoded batch).`, "");
-    out.push("| path | transitions/s | MB/s | vs raw request-reply |", "|---|---|---|---|");
-    out.push(`| experience bridge → learner (fsync'ed spool, decode, replay insert) | ${f(tp.bridge.transitionsPerSec)} | ${tp.bridge.mbPerSec.toFixed(2)} | ${tp.ratio.toFixed(3)}× |`);
-    out.push(`| raw ZeroMQ DEALER→ROUTER, one batch in flight | ${f(tp.rawRequestReply.transitionsPerSec)} | ${tp.rawRequestReply.mbPerSec.toFixed(1)} | 1× |`);
-    out.push(`| raw ZeroMQ DEALER→ROUTER, pipelined | ${f(tp.rawPipelined.transitionsPerSec)} | ${tp.rawPipelined.mbPerSec.toFixed(1)} | ${(tp.rawPipelined.transitionsPerSec / tp.rawRequestReply.transitionsPerSec).toFixed(1)}× |`);
-    out.push("");
-  }
+  if (b.throughput) out.push("## Experience link throughput", "", ...throughputMarkdown(b.throughput));
+  if (b.throughputFrames) out.push("## Experience link throughput with camera frames", "", ...throughputMarkdown(b.throughputFrames));
   if (b.notes.length) out.push("## Notes", "", ...b.notes.map((n) => `- ${n}`), "");
   out.push(`Total ${(b.seconds / 60).toFixed(1)} min.`);
   return out.join("\n");

@@ -2,6 +2,7 @@
  * Transitions per second through the experience bridge (TS DEALER with its fsync'ed disk spool → the Python learner's
  * ROUTER, decode and replay insert, one batch in flight, as in a session) next to raw ZeroMQ loopback throughput for the
  * same bytes: a DEALER→ROUTER loop in this process with frames of exactly the sizes of an encoded transitions batch.
+ * With `cameraFrames` (bench/linkFrames.ts) every transition carries those cameras' frames of obs and next_obs (issue 27).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,7 +11,8 @@ import { stringify } from "yaml";
 import { Dealer, Router } from "zeromq";
 import { ExperienceBridge } from "../bridge/ExperienceBridge.ts";
 import { encodeTransitions } from "../bridge/messages.ts";
-import type { Transition } from "../contracts/Transition.ts";
+import type { Transition, TransitionFrame } from "../contracts/Transition.ts";
+import { withFrames } from "./linkFrames.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
 import { startLearner } from "../app/learnerProcess.ts";
 import { freePort } from "../app/ports.ts";
@@ -29,6 +31,9 @@ export interface ThroughputResult {
   rawPipelined: { seconds: number; transitionsPerSec: number; mbPerSec: number };
   /** bridge / raw request-reply, for the same bytes and pattern. */
   ratio: number;
+  /** Cameras each transition carried (none: the state-only link) and the learner's replay bytes per transition. */
+  cameras: string[];
+  replayBytesPerTransition: number | null;
 }
 
 function synthetic(i: number, obsDim: number, aDim: number): Transition {
@@ -42,11 +47,13 @@ function synthetic(i: number, obsDim: number, aDim: number): Transition {
 }
 
 /** Runs both measurements with `count` transitions shaped like `basePackage`'s (a real learner serves the bridge). */
-export async function measureThroughput(basePackage: string, count = 20_000, batchSize = 32): Promise<ThroughputResult> {
+export async function measureThroughput(basePackage: string, count = 20_000, batchSize = 32, cameraFrames?: Record<string, TransitionFrame[]>, durable = true): Promise<ThroughputResult> {
   const base = await PolicyPackage.load(basePackage);
   const obsDim = base.json.observation.names.length;
   const aDim = base.json.action.names.length;
-  const ts = Array.from({ length: count }, (_, i) => synthetic(i, obsDim, aDim));
+  const ts = Array.from({ length: count }, (_, i) => (cameraFrames ? withFrames(synthetic(i, obsDim, aDim), cameraFrames, i) : synthetic(i, obsDim, aDim)));
+  const cameras = Object.keys(cameraFrames ?? {});
+  let replayBytesPerTransition: number | null = null;
   const frames = encodeTransitions(1, "bench-0", 0, ts.slice(0, batchSize));
   const batchBytes = frames.reduce((a, f) => a + f.length, 0);
   const batches = Math.ceil(count / batchSize);
@@ -65,7 +72,7 @@ export async function measureThroughput(basePackage: string, count = 20_000, bat
       await learner.ready;
       const bridge = await ExperienceBridge.open({
         endpoint: experience, spoolDir: join(dir, "spool"), robotId: "bench-0", configHash: "bench", obsNames: base.json.observation.names,
-        actionNames: base.json.action.names, task: "bench", basePolicyVersion: base.json.version, batchSize, logger: { warn: () => undefined, info: () => undefined },
+        actionNames: base.json.action.names, task: "bench", basePolicyVersion: base.json.version, batchSize, cameras, durable, spoolCapBytes: 16 * 2 ** 30, logger: { warn: () => undefined, info: () => undefined },
       });
       try {
         // Wait for the link, so connection set-up is not timed.
@@ -84,7 +91,8 @@ export async function measureThroughput(basePackage: string, count = 20_000, bat
       }
     } finally {
       learner.child.kill("SIGINT");
-      await learner.done.catch(() => undefined);
+      const done = await learner.done.catch(() => undefined);
+      replayBytesPerTransition = (done?.replay_memory as { bytes_per_transition?: number } | undefined)?.bytes_per_transition ?? null;
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -131,9 +139,9 @@ export async function measureThroughput(basePackage: string, count = 20_000, bat
   const tps = (s: number) => count / s;
   return {
     transitions: count, batchSize, batchBytes, batchFrames: frames.length,
-    bridge: { seconds: bridgeSec, transitionsPerSec: tps(bridgeSec), mbPerSec: mb(bridgeSec), durableSpool: true },
+    bridge: { seconds: bridgeSec, transitionsPerSec: tps(bridgeSec), mbPerSec: mb(bridgeSec), durableSpool: durable },
     rawRequestReply: { seconds: rr, transitionsPerSec: tps(rr), mbPerSec: mb(rr) },
     rawPipelined: { seconds: pipe, transitionsPerSec: tps(pipe), mbPerSec: mb(pipe) },
-    ratio: tps(bridgeSec) / tps(rr),
+    ratio: tps(bridgeSec) / tps(rr), cameras, replayBytesPerTransition,
   };
 }

@@ -36,6 +36,7 @@ import { outcomeStats, trainRecap, type OutcomeStats } from "../app/recap.ts";
 import { episodeFiles, readEpisodeArrays } from "../app/dataset.ts";
 import { parseOverrides } from "../app/learnerOverrides.ts";
 import { gitRevision } from "../launch/nodeFactory.ts";
+import { noiseScaleProblem } from "../policies/gaussian.ts";
 import { benchArgs } from "./args.ts";
 
 const { flag, arg, args, num } = benchArgs();
@@ -69,7 +70,8 @@ const BETAS = arg("--beta-sweep", quick ? "" : "1,1.5,2,2.5,3").split(",").filte
 if (BETAS.some((b) => !Number.isFinite(b) || b < 0 || b > 10)) throw new Error(`--beta-sweep: comma-separated guidance weights in [0, 10]; got ${arg("--beta-sweep", "")}`);
 // Sampling temperatures tried on the same validation seeds, for every policy alike.
 const TEMPS = arg("--temperature-sweep", quick ? "" : "1,0.75,0.5,0.25").split(",").filter(Boolean).map(Number);
-if (TEMPS.some((t) => !Number.isFinite(t) || t < 0 || t > 2)) throw new Error(`--temperature-sweep: comma-separated sampling temperatures in [0, 2]; got ${arg("--temperature-sweep", "")}`);
+const badTemperature = TEMPS.map(noiseScaleProblem).find((p) => p !== null);
+if (badTemperature) throw new Error(`--temperature-sweep: comma-separated sampling temperatures; ${badTemperature}`);
 if (!TEMPS.length) TEMPS.push(1);
 // The bench's demos are the scripted expert's: their successful episodes are forced positive like operator corrections
 // (learner positive_sources; π*0.6 labels demos by their advantage instead: --recap-set positive_sources= ).

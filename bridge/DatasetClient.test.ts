@@ -156,9 +156,9 @@ test("episode inputs are checked before sending", async () => {
   }
 });
 
-// The real learner's ROUTER (learner/rlft_learner/server.py), when the learner and its Python are here.
+// The real learner's ROUTER (learner/rlft_learner/transport/server.py), when the learner and its Python are here.
 const python = findPython();
-const haveLearner = existsSync(join(LEARNER_DIR, "rlft_learner", "server.py")) && existsSync(python);
+const haveLearner = existsSync(join(LEARNER_DIR, "rlft_learner", "transport", "server.py")) && existsSync(python);
 
 /** `python3 -c <script>` in learner/; the script prints the bound endpoint, then one JSON line when it is done. */
 function pythonServer(script: string[]) {
@@ -174,10 +174,10 @@ function pythonServer(script: string[]) {
   return { child, line };
 }
 
-test("against the real Python ExperienceServer", { skip: haveLearner ? false : "learner/rlft_learner/server.py or python3 not found" }, async () => {
+test("against the real Python ExperienceServer", { skip: haveLearner ? false : "learner/rlft_learner/transport/server.py or python3 not found" }, async () => {
   const server = pythonServer([
     "import json, sys",
-    "from rlft_learner.server import ExperienceServer",
+    "from rlft_learner.transport.server import ExperienceServer",
     "with ExperienceServer('tcp://127.0.0.1:*', timeout_s=30) as s:",
     "    print(s.endpoint, flush=True)",
     "    d = s.collect()",
@@ -212,13 +212,13 @@ test("against the real Python ExperienceServer", { skip: haveLearner ? false : "
   }
 });
 
-test("over CURVE to train-bc's server: the key speaks for the robot its file names, and nobody else", { skip: haveLearner ? false : "learner/rlft_learner/server.py or python3 not found" }, async () => {
+test("over CURVE to train-bc's server: the key speaks for the robot its file names, and nobody else", { skip: haveLearner ? false : "learner/rlft_learner/transport/server.py or python3 not found" }, async () => {
   const keys = await mkdtemp(join(tmpdir(), "rlft-dataset-curve-"));
   try {
     await generateKeys(keys, { robots: ["sim-0"] });
     const server = pythonServer([
       "import json",
-      "from rlft_learner.server import DoorConfig, ExperienceServer",
+      "from rlft_learner.transport.server import DoorConfig, ExperienceServer",
       `door = DoorConfig(curve_secret=${JSON.stringify(join(keys, "learner.key_secret"))}, curve_authorized=${JSON.stringify(join(keys, "authorized"))})`,
       "with ExperienceServer('tcp://127.0.0.1:*', timeout_s=30, **door.door()) as s:",
       "    print(s.endpoint, flush=True)",

@@ -10,9 +10,9 @@
 import { join } from "node:path";
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import { Dealer } from "zeromq";
-import { decodeMessage, WireError, wireValueProblem, type Message } from "./wire.ts";
+import { decodeMessage, WireError, type Message } from "./wire.ts";
 import { DiskSpool, type SpoolRecord } from "./DiskSpool.ts";
-import { encodeGetPolicy, encodeHeartbeat, encodeHello, encodeTransitions, toAck, toHeartbeatReply, toPolicy, toWelcome, type HeartbeatReply, type HelloFields, type PolicyMessage, type Welcome } from "./messages.ts";
+import { encodeGetPolicy, encodeHeartbeat, encodeHello, encodeTransitions, transitionProblem, toAck, toHeartbeatReply, toPolicy, toWelcome, type HeartbeatReply, type HelloFields, type PolicyMessage, type Welcome } from "./messages.ts";
 import type { Transition } from "../contracts/Transition.ts";
 import { curveClientOptions, type CurveClientKeys } from "./CurveCertificate.ts";
 
@@ -41,6 +41,11 @@ export interface ExperienceBridgeOptions extends HelloFields {
   spoolCapBytes?: number;
   /** CURVE keys (docs/security.md): the link only comes up with the learner holding the pinned server key. */
   curve?: CurveClientKeys;
+  /**
+   * Cameras whose frames every transition carries (`images` / `nextImages`, one size per camera); empty (default):
+   * none, and a transition with frames is refused, so a camera-less session's bytes stay as they were.
+   */
+  cameras?: readonly string[];
   logger?: { warn(msg: string): void; info(msg: string): void };
 }
 
@@ -81,7 +86,7 @@ export interface ExperienceStats {
 }
 
 type Logger = NonNullable<ExperienceBridgeOptions["logger"]>;
-type Resolved = Required<Omit<ExperienceBridgeOptions, "logger" | "basePolicyVersion" | "curve">> & { basePolicyVersion: string | null; logger: Logger; curve?: CurveClientKeys };
+type Resolved = Required<Omit<ExperienceBridgeOptions, "logger" | "basePolicyVersion" | "curve" | "cameras">> & { cameras: readonly string[] } & { basePolicyVersion: string | null; logger: Logger; curve?: CurveClientKeys };
 
 interface Pending {
   what: string;
@@ -130,6 +135,8 @@ export class ExperienceBridge {
   #bytesPerTransition = 0;
   /** Highest acked seq seen in this process, so a rewound-and-resent transition is not counted as acked twice. */
   #ackedHigh: number;
+  /** Each camera's frame size, from its first frame: a batch keeps one size per camera. */
+  #frameSizes = new Map<string, string>();
 
   private constructor(spool: DiskSpool, o: Resolved) {
     this.spool = spool;
@@ -140,7 +147,7 @@ export class ExperienceBridge {
 
   /** Opens the spool (replaying what a previous run left unacked) and starts the sender; does not wait for the learner. */
   static async open(options: ExperienceBridgeOptions): Promise<ExperienceBridge> {
-    const o: Resolved = { batchSize: 32, flushIntervalMs: 500, deadlineMs: 5000, heartbeatSec: 2, reconnectDelayMs: 1000, durable: true, spoolCapBytes: 1 << 30, logger: console, ...options };
+    const o: Resolved = { batchSize: 32, flushIntervalMs: 500, deadlineMs: 5000, heartbeatSec: 2, reconnectDelayMs: 1000, durable: true, spoolCapBytes: 1 << 30, logger: console, ...options, cameras: options.cameras ?? [] };
     if (!/^[A-Za-z0-9_.-]+$/.test(o.robotId)) throw new Error(`robotId ${JSON.stringify(o.robotId)} must be a plain name (letters, digits, _ . -): it names the spool directory`);
     const spool = await DiskSpool.open(join(o.spoolDir, o.robotId), { durable: o.durable, logger: o.logger });
     if (spool.pendingRecords > 0) o.logger.info(`ExperienceBridge: spool ${spool.dir} holds ${spool.pendingRecords} unacked batches (seq ${spool.ackedSeq + 1}..${spool.lastSeq}); they are sent first`);
@@ -153,7 +160,7 @@ export class ExperienceBridge {
 
   /** Records one transition; synchronous, never throws. Returns false (and counts it) when the transition is refused. */
   push(t: Transition): boolean {
-    const problem = this.#closed ? "the bridge is closed" : checkTransition(t, this.#o.obsNames.length, this.#o.actionNames.length);
+    const problem = this.#closed ? "the bridge is closed" : transitionProblem(t, this.#o.obsNames.length, this.#o.actionNames.length, this.#o.cameras, this.#frameSizes);
     if (problem !== undefined) {
       if (this.#stats.rejected++ < 10) this.#o.logger.warn(`ExperienceBridge: dropped transition (episode ${t?.episode} step ${t?.step}): ${problem}`);
       return false;
@@ -481,21 +488,4 @@ export class ExperienceBridge {
     if (m.header.type === "error") p.reject(new LinkError("rejected", `learner at ${this.#o.endpoint} refused ${p.what}: ${String(m.header.reason)}`));
     else p.resolve(m);
   }
-}
-
-/** Why `t` cannot be sent, or undefined when it is fine. */
-function checkTransition(t: Transition, obsDim: number, aDim: number): string | undefined {
-  if (t === null || typeof t !== "object") return "not a transition object";
-  for (const [name, v, n] of [["obs", t.obs, obsDim], ["nextObs", t.nextObs, obsDim], ["baseAction", t.baseAction, aDim], ["residualAction", t.residualAction, aDim], ["action", t.action, aDim], ["nextBaseAction", t.nextBaseAction, aDim]] as const) {
-    if (!Array.isArray(v) || v.length !== n) return `${name} must have ${n} values; found ${Array.isArray(v) ? v.length : typeof v}`;
-    for (const x of v) {
-      const problem = typeof x === "number" ? wireValueProblem(x) : `is ${typeof x}`;
-      if (problem !== undefined) return `${name} value ${problem}`;
-    }
-  }
-  const rewardProblem = typeof t.reward === "number" ? wireValueProblem(t.reward) : "is not a number";
-  if (rewardProblem !== undefined) return `reward ${rewardProblem}`;
-  if (!Number.isInteger(t.episode) || !Number.isInteger(t.step)) return `episode/step must be integers; found ${t.episode}/${t.step}`;
-  if (typeof t.policyVersion !== "string" || typeof t.interventionSource !== "string") return "policyVersion and interventionSource must be strings";
-  return undefined;
 }

@@ -2,8 +2,8 @@
  * Typed encoders and decoders for the online messages of `rlft-exp/1` (docs/protocol.md): hello/welcome,
  * transitions/ack, heartbeat, get_policy/policy. Generic validation lives in wire.ts; these map headers to types.
  */
-import { decodeMessage, encodeMessage, WireError, wireValueProblem, type Message, type Tensor } from "./wire.ts";
-import type { Transition } from "../contracts/Transition.ts";
+import { decodeMessage, encodeMessage, WireError, wireValueProblem, type ImageTensor, type Message, type Tensor } from "./wire.ts";
+import type { Transition, TransitionFrame } from "../contracts/Transition.ts";
 
 /** `hello` of an online robot. */
 export interface HelloFields {
@@ -200,8 +200,57 @@ export function encodeTransitions(seq: number, robotId: string, firstSeq: number
       episode: ts.map((t) => t.episode), step: ts.map((t) => t.step),
       policy_version: ts.map((t) => t.policyVersion), intervention_source: ts.map((t) => t.interventionSource),
     },
-    tensors,
+    [...tensors, ...frameTensors(ts)],
   );
+}
+
+/**
+ * `image.<cam>` and `next_image.<cam>` [N, H, W, 3] uint8 of a batch whose first transition carries frames (none
+ * otherwise: the batch's bytes are those of a camera-less session). Every transition must carry the same cameras at
+ * the same size; the error names the transition and the camera.
+ */
+function frameTensors(ts: readonly Transition[]): [string, ImageTensor][] {
+  const first = ts[0].images;
+  if (first === undefined) {
+    const i = ts.findIndex((t) => t.images !== undefined || t.nextImages !== undefined);
+    if (i >= 0) throw new WireError(`transition ${i} carries camera frames but transition 0 of its batch does not; a session sends frames on every transition or on none`);
+    return [];
+  }
+  const out: [string, ImageTensor][] = [];
+  for (const cam of Object.keys(first).sort()) {
+    const { width, height } = first[cam];
+    const size = width * height * 3;
+    for (const [field, name] of [["images", "image"], ["nextImages", "next_image"]] as const) {
+      const data = new Uint8Array(ts.length * size);
+      ts.forEach((t, i) => {
+        const f: TransitionFrame | undefined = t[field]?.[cam];
+        const where = `transition ${i} (episode ${t.episode} step ${t.step})`;
+        if (f === undefined) throw new WireError(`${where} lacks ${name}.${cam}: every transition of a session with cameras carries each camera's frame of obs and of next_obs`);
+        if (f.width !== width || f.height !== height || f.rgb.byteLength !== size) throw new WireError(`${where}: ${name}.${cam} is ${f.width}x${f.height} with ${f.rgb.byteLength} bytes; camera ${JSON.stringify(cam)} sends ${width}x${height} rgb8 (${size} bytes) in this batch — keep one size per camera`);
+        data.set(f.rgb, i * size);
+      });
+      out.push([`${name}.${cam}`, { shape: [ts.length, height, width, 3], data }]);
+    }
+  }
+  const names = new Set(Object.keys(first));
+  ts.forEach((t, i) => {
+    const extra = Object.keys(t.images ?? {}).concat(Object.keys(t.nextImages ?? {})).filter((c) => !names.has(c));
+    if (extra.length > 0) throw new WireError(`transition ${i} carries frames of camera ${JSON.stringify(extra[0])} that transition 0 of its batch does not; every transition carries the same cameras`);
+  });
+  return out;
+}
+
+/** Per-transition frames of `images` (`image.<cam>` or `next_image.<cam>` tensors) at row `i`, or undefined if none. */
+function framesAt(images: Message["images"], prefix: "image." | "next_image.", i: number): Record<string, TransitionFrame> | undefined {
+  if (images === undefined) return undefined;
+  const out: Record<string, TransitionFrame> = {};
+  for (const [name, t] of images) {
+    if (!name.startsWith(prefix)) continue;
+    const [, height, width] = t.shape;
+    const size = height * width * 3;
+    out[name.slice(prefix.length)] = { width, height, rgb: t.data.slice(i * size, (i + 1) * size) };
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** A decoded `transitions` batch, one {@link Transition} per row. */
@@ -229,6 +278,7 @@ export function toTransitions(m: Message): TransitionBatch {
     intervention: col("intervention", i) === 1,
     interventionSource: (h.intervention_source as string[])[i],
     policyVersion: (h.policy_version as string[])[i],
+    ...(m.images !== undefined ? { images: framesAt(m.images, "image.", i), nextImages: framesAt(m.images, "next_image.", i) } : {}),
   }));
   return { seq: h.seq, robotId: h.robot_id as string, firstSeq: h.first_seq as number, transitions };
 }
@@ -236,4 +286,44 @@ export function toTransitions(m: Message): TransitionBatch {
 function expectType(m: Message, type: string): Message["header"] {
   if (m.header.type !== type) throw new WireError(`expected a ${type} message; found ${m.header.type}`, { seq: m.header.seq });
   return m.header;
+}
+
+/**
+ * Why `t` cannot be sent, or undefined when it is fine: widths and values, and its frames — exactly `cameras` (none
+ * when empty), each rgb8 at the size of that camera's first frame (remembered in `sizes`).
+ */
+export function transitionProblem(t: Transition, obsDim: number, aDim: number, cameras: readonly string[] = [], sizes = new Map<string, string>()): string | undefined {
+  if (t === null || typeof t !== "object") return "not a transition object";
+  for (const [name, v, n] of [["obs", t.obs, obsDim], ["nextObs", t.nextObs, obsDim], ["baseAction", t.baseAction, aDim], ["residualAction", t.residualAction, aDim], ["action", t.action, aDim], ["nextBaseAction", t.nextBaseAction, aDim]] as const) {
+    if (!Array.isArray(v) || v.length !== n) return `${name} must have ${n} values; found ${Array.isArray(v) ? v.length : typeof v}`;
+    for (const x of v) {
+      const problem = typeof x === "number" ? wireValueProblem(x) : `is ${typeof x}`;
+      if (problem !== undefined) return `${name} value ${problem}`;
+    }
+  }
+  const rewardProblem = typeof t.reward === "number" ? wireValueProblem(t.reward) : "is not a number";
+  if (rewardProblem !== undefined) return `reward ${rewardProblem}`;
+  if (!Number.isInteger(t.episode) || !Number.isInteger(t.step)) return `episode/step must be integers; found ${t.episode}/${t.step}`;
+  if (typeof t.policyVersion !== "string" || typeof t.interventionSource !== "string") return "policyVersion and interventionSource must be strings";
+  return framesProblem(t, cameras, sizes);
+}
+
+function framesProblem(t: Transition, cameras: readonly string[], sizes: Map<string, string>): string | undefined {
+  for (const [field, frames] of [["images", t.images], ["nextImages", t.nextImages]] as const) {
+    if (cameras.length === 0) {
+      if (frames !== undefined) return `${field} carries camera frames but this session sends none (learner.cameras is empty); list the cameras in learner.cameras to send them`;
+      continue;
+    }
+    const got = Object.keys(frames ?? {}).sort();
+    const want = [...cameras].sort();
+    if (got.join(",") !== want.join(",")) return `${field} holds frames of [${got.join(", ")}]; this session sends cameras [${want.join(", ")}] (learner.cameras) — a camera that has not delivered a frame yet leaves its transitions out`;
+    for (const cam of want) {
+      const f = frames![cam];
+      const size = `${f.width}x${f.height}`;
+      if (!(f.rgb instanceof Uint8Array) || !(f.width >= 1 && f.height >= 1) || f.rgb.byteLength !== f.width * f.height * 3) return `${field}.${cam} must be rgb8 bytes, ${size} x 3 = ${f.width * f.height * 3}; found ${f.rgb?.byteLength} bytes`;
+      const first = sizes.get(cam) ?? (sizes.set(cam, size), size);
+      if (first !== size) return `${field}.${cam} is ${size}; camera ${JSON.stringify(cam)} sent ${first} before — keep one size per camera (the learner stores one)`;
+    }
+  }
+  return undefined;
 }

@@ -1,20 +1,23 @@
 /**
  * The `rlft-exp/1` wire format (docs/contracts.md): `[msgpack header, ...raw little-endian float32 tensor frames]`.
- * Validation mirrors learner/rlft_learner/protocol.py rule for rule; test/golden/rlft-exp-1/ holds frames both sides decode.
+ * Validation mirrors learner/rlft_learner/transport/protocol.py rule for rule; test/golden/rlft-exp-1/ holds frames both sides decode.
  */
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import { endianness } from "node:os";
 
 export const PROTOCOL = "rlft-exp/1";
 const DTYPE = "float32";
-/** Camera frames: raw uint8 rgb8 bytes, [T, H, W, 3], named `image.<camera>` (learner/rlft_learner/protocol.py). */
+/**
+ * Camera frames: raw uint8 rgb8 bytes, [T, H, W, 3], named `image.<camera>`; a transitions batch pairs each with
+ * `next_image.<camera>` (the next observation's frames). learner/rlft_learner/transport/protocol.py checks the same.
+ */
 const IMAGE_DTYPE = "uint8";
-const IMAGE_NAME = /^image\.[a-z][a-z0-9_]{0,31}$/;
+const IMAGE_NAME = /^(next_)?image\.[a-z][a-z0-9_]{0,31}$/;
 const MAX_IMAGE_SIDE = 4096;
 /** A header is a small map; anything bigger is not ours. */
 export const MAX_HEADER_BYTES = 1 << 20;
 /**
- * Largest |value| a tensor may carry (learner/rlft_learner/protocol.py MAX_ABS_VALUE, where the bound is argued): far
+ * Largest |value| a tensor may carry (learner/rlft_learner/transport/protocol.py MAX_ABS_VALUE, where the bound is argued): far
  * beyond any physical reading, small enough that the learner's squares and sums stay finite in float32. The learner
  * refuses a batch holding more, so the robot refuses such a value at push() instead of spooling a batch forever refused.
  */
@@ -132,7 +135,7 @@ export function decodeMessage(frames: readonly Uint8Array[]): Message {
   const rawSeq = header.seq;
   const seq = isInt(rawSeq) ? rawSeq : undefined;
   if (header.protocol !== PROTOCOL) throw new WireError(`protocol must be ${repr(PROTOCOL)}; found ${repr(header.protocol)}`, { seq });
-  // The learner answers `error` with seq -1 when it could not read the offending header (learner/rlft_learner/server.py).
+  // The learner answers `error` with seq -1 when it could not read the offending header (learner/rlft_learner/transport/server.py).
   const seqOk = seq !== undefined && (seq >= 0 || (seq === -1 && header.type === "error"));
   if (!seqOk) throw new WireError(`seq must be a non-negative integer; found ${repr(rawSeq)}`);
   const type = checkFields(header, seq);
@@ -147,7 +150,7 @@ export function decodeMessage(frames: readonly Uint8Array[]): Message {
     const n = shape.reduce((a, b) => a * b, 1);
     if (dtype === IMAGE_DTYPE) {
       if (frame.byteLength !== n) throw new WireError(`tensor ${repr(name)} with shape [${shape.join(", ")}] needs ${n} bytes of uint8; frame has ${frame.byteLength}`, { seq });
-      images.set(name, { shape, data: Uint8Array.from(frame) });
+      images.set(name, { shape, data: new Uint8Array(frame) });
       return;
     }
     if (frame.byteLength !== 4 * n) throw new WireError(`tensor ${repr(name)} with shape [${shape.join(", ")}] needs ${4 * n} bytes of float32; frame has ${frame.byteLength}`, { seq });
@@ -165,9 +168,15 @@ export function decodeMessage(frames: readonly Uint8Array[]): Message {
     tensors.set(name, { shape, data });
   });
   if (type === "episode") checkEpisode(header, tensors, seq);
-  if (type === "transitions") checkTransitions(header, tensors, seq);
+  if (type === "transitions") {
+    checkTransitions(header, tensors, seq);
+    checkTransitionFrames(images, header.count as number, seq);
+  }
   if (type === "episode") {
-    for (const [name, t] of images) if (t.shape[0] !== header.length) throw new WireError(`episode tensor ${repr(name)}: one frame per step, [${String(header.length)}, H, W, 3]; found [${t.shape.join(", ")}]`, { seq });
+    for (const [name, t] of images) {
+      if (name.startsWith("next_")) throw new WireError(`episode tensor ${repr(name)}: next_image.<camera> belongs to transitions; an episode carries image.<camera>, one frame per step`, { seq });
+      if (t.shape[0] !== header.length) throw new WireError(`episode tensor ${repr(name)}: one frame per step, [${String(header.length)}, H, W, 3]; found [${t.shape.join(", ")}]`, { seq });
+    }
   }
   return images.size > 0 ? { header: header as Header, tensors, images } : { header: header as Header, tensors };
 }
@@ -324,6 +333,23 @@ function checkTransitions(header: Record<string, unknown>, tensors: Map<string, 
   }
 }
 
+/** Each camera's `image.<cam>` and `next_image.<cam>` of a transitions batch: both present, [count, H, W, 3], same size. */
+function checkTransitionFrames(images: Map<string, ImageTensor>, n: number, seq: number): void {
+  const cams = new Set([...images.keys()].map((k) => k.slice(k.indexOf(".") + 1)));
+  for (const cam of [...cams].sort()) {
+    const a = images.get(`image.${cam}`);
+    const b = images.get(`next_image.${cam}`);
+    if (a === undefined || b === undefined) {
+      const [have, lack] = b === undefined ? ["image", "next_image"] : ["next_image", "image"];
+      throw new WireError(`transitions carry ${have}.${cam} without ${lack}.${cam}: camera ${repr(cam)} needs both, the frame of each obs and of each next_obs (rlft-exp/1 transitions)`, { seq });
+    }
+    for (const [t, name] of [[a, "image"], [b, "next_image"]] as const) {
+      if (t.shape[0] !== n) throw new WireError(`transitions tensor ${name}.${cam}: one frame per transition, [${n}, H, W, 3]; found [${t.shape.join(", ")}]`, { seq });
+    }
+    if (a.shape[1] !== b.shape[1] || a.shape[2] !== b.shape[2]) throw new WireError(`camera ${repr(cam)}: image is ${a.shape[1]}x${a.shape[2]} but next_image ${b.shape[1]}x${b.shape[2]}; both are frames of the same camera, same size`, { seq });
+  }
+}
+
 function checkSpecs(header: Record<string, unknown>, nFrames: number, seq: number): [string, number[], string][] {
   const specs = header.tensors ?? [];
   if (!Array.isArray(specs)) throw new WireError(`header.tensors must be a list; found ${typeName(specs)}`, { seq });
@@ -335,6 +361,7 @@ function checkSpecs(header: Record<string, unknown>, nFrames: number, seq: numbe
     }
     const { name, dtype, shape } = spec as { name: string; dtype?: unknown; shape?: unknown };
     if (!Array.isArray(shape) || !shape.every((d) => isInt(d) && d >= 0)) throw new WireError(`tensor ${repr(name)}: shape must be a list of non-negative ints; found ${repr(shape)}`, { seq });
+    if (IMAGE_NAME.test(name) && dtype !== IMAGE_DTYPE) throw new WireError(`tensor ${repr(name)}: camera ${repr(name.split(".")[1])} frames must travel as raw uint8 rgb8 (0..255, [T, H, W, 3]); found dtype ${repr(dtype)} — send the camera's bytes as they are, not normalised floats`, { seq });
     if (dtype === IMAGE_DTYPE) {
       if (!IMAGE_NAME.test(name)) throw new WireError(`tensor ${repr(name.slice(0, 64))}: uint8 tensors are camera frames named image.<camera> (lowercase letters, digits, _); other tensors are ${DTYPE}`, { seq });
       const s = shape as number[];

@@ -1,3 +1,10 @@
+/** One camera frame of a transition: rgb8 bytes, row-major height × width × 3 (rlft-exp/1 `image.<camera>`). */
+export interface TransitionFrame {
+  width: number;
+  height: number;
+  rgb: Uint8Array;
+}
+
 /** One step of online experience, as the robot records it (docs/protocol.md § transitions). */
 export interface Transition {
   episode: number;
@@ -19,4 +26,10 @@ export interface Transition {
   interventionSource: string;
   /** Version of the policy package that produced `action`. */
   policyVersion: string;
+  /**
+   * Camera frames of `obs` and of `nextObs` by camera name (the latest frame at or before each tick), when the session
+   * sends cameras (`learner.cameras`); absent otherwise, and then nothing of them goes on the wire.
+   */
+  images?: Readonly<Record<string, TransitionFrame>>;
+  nextImages?: Readonly<Record<string, TransitionFrame>>;
 }

@@ -1,6 +1,6 @@
 /**
  * Stacked line plots (panels sharing one x axis, shaded spans, reference lines, legends) written as PNG by the
- * learner's matplotlib (learner/rlft_learner/plots.py): real fonts, axes and ticks, from the `.venv` interpreter
+ * learner's matplotlib (learner/rlft_learner/commands/plots.py): real fonts, axes and ticks, from the `.venv` interpreter
  * the CLI already uses for the learner (app/python.ts). The data tools build a {@link LinePlotSpec}; only writing
  * the file needs Python.
  */
@@ -69,7 +69,7 @@ function toJson(spec: LinePlotSpec): string {
 /** Writes `spec` as a PNG to `out` through the learner's Python; rejects with Python's message when it fails. */
 export async function writeLinePlot(spec: LinePlotSpec, out: string, env: NodeJS.ProcessEnv = process.env): Promise<{ width: number; height: number }> {
   const python = findPython(env);
-  const child = spawn(python, ["-m", "rlft_learner.plots", "--spec", "-", "--out", out], { env: learnerEnv(env), stdio: ["pipe", "ignore", "pipe"] });
+  const child = spawn(python, ["-m", "rlft_learner.commands.plots", "--spec", "-", "--out", out], { env: learnerEnv(env), stdio: ["pipe", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr = (stderr + d).slice(-4000)));
   const done = new Promise<number | null>((resolve, reject) => {
@@ -79,6 +79,6 @@ export async function writeLinePlot(spec: LinePlotSpec, out: string, env: NodeJS
   child.stdin.on("error", () => {}); // a child that dies early reports through its exit code and stderr
   child.stdin.end(toJson(spec));
   const code = await done;
-  if (code !== 0) throw new Error(`drawing ${out} failed (${python} -m rlft_learner.plots exited with ${code}):\n${stderr.trim()}`);
+  if (code !== 0) throw new Error(`drawing ${out} failed (${python} -m rlft_learner.commands.plots exited with ${code}):\n${stderr.trim()}`);
   return plotSize(spec);
 }

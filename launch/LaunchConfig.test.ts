@@ -40,6 +40,12 @@ test("actor.indicator defaults to auto and rejects values it does not know", () 
   assert.throws(() => parseLaunch("actor:\n  indicator: good\n", "bad.yaml"), /bad\.yaml:2: actor\.indicator:/);
 });
 
+test("actor.noise_scale is checked by the policies' own check (policies/gaussian.ts noiseScaleProblem)", () => {
+  assert.equal(parseLaunch("actor:\n  noise_scale: 0.5\n", "x.yaml").actor.noise_scale, 0.5);
+  assert.equal(parseLaunch("", "x.yaml").actor.noise_scale, 1);
+  assert.throws(() => parseLaunch("actor:\n  noise_scale: 3\n", "bad.yaml"), /bad\.yaml:2: actor\.noise_scale: noise_scale 3: the sampling temperature must be in \[0, 2\]/);
+});
+
 test("limits that would switch a protection off are refused with file, line, the bound and what it protects", async () => {
   const { PHYSICAL_BOUNDS } = await import("../contracts/physicalBounds.ts");
   // Issue 24 item 9: these parsed and, in effect, disabled the step clamp and the watchdog.

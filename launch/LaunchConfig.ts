@@ -14,6 +14,7 @@ import { DriverSchema } from "../hardware/registry.ts";
 import { CameraSchema, CAMERA_DEFAULTS } from "../hardware/camera/CameraConfig.ts";
 import { bounded, perJoint } from "../contracts/physicalBounds.ts";
 import { SIM_ROBOTS, TASK_NAMES, taskSpec } from "../sim/tasks.ts";
+import { noiseScaleProblem } from "../policies/gaussian.ts";
 
 const joints = z.array(z.number());
 
@@ -105,7 +106,10 @@ export const LaunchSchema = z
          * learned distribution; lower concentrates on its modes (0: deterministic per observation). docs/residual.md,
          * docs/recap.md.
          */
-        noise_scale: z.number().min(0).max(2).default(1),
+        noise_scale: z.number().superRefine((t, ctx) => {
+          const problem = noiseScaleProblem(t);
+          if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+        }).default(1),
       })
       .strict()
       .default({ kind: "policy", providers: ["cpu"], sampler: "graph", threads: 1, max_image_age_sec: 0.25, expert_quality: 0.7, indicator: "auto", best_of: 1, best_of_select: "critic", best_of_explore: 0.2, best_of_pessimism: 0, noise_scale: 1 }),
@@ -193,6 +197,11 @@ export const LaunchSchema = z
         explore: z.boolean().default(true),
         /** Spool cap on disk (MB): episodes pause before the spool would pass it (a slow or absent learner). */
         spool_cap_mb: z.number().positive().default(1024),
+        /**
+         * Cameras whose frames each transition carries to the learner (image.<cam> of obs, next_image.<cam> of next_obs,
+         * raw rgb8: about 2 x 21 kB per 84x84 camera and step); names from camera.cameras. Empty (default): none.
+         */
+        cameras: z.array(z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, "a camera name: lowercase letters, digits, _")).default([]),
         /** CURVE keys and trusted package signers (docs/security.md, `rlft keys`); absent = plain loopback ZeroMQ. */
         security: z
           .object({
@@ -207,7 +216,7 @@ export const LaunchSchema = z
           .optional(),
       })
       .strict()
-      .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "data/spool", robot_id: "sim-0", cache: "data/policies", explore: true, spool_cap_mb: 1024 }),
+      .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "data/spool", robot_id: "sim-0", cache: "data/policies", explore: true, spool_cap_mb: 1024, cameras: [] }),
     /** Calibration files (rlft calibrate ...): validated at start-up and recorded into every episode's metadata. */
     calibration: z
       .object({

@@ -269,7 +269,11 @@ export class Stack {
     if (opts.experience) {
       if (!policyActor) throw new Error("online experience needs actor.kind: policy (transitions carry the base policy's actions)");
       const spec = policyActor.policy.package.json.action;
-      experience = new ExperienceNode(runtime.createNode("experience_bridge"), opts.experience, { normaliseAction: (raw) => normaliseAction(spec, raw) });
+      const sent = config.learner.cameras;
+      const unknown = sent.filter((c) => !cameras.names.includes(c));
+      if (unknown.length > 0) throw new Error(`learner.cameras names ${unknown.join(", ")} but this launch file's cameras are [${cameras.names.join(", ")}]: list cameras from camera.cameras (or leave learner.cameras empty to send none)`);
+      const observationNames = policyActor.policy.package.json.observation.names;  // the learner reads the base's observation
+      experience = new ExperienceNode(runtime.createNode("experience_bridge"), opts.experience, { normaliseAction: (raw) => normaliseAction(spec, raw), cameras: sent, observationNames });
       nodes.push(experience);
     }
     // A recording that cannot be written (disk full, quota) ends the episode: nothing unrecorded is run.

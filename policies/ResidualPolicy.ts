@@ -138,7 +138,7 @@ export class ResidualPolicy {
   }
 
   /**
-   * Chunk-critic-ranked best-of-N (learner chunk_critic.py; PA-RL / Q-chunking): for one raw observation and N
+   * Chunk-critic-ranked best-of-N (learner algorithms/residual_td3/chunk_critic.py; PA-RL / Q-chunking): for one raw observation and N
    * candidate raw base chunks, the chunk critic's score of each chunk's first K actions (K = chunk_critic.steps, the
    * base's execute_steps): mean over heads − `pessimism` · std over heads. One batched call.
    */

@@ -1,6 +1,6 @@
 /**
- * RECAP returns and advantages as plain functions — the same definitions as the learner's recap_value.py and
- * recap.py (π*0.6, arXiv 2511.14759; docs/algorithms.md §3), for `rlft inspect-episode` and the tests that hold both
+ * RECAP returns and advantages as plain functions — the same definitions as the learner's algorithms/recap/value.py
+ * and train.py (π*0.6, arXiv 2511.14759; docs/algorithms.md §3), for `rlft inspect-episode` and the tests that hold both
  * sides to one hand-computed answer.
  */
 

@@ -29,7 +29,7 @@ export function ddimSchedule(timesteps: readonly number[], alphasCumprod: readon
 
 /**
  * x_{t-1} from x_t and the predicted noise, writing into `out` (may alias `x`) — exactly the learner's
- * `DDIMSampler.forward` (learner/rlft_learner/diffusion.py), which sampler.onnx is traced from:
+ * `DDIMSampler.forward` (learner/rlft_learner/algorithms/bc/diffusion.py), which sampler.onnx is traced from:
  *   x0  = clip((x - sqrt(1-abT)·eps) / sqrt(abT), -1, 1)
  *   out = sqrt(abPrev)·x0 + sqrt(1-abPrev)·eps
  * The learner keeps the network's eps after clipping x0 (diffusers' DDIMScheduler re-derives eps from the clipped

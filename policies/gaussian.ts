@@ -39,7 +39,8 @@ export function gaussianArray(normal: () => number, n: number, scale = 1): Float
 
 /**
  * What is wrong with a sampling temperature (launch `actor.noise_scale`: initial noise × T), or null when it is
- * usable: finite and in [0, 2]. Shared by the diffusion policy, the VLA and the CLI.
+ * usable: finite and in [0, 2]. The one check of that range on the TypeScript side: the launch schema, the diffusion
+ * policy, the VLA, the CLI and the benches call it (the learner checks its `base_noise_scale` key once, in Python).
  */
 export function noiseScaleProblem(t: number): string | null {
   return Number.isFinite(t) && t >= 0 && t <= 2 ? null : `noise_scale ${t}: the sampling temperature must be in [0, 2] (1 = the learned distribution)`;

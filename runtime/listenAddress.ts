@@ -3,7 +3,7 @@
  * the in-process MQTT broker, the embedded runtime's ZeroMQ proxy, the UR controller simulator. Loopback, `ipc://` and
  * `inproc://` stay on this machine and are always allowed; any other address (`*`, `0.0.0.0`, `::`, a real interface,
  * a host name) needs the listener's authentication, or an explicit `insecure_public_bind: true` where the listener
- * offers one. The learner applies the same rule in Python (`rlft_learner.security.check_bind`), with the same opt-in
+ * offers one. The learner applies the same rule in Python (`rlft_learner.transport.security.check_bind`), with the same opt-in
  * name and the same wording.
  */
 import { isIP } from "node:net";

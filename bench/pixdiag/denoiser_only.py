@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from rlft_learner.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet, add_noise
+from rlft_learner.algorithms.bc.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet, add_noise
 from rlft_learner.vision import CameraEncoders, EncoderConfig
 
 pkg, d, ed = sys.argv[1:4]

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import torch
 
-from rlft_learner.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet, PixelSampler
+from rlft_learner.algorithms.bc.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet, PixelSampler
 from rlft_learner.vision import CameraEncoders, EncoderConfig
 
 pkg, d = sys.argv[1], sys.argv[2]

@@ -74,7 +74,7 @@ export function registerEpisodeCommands(program: Command): void {
     .option("--best-of <n>", "sample n base chunks per re-plan and run one (actor.best_of)", integer({ min: 1, max: 64 }), 1)
     .option("--best-of-select <how>", "critic (the residual package's critic ranks their first action) | chunk_critic (its chunk critic ranks their executed steps) | critics (both critics vote: standardised scores summed) | consensus (the medoid chunk)", "critic")
     .option("--cfg-beta <beta>", "RECAP package: classifier-free guidance weight instead of the package's (actor.cfg_beta)", decimal({ min: 0, max: 10 }))
-    .option("--noise-scale <s>", "sampling temperature of the base policy: its initial noise × s, in [0, 2] (actor.noise_scale)", decimal({ min: 0, max: 2 }))
+    .option("--noise-scale <s>", "sampling temperature of the base policy: its initial noise × s, in [0, 2] (actor.noise_scale)", decimal())
     .option("--json", "print the summary as JSON")
     .addHelpText("after", "\nExamples:\n  rlft eval --policy runs/demo/package --task push_cube --episodes 50 --seed 1000\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --best-of 8 --best-of-select critic\n  rlft eval --policy runs/recap/iter_1/learner/package --task peg_insert --cfg-beta 2 --noise-scale 0.25\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\" --episodes 20\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --episodes 50\n")
     .action(async (o) => {

@@ -6,20 +6,22 @@ import argparse
 import logging
 import sys
 
-from . import __version__, bench_pixel_update, bench_sampler, bench_vla, make_fixture, plot_episode, plots, recap, train_bc, train_classifier, train_vla
-from .serve import BenchUpdateCommand, ServeCommand
+from . import __version__
+from .commands import bench_pixel_update, bench_sampler, bench_vla, make_fixture, plot_episode, plots
+from .commands.training import RECAP, TRAIN_BC, TRAIN_CLASSIFIER, TRAIN_VLA
+from .commands.serve import BenchUpdateCommand, ServeCommand
 
 COMMANDS = {
-    "train-bc": (train_bc, "train a Diffusion Policy by behaviour cloning and export a policy package",
+    "train-bc": (TRAIN_BC, "train a Diffusion Policy by behaviour cloning and export a policy package",
                  "example:\n  python3 -m rlft_learner train-bc --bind tcp://127.0.0.1:5555 --out runs/bc --json-progress\n"
                  "  python3 -m rlft_learner train-bc --dataset demos.npz --out runs/bc --steps 2000\n"
                  "  python3 -m rlft_learner train-bc --bind tcp://127.0.0.1:5555 --out runs/bc --save-dataset runs/bc/demos.npz"),
-    "train-vla": (train_vla, "train a tiny language-conditioned VLA (pi0-style flow matching) and export a VLA package",
+    "train-vla": (TRAIN_VLA, "train a tiny language-conditioned VLA (pi0-style flow matching) and export a VLA package",
                   "example:\n  python3 -m rlft_learner train-vla --dataset runs/vla/dataset --out runs/vla --steps 3000\n"
                   "  python3 -m rlft_learner train-vla --synthetic --steps 20 --width 32 --out /tmp/vla"),
     "bench-vla": (bench_vla, "time the VLA's prefix and one action-expert step in eager PyTorch at batch 1; prints JSON",
                   "example:\n  python3 -m rlft_learner bench-vla --package runs/vla/package --threads 1 --iters 200"),
-    "recap": (recap, "RECAP iteration: value function on all episodes, advantage indicators, indicator-conditioned fine-tune, export",
+    "recap": (RECAP, "RECAP iteration: value function on all episodes, advantage indicators, indicator-conditioned fine-tune, export",
               "example:\n  python3 -m rlft_learner recap --bind tcp://127.0.0.1:5555 --pretrained runs/bc/package --out runs/recap/iter1 --json-progress\n"
               "  python3 -m rlft_learner recap --dataset all.npz --pretrained runs/bc/package --out runs/recap/iter1 --n-step 0 --cfg-beta 1.5"),
     "plot-episode": (plot_episode, "plot V(t), return and A(t) of one episode (JSON from rlft inspect-episode --json; needs matplotlib)",
@@ -34,7 +36,7 @@ COMMANDS = {
               "example:\n  python3 -m rlft_learner serve --config learner.yaml --json-progress\n"
               "  python3 -m rlft_learner serve --base-package runs/bc/package --run-dir runs/res --max-updates 20000\n"
               "  python3 -m rlft_learner serve --algorithm rlpd_sac --base-package runs/bc/package --demo-dataset demos.npz"),
-    "train-classifier": (train_classifier, "train a success classifier (image -> P(success), ONNX) from frames labelled with rlft label",
+    "train-classifier": (TRAIN_CLASSIFIER, "train a success classifier (image -> P(success), ONNX) from frames labelled with rlft label",
                          "example:\n  python3 -m rlft_learner train-classifier --data data/labels --out runs/classifier"),
     "bench-update": (BenchUpdateCommand, "time residual TD3 updates (critic ensemble + delayed actor); prints JSON",
                      "example:\n  python3 -m rlft_learner bench-update --seconds 5 [--config learner.yaml]"),
@@ -49,18 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
                                      epilog="examples:\n" + examples, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"rlft_learner {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="<command>", required=True)
-    for name, (module, help_text, epilog) in COMMANDS.items():
+    for name, (command, help_text, epilog) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=epilog,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-        module.add_arguments(p)
-        p.set_defaults(_module=module)
+        command.add_arguments(p)
+        p.set_defaults(_command=command)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     args = build_parser().parse_args(argv)
-    return args._module.main(args)
+    return args._command.main(args)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,56 @@
-"""Dataset plumbing shared by the training scripts: windows, normalisation, .npz files, synthetic demos."""
+"""Datasets as the learner holds them (`Episode`, `Dataset`: what a robot or a file sent) and the plumbing shared by
+the training scripts: windows, normalisation, .npz files, synthetic demos."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from .protocol import value_problem
-from .server import Dataset, Episode
+from .transport.protocol import value_problem
+
+
+@dataclass
+class Episode:
+    """One episode as received: obs (T, obs_dim), action (T, action_dim), reward (T,); `intervention` (T,) 0/1 when the
+    client sent who acted (1 = operator), `source` where it came from (e.g. scripted_expert, recap_collect)."""
+
+    obs: np.ndarray
+    action: np.ndarray
+    reward: np.ndarray
+    success: bool = False
+    episode_id: str = ""
+    seed: int = 0
+    task: str = ""
+    intervention: np.ndarray | None = None
+    source: str = ""
+    # camera name -> (T, H, W, 3) uint8 frames, frame t the latest at or before tick t (docs/data.md); empty for
+    # state-only data. Kept as uint8 and indexed per batch, never copied per epoch.
+    images: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass
+class Dataset:
+    """What a client sent: its hello and the episodes, in arrival order."""
+
+    episodes: list[Episode]
+    obs_names: list[str]
+    action_names: list[str]
+    task: str
+    robot_id: str = ""
+    config_hash: str = ""
+
+    @property
+    def cameras(self) -> list[str]:
+        """Camera names every episode has frames for (sorted), [] for state-only data."""
+        if not self.episodes:
+            return []
+        names = set(self.episodes[0].images)
+        for ep in self.episodes[1:]:
+            if set(ep.images) != names:
+                raise ValueError(f"episode {ep.episode_id} has cameras {sorted(ep.images)}, the first episode {sorted(names)}; "
+                                 f"record every episode with the same cameras")
+        return sorted(names)
 
 
 def make_windows(episodes: list[Episode], history: int, horizon: int) -> tuple[np.ndarray, np.ndarray]:

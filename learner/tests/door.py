@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from rlft_learner.online_server import OnlineServer
-from rlft_learner.residual_td3 import BasePackage
+from rlft_learner.transport.online_server import OnlineServer
+from rlft_learner.algorithms.residual_td3.agent import BasePackage
 from test_residual import write_base
 from test_server import free_port
 

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from rlft_learner.chunk_critic import ChunkCritic, ChunkWindows
-from rlft_learner.export import export_residual_package
-from rlft_learner.residual_td3 import BasePackage, Config, ResidualTD3
+from rlft_learner.algorithms.residual_td3.chunk_critic import ChunkCritic, ChunkWindows
+from rlft_learner.export.package import export_residual_package
+from rlft_learner.algorithms.residual_td3.agent import BasePackage, ResidualTD3
+from rlft_learner.algorithms.residual_td3.config import ResidualTD3Config
 
 from test_residual import rows, write_base
 
@@ -85,7 +86,7 @@ def test_the_chunk_critic_learns_which_chunk_succeeds():
 
 
 def test_agent_trains_and_checkpoints_the_chunk_critic(tmp_path):
-    cfg = Config(base_package="x", chunk_critic=True, chunk_critic_every=1, learning_starts=1, critic_hidden=16,
+    cfg = ResidualTD3Config(chunk_critic=True, chunk_critic_every=1, learning_starts=1, critic_hidden=16,
                  actor_hidden=16, critic_heads=3, batch_size=16)
     agent = ResidualTD3(cfg, OBS, ACT)
     agent.enable_chunk_critic(K)
@@ -104,7 +105,7 @@ def test_agent_trains_and_checkpoints_the_chunk_critic(tmp_path):
 
 def test_package_carries_chunk_critic_onnx(tmp_path):
     import onnx
-    from rlft_learner.residual_nets import CriticEnsemble, ResidualActor
+    from rlft_learner.algorithms.residual_td3.nets import CriticEnsemble, ResidualActor
     base = BasePackage.load(write_base(tmp_path / "base", obs_dim=OBS, act_dim=ACT))
     net = CriticEnsemble(OBS, K * ACT, hidden=16, layers=2, heads=3)
     path, policy = export_residual_package(ResidualActor(OBS, ACT, hidden=16), base, str(tmp_path / "pk"), 10, 0.05,
@@ -134,7 +135,7 @@ class _FlipFirst:
 
 
 def test_mirrored_stream_adds_reflected_windows_of_the_chunk_the_robot_ran():
-    cfg = Config(base_package="x", chunk_critic=True, learning_starts=1, critic_hidden=16, actor_hidden=16,
+    cfg = ResidualTD3Config(chunk_critic=True, learning_starts=1, critic_hidden=16, actor_hidden=16,
                  critic_heads=3, batch_size=16)
     agent = ResidualTD3(cfg, OBS, ACT)
     agent.enable_chunk_critic(K, _FlipFirst())

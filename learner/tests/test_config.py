@@ -7,10 +7,14 @@ import sys
 
 import pytest
 
-from rlft_learner import recap, train_bc, train_classifier, train_vla
-from rlft_learner.cli import check_dataclass, in_range
-from rlft_learner.residual_td3 import Config
-from rlft_learner.serve import load_config
+from rlft_learner.algorithms.bc import train as train_bc
+from rlft_learner.algorithms.classifier import train as train_classifier
+from rlft_learner.algorithms.recap import train as recap
+from rlft_learner.algorithms.vla import train as train_vla
+from rlft_learner.options import check_dataclass, in_range
+from rlft_learner.algorithms.residual_td3.config import ResidualTD3Config
+from rlft_learner.algorithms.rlpd_sac.config import RlpdSacConfig
+from rlft_learner.commands.serve_config import ServeConfig, load_config
 
 LEARNER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -49,10 +53,10 @@ def test_the_file_is_named_and_flags_are_checked_too(tmp_path):
 
 def test_every_declared_range_holds_for_the_defaults():
     """The defaults of every command's config pass their own ranges (and every range spec parses)."""
-    for cls in (Config, train_bc.Config, recap.Config, train_vla.Config, train_classifier.Config):
+    for cls in (ServeConfig, ResidualTD3Config, RlpdSacConfig, train_bc.Config, recap.Config, train_vla.Config, train_classifier.Config):
         check_dataclass(cls(), cls.__module__)
     assert in_range(0.5, "(0, 1]") and not in_range(0.0, "(0, 1]") and in_range(1.0, "(0, 1]") and not in_range(float("nan"), "> 0")
-    assert {"gamma", "tau", "actor_lr", "critic_lr", "sac_lr", "batch_size", "base_noise_scale", "utd", "max_message_mb"} <= set(Config.__allowed__)
+    assert {"gamma", "tau", "actor_lr", "critic_lr", "sac_lr", "batch_size", "base_noise_scale", "utd", "max_message_mb"} <= set(ServeConfig.__allowed__)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -78,3 +82,39 @@ def test_a_yaml_syntax_error_is_one_line_and_exit_code_1_without_a_traceback(tmp
     assert r.returncode == 1
     assert "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1] == f"serve: {p}:3:6: YAML syntax error: mapping values are not allowed here", r.stderr
+
+
+def test_each_serve_key_is_declared_once_beside_the_config_that_owns_it():
+    """serve's flat config is the union of its own keys, the door's and each algorithm's, with no key in two of them
+    (a second declaration would silently win in the flat config); each algorithm gets a config of its own keys only."""
+    import dataclasses
+
+    from rlft_learner.algorithms.offpolicy import OffPolicyConfig
+    from rlft_learner.commands.serve_config import ServerConfig
+    from rlft_learner.transport.server import DoorConfig
+
+    def own(cls, *parents):
+        return {f.name for f in dataclasses.fields(cls)} - set().union(*({f.name for f in dataclasses.fields(p)} for p in parents))
+
+    parts = [own(DoorConfig), own(ServerConfig, DoorConfig), own(OffPolicyConfig), own(ResidualTD3Config, OffPolicyConfig),
+             own(RlpdSacConfig, OffPolicyConfig)]
+    assert sum(len(p) for p in parts) == len(set().union(*parts))  # disjoint
+    assert set().union(*parts) == {f.name for f in dataclasses.fields(ServeConfig)}
+    for cls in (ResidualTD3Config, RlpdSacConfig, ServerConfig):  # every key's range is reachable from the flat config
+        assert cls.__allowed__.items() <= ServeConfig.__allowed__.items()
+    res = load_config(overrides={"critic_heads": 4, "sac_lr": 1e-3}).agent_config()
+    sac = load_config(overrides={"algorithm": "rlpd_sac", "critic_heads": 4, "sac_lr": 1e-3}).agent_config()
+    assert type(res) is ResidualTD3Config and res.critic_heads == 4 and not hasattr(res, "sac_lr")
+    assert type(sac) is RlpdSacConfig and sac.sac_lr == 1e-3 and not hasattr(sac, "critic_heads")
+
+
+def test_rlpd_sac_shares_the_residual_learners_data_handling_by_composition():
+    from rlft_learner.algorithms.offpolicy import Experience
+    from rlft_learner.algorithms.residual_td3.agent import ResidualTD3
+    from rlft_learner.algorithms.rlpd_sac.agent import RlpdSAC
+
+    assert not issubclass(RlpdSAC, ResidualTD3)
+    sac = RlpdSAC(RlpdSacConfig(critic_hidden=8, actor_hidden=8), 3, 2)
+    res = ResidualTD3(ResidualTD3Config(critic_hidden=8, actor_hidden=8, critic_heads=2), 3, 2)
+    assert isinstance(sac.data, Experience) and isinstance(res.data, Experience)
+    assert sac.online is sac.data.online and res.offline is res.data.offline

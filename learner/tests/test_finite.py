@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from rlft_learner.protocol import decode, decode_policy, encode
-from rlft_learner.residual_td3 import Config
-from rlft_learner.serve import Learner
+from rlft_learner.transport.protocol import decode, decode_policy, encode
+from rlft_learner.algorithms.residual_td3.config import ResidualTD3Config
+from rlft_learner.commands.serve_config import ServeConfig
+from rlft_learner.commands.serve import Learner
 from test_online import SMALL, VERSION, client, hello, policy_sub, running_learner, transitions
 from test_residual import write_base
 from test_server import ask, free_port
@@ -96,10 +97,10 @@ def test_step_guard_never_steps_on_a_non_finite_loss_or_gradient():
 
 def test_a_poisoned_batch_skips_the_update_and_the_networks_stay_finite():
     from rlft_learner.finite import nonfinite_tensors
-    from rlft_learner.residual_td3 import ResidualTD3
+    from rlft_learner.algorithms.residual_td3.agent import ResidualTD3
     from test_residual import rows
 
-    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=16, batch_size=8, learning_starts=1,
+    agent = ResidualTD3(ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=16, batch_size=8, learning_starts=1,
                                critic_warmup_updates=0, policy_delay=1), 3, 2)
     agent.add(rows(list(range(8))))
     poisoned = rows(list(range(8, 16)), reward=[3e38] * 8)  # bypassing the door, as the attack reached the buffer
@@ -117,10 +118,10 @@ def _nan_(module):
 
 
 def test_a_non_finite_network_is_never_exported(tmp_path):
-    from rlft_learner.export import export_residual_package
+    from rlft_learner.export.package import export_residual_package
     from rlft_learner.finite import NonFiniteError
-    from rlft_learner.residual_nets import ResidualActor
-    from rlft_learner.residual_td3 import BasePackage
+    from rlft_learner.algorithms.residual_td3.nets import ResidualActor
+    from rlft_learner.algorithms.residual_td3.agent import BasePackage
 
     base = BasePackage.load(write_base(tmp_path / "base"))
     actor = ResidualActor(3, 2, hidden=16, layers=1, scale=0.1)
@@ -131,9 +132,9 @@ def test_a_non_finite_network_is_never_exported(tmp_path):
 
 
 def test_publish_and_checkpoint_refuse_a_non_finite_network_and_resume_refuses_a_poisoned_checkpoint(tmp_path):
-    from rlft_learner.serve import save_checkpoint
+    from rlft_learner.commands.serve import save_checkpoint
 
-    cfg = Config(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
+    cfg = ServeConfig(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
                  experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}", **SMALL)
     lr = Learner(cfg, out=lambda _: None)
     try:
@@ -161,7 +162,7 @@ def test_publish_and_checkpoint_refuse_a_non_finite_network_and_resume_refuses_a
 def test_resume_falls_back_to_an_older_complete_checkpoint(tmp_path):
     import shutil
 
-    cfg = Config(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
+    cfg = ServeConfig(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
                  experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}", **SMALL)
     lr = Learner(cfg, out=lambda _: None)
     lr.agent.updates = 7

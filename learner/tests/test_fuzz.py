@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 import zmq
 
-from rlft_learner.online_server import MAX_NORMALISED, OnlineServer
-from rlft_learner.protocol import MAX_ABS_VALUE, decode
-from rlft_learner.residual_td3 import BasePackage
-from rlft_learner.server import ExperienceServer
+from rlft_learner.transport.online_server import MAX_NORMALISED, OnlineServer
+from rlft_learner.transport.protocol import MAX_ABS_VALUE, decode
+from rlft_learner.algorithms.residual_td3.agent import BasePackage
+from rlft_learner.transport.server import ExperienceServer
 from test_server import free_port
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "..", "test", "golden", "rlft-exp-1")

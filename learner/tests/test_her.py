@@ -1,4 +1,4 @@
-"""Hindsight goal relabelling for the residual learner (rlft_learner/her.py)."""
+"""Hindsight goal relabelling for the residual learner (rlft_learner/buffers/her.py)."""
 
 import json
 import os
@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from rlft_learner.her import HER_ROBOT, HindsightRelabeler, base_actions, load_base_sampler
-from rlft_learner.replay import FIELDS
-from rlft_learner.residual_td3 import BasePackage, Config, ResidualTD3
-from rlft_learner.serve import load_checkpoint, load_config, save_checkpoint
+from rlft_learner.buffers.her import HER_ROBOT, HindsightRelabeler, base_actions, load_base_sampler
+from rlft_learner.buffers.replay import FIELDS
+from rlft_learner.algorithms.residual_td3.agent import BasePackage, ResidualTD3
+from rlft_learner.algorithms.residual_td3.config import ResidualTD3Config
+from rlft_learner.commands.serve import load_checkpoint, save_checkpoint
+from rlft_learner.commands.serve_config import load_config
 
 NAMES = ["q0", "cube.x", "cube.y", "target.x", "target.y"]
 MEAN = np.array([0.0, 0.4, 0.0, 0.5, 0.1], np.float32)
@@ -19,7 +21,7 @@ STD = np.array([1.0, 0.1, 0.2, 0.1, 0.2], np.float32)
 
 def write_base(path):
     """A tiny diffusion base package over NAMES (random weights) with a non-trivial normalisation."""
-    from rlft_learner.diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
+    from rlft_learner.algorithms.bc.diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
 
     os.makedirs(path, exist_ok=True)
     policy = {"format": "rlft-policy", "format_version": 1, "kind": "diffusion", "version": "bc-push-20261201T000000Z-abcdef",
@@ -92,7 +94,7 @@ def test_a_missed_episode_becomes_successes_for_where_the_cube_went(tmp_path):
     assert len(goals) == 3
     assert (out["robot"] == HER_ROBOT).all() and (np.diff(out["seq"]) == 1).all()
     # In a buffer, a copy's steps chain for n-step returns and copies do not chain into each other.
-    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=16, her_goal="target.x,target.y"), 5, 2)
+    agent = ResidualTD3(ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=16, her_goal="target.x,target.y"), 5, 2)
     agent.add_her(out)
     n = agent.her.nstep(np.array([ends[0] - 1, ends[0]]), 3, 0.9)
     assert n["ret"][0] == pytest.approx(0.9) and n["discount"][0] == 0 and n["ret"][1] == 1 and n["discount"][1] == 0
@@ -128,7 +130,7 @@ def test_batches_draw_her_fraction_of_the_online_share_and_checkpoints_keep_them
         agent.add({k: v for k, v in ep.items() if k != "step"})
         agent.add_her(her.add(ep))
     b = agent.sample()
-    assert b.obs.shape == (8, 5) and agent._n_off == 0
+    assert b.obs.shape == (8, 5) and agent.data.n_off == 0
     # Rows 2..3 of 4 online rows are relabelled: their goal is the cube's path, not the episode's target (0.7, 0.3).
     goal_x = b.obs[:, 3] * STD[3] + MEAN[3]
     assert (goal_x[:4] - 0.7).abs().max() < 1e-5 and (goal_x[4:] - 0.7).abs().min() > 0.1

@@ -10,8 +10,8 @@ import zmq
 import zmq.auth
 
 from door import Door
-from rlft_learner.protocol import encode
-from rlft_learner.security import load_curve_server
+from rlft_learner.transport.protocol import encode
+from rlft_learner.transport.security import load_curve_server
 from test_online import hello, transitions
 from test_server import ask, client
 

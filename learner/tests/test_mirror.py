@@ -1,13 +1,14 @@
-"""Mirror-symmetry augmentation for the residual learner (rlft_learner/mirror.py)."""
+"""Mirror-symmetry augmentation for the residual learner (rlft_learner/buffers/mirror.py)."""
 
 import numpy as np
 import pytest
 import torch
 
-from rlft_learner.her import HER_ROBOT, HindsightRelabeler, base_actions, load_base_sampler
-from rlft_learner.mirror import MIRROR_ROBOT, Mirror, MirrorRelabeler
-from rlft_learner.residual_td3 import Config, ResidualTD3
-from rlft_learner.serve import load_config
+from rlft_learner.buffers.her import HER_ROBOT, HindsightRelabeler, base_actions, load_base_sampler
+from rlft_learner.buffers.mirror import MIRROR_ROBOT, Mirror, MirrorRelabeler
+from rlft_learner.algorithms.residual_td3.agent import ResidualTD3
+from rlft_learner.algorithms.residual_td3.config import ResidualTD3Config
+from rlft_learner.commands.serve_config import load_config
 
 from test_her import MEAN, NAMES, STD, episode, write_base
 
@@ -54,7 +55,7 @@ def test_a_finished_episode_gets_a_mirrored_copy_with_the_base_re_run(tmp_path):
 
     # With hindsight relabelling on too, both copy kinds share the buffer under their own pseudo-robots, and after a
     # restore each continues its own seq.
-    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=16, batch_size=8, mirror_obs="cube.y"), 5, 2)
+    agent = ResidualTD3(ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=16, batch_size=8, mirror_obs="cube.y"), 5, 2)
     her = HindsightRelabeler(base, ["target.x", "target.y"], ["cube.x", "cube.y"], 0.035, 2, 0.035, 0.0, 0)
     agent.add_her(out)
     agent.add_her(her.add(episode(base, length=20)))
@@ -70,7 +71,7 @@ def test_a_finished_episode_gets_a_mirrored_copy_with_the_base_re_run(tmp_path):
 
 
 def test_the_learner_gives_the_chunk_critic_the_task_mirror(tmp_path):
-    from rlft_learner.serve import Learner
+    from rlft_learner.commands.serve import Learner
     from test_server import free_port
     base = write_base(tmp_path / "base")
     for name, mirror in (("m", "cube.y,target.y"), ("plain", "")):

@@ -1,7 +1,7 @@
 import numpy as np
 import torch
 
-from rlft_learner.diffusion import (DDIMSampler, ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps,
+from rlft_learner.algorithms.bc.diffusion import (DDIMSampler, ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps,
                                     squared_cosine_alphas_cumprod)
 
 

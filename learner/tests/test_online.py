@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import zmq
 
-from rlft_learner.protocol import decode, decode_policy, encode
-from rlft_learner.residual_td3 import Config
-from rlft_learner.serve import Learner
+from rlft_learner.transport.protocol import decode, decode_policy, encode
+from rlft_learner.commands.serve_config import ServeConfig
+from rlft_learner.commands.serve import Learner
 from test_residual import write_base
 from test_server import ask, free_port
 from test_server import client as server_client
@@ -34,7 +34,8 @@ def hello(seq, robot="r0", version=VERSION, **over):
                    "action_names": ["a0", "a1"], "task": "toy", "mode": "online", "base_policy_version": version, **over})
 
 
-def transitions(seq, first, n, robot="r0", intervention=0.0, obs_dim=3):
+def transitions(seq, first, n, robot="r0", intervention=0.0, obs_dim=3, frames=None):
+    """`frames`: extra tensors, e.g. camera frames image.<cam> / next_image.<cam> uint8 [n, H, W, 3]."""
     rng = np.random.default_rng(first)
     a = lambda: rng.uniform(-1, 1, size=(n, 2))  # noqa: E731
     header = {"type": "transitions", "seq": seq, "robot_id": robot, "first_seq": first, "count": n,
@@ -43,7 +44,7 @@ def transitions(seq, first, n, robot="r0", intervention=0.0, obs_dim=3):
     return encode(header, {"obs": rng.normal(size=(n, obs_dim)), "next_obs": rng.normal(size=(n, obs_dim)), "base_action": a(),
                            "residual_action": np.zeros((n, 2)), "action": a(), "next_base_action": a(),
                            "reward": np.zeros(n), "terminated": np.zeros(n), "truncated": np.zeros(n),
-                           "intervention": np.full(n, intervention)})
+                           "intervention": np.full(n, intervention), **(frames or {})})
 
 
 def policy_sub(endpoint, timeout_ms=30000):
@@ -57,8 +58,10 @@ def policy_sub(endpoint, timeout_ms=30000):
 
 
 def running_learner(tmp_path, **over):
-    """A Learner on free loopback ports, run in a thread: yields (learner, cfg, its JSON lines), stops it after."""
-    cfg = Config(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
+    """A Learner on free loopback ports, run in a thread: yields (learner, cfg, its JSON lines), stops it after. Its
+    base is a toy state package unless `base_package` says otherwise."""
+    base = over.pop("base_package", None) or write_base(tmp_path / "base", version=VERSION)
+    cfg = ServeConfig(base_package=base, run_dir=str(tmp_path / "run"),
                  experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}",
                  **{"publish_every": 10, **SMALL, **over})
     lines = []

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from rlft_learner.data import load_npz, save_npz, synthetic_pixel_dataset
-from rlft_learner.diffusion import DDIMSampler, PixelSampler, ddim_timesteps, squared_cosine_alphas_cumprod
-from rlft_learner.train_bc import Config, run, train
+from rlft_learner.algorithms.bc.diffusion import DDIMSampler, PixelSampler, ddim_timesteps, squared_cosine_alphas_cumprod
+from rlft_learner.algorithms.bc.train import Config, run, train
 from rlft_learner.vision import CameraEncoders, EncoderConfig, SpatialSoftmax, random_shift
 
 
@@ -115,7 +115,7 @@ def test_pixel_package_exports_uint8_image_inputs_that_onnxruntime_runs_like_pyt
     ckpt = torch.load(os.path.join(pkg, "model.pt"), weights_only=True)
     assert ckpt["cameras"] == ["front"] and ckpt["encoder_configs"][0]["height"] == 40
     # bench-sampler rebuilds the same encoders + sampler from model.pt (the PyTorch side of npm run bench's image rows).
-    from rlft_learner.bench_sampler import bench, load_pixel_sampler
+    from rlft_learner.commands.bench_sampler import bench, load_pixel_sampler
     pix = load_pixel_sampler(str(pkg))
     with torch.no_grad():
         again = pix(torch.tensor(vec["obs"]), torch.tensor(np.array(vec["images"]["front"], np.uint8)), torch.tensor(vec["noise"]))

@@ -1,4 +1,4 @@
-"""Residual TD3 from pixels (pixel_residual.py): the actor and critics read [joints, camera features] from the frozen
+"""Residual TD3 from pixels (algorithms/pixels/): the actor and critics read [joints, camera features] from the frozen
 base encoder or their own; a residual that only the frame can tell learns from synthetic batches with frames; the
 package takes uint8 image inputs that onnxruntime runs like PyTorch; pixel-meaningless features are refused."""
 
@@ -11,30 +11,36 @@ import pytest
 import torch
 
 from rlft_learner.data import save_npz, synthetic_pixel_dataset
-from rlft_learner.export import export_residual_package
-from rlft_learner.pixel_nets import chw_to_float, load_base_encoders
-from rlft_learner.pixel_residual import PixelResidualTD3, PixelRlpdSAC
-from rlft_learner.residual_td3 import BasePackage, Config
-from rlft_learner.serve import make_agent
-from rlft_learner.train_bc import Config as BcConfig, run
+from rlft_learner.algorithms.bc.train import Config as BcConfig, run
+from rlft_learner.algorithms.pixels.agent import PixelResidualTD3, PixelRlpdSAC
+from rlft_learner.algorithms.pixels.nets import chw_to_float, load_base_encoders
+from rlft_learner.algorithms.residual_td3.agent import BasePackage
+from rlft_learner.commands.serve import make_agent
+from rlft_learner.commands.serve_config import ServeConfig
+from rlft_learner.export.package import export_residual_package
 
 SIZE = 32
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory) -> BasePackage:
-    """A tiny pixel BC package (one 32x32 camera "front", joints q.j0 q.j1)."""
-    tmp = tmp_path_factory.mktemp("pixbase")
+def make_pixel_base(tmp) -> tuple[str, str]:
+    """A tiny pixel BC package (one 32x32 camera "front", joints q.j0 q.j1) trained on demos with frames:
+    (package dir, the demos' .npz)."""
     npz = tmp / "pix.npz"
     save_npz(str(npz), synthetic_pixel_dataset(episodes=3, steps=10, size=SIZE, seed=1))
     run(BcConfig(dataset=str(npz), out=str(tmp / "run"), steps=5, batch_size=8, hidden=16, blocks=1, warmup_steps=1,
-                 log_every=5, device="cpu", horizon=4, history=1, encoder_channels=8, keypoints=4, encoder_features=8,
+                 log_every=5, device="cpu", horizon=4, execute_steps=4, history=1, encoder_channels=8, keypoints=4, encoder_features=8,
                  image_shift=2, seed=0))
-    return BasePackage.load(str(tmp / "run" / "package"))
+    return str(tmp / "run" / "package"), str(npz)
 
 
-def _cfg(**kw) -> Config:
-    return Config(**{**dict(critic_heads=2, critic_hidden=32, actor_hidden=32, batch_size=32, critic_warmup_updates=0,
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> BasePackage:
+    return BasePackage.load(make_pixel_base(tmp_path_factory.mktemp("pixbase"))[0])
+
+
+def _cfg(**kw) -> ServeConfig:
+    """serve's flat config (what make_agent takes); PixelResidualTD3 / PixelRlpdSAC take its agent_config()."""
+    return ServeConfig(**{**dict(critic_heads=2, critic_hidden=32, actor_hidden=32, batch_size=32, critic_warmup_updates=0,
                             policy_delay=1, residual_scale=0.2, actor_lr=1e-3, seed=0), **kw})
 
 
@@ -66,12 +72,11 @@ def test_a_pixel_base_makes_a_pixel_agent_and_refuses_features_that_need_state(b
         make_agent(_cfg(her_goal="q.j0", her_radius=0.1, mirror_obs="q.j0", obs_features="q-q", chunk_critic=True), 2, 2, base)
     sac = make_agent(_cfg(algorithm="rlpd_sac"), 2, 2, base)
     assert isinstance(sac, PixelRlpdSAC) and sac.sac_actor.obs_dim == 2 + sac.encoders.out_dim
-    with pytest.raises(RuntimeError, match="update_batch"):
-        agent.update()
+    assert agent.data.online.frames.cameras == {"front": (SIZE, SIZE)}  # its replay keeps frames: update() samples them
 
 
 def test_batches_without_frames_or_of_another_size_are_refused_naming_the_key(base):
-    agent = PixelResidualTD3(_cfg(), 2, 2, base)
+    agent = PixelResidualTD3(_cfg().agent_config(), 2, 2, base)
     b = bandit_batch(4, np.random.default_rng(0))
     with pytest.raises(KeyError, match="next_image.front"):
         agent.update_batch({k: v for k, v in b.items() if k != "next_image.front"})
@@ -80,7 +85,7 @@ def test_batches_without_frames_or_of_another_size_are_refused_naming_the_key(ba
 
 
 def test_frozen_base_features_are_the_base_encoders_and_never_change(base):
-    agent = PixelResidualTD3(_cfg(), 2, 2, base)
+    agent = PixelResidualTD3(_cfg().agent_config(), 2, 2, base)
     before = {k: v.clone() for k, v in agent.encoders.state_dict().items()}
     rng = np.random.default_rng(0)
     for _ in range(3):
@@ -98,17 +103,17 @@ def test_frozen_base_features_are_the_base_encoders_and_never_change(base):
 
 
 def test_own_encoders_learn_from_the_critic_and_checkpoint(base):
-    agent = PixelResidualTD3(_cfg(image_encoder="own"), 2, 2, base)
+    agent = PixelResidualTD3(_cfg(image_encoder="own").agent_config(), 2, 2, base)
     before = {k: v.clone() for k, v in agent.encoders.state_dict().items()}
     rng = np.random.default_rng(0)
     for _ in range(3):
         agent.update_batch(bandit_batch(32, rng))
     after = agent.encoders.state_dict()
     assert any(not torch.equal(before[k], after[k]) for k in before)
-    twin = PixelResidualTD3(_cfg(image_encoder="own"), 2, 2, base)
+    twin = PixelResidualTD3(_cfg(image_encoder="own").agent_config(), 2, 2, base)
     twin.load_state_dict(agent.state_dict())
     assert all(torch.equal(twin.encoders.state_dict()[k], after[k]) for k in after)
-    frozen = PixelResidualTD3(_cfg(), 2, 2, base)
+    frozen = PixelResidualTD3(_cfg().agent_config(), 2, 2, base)
     with pytest.raises(ValueError, match="resume with the same image_encoder"):
         twin.load_state_dict(frozen.state_dict())
 
@@ -134,7 +139,7 @@ def test_the_residual_learns_a_correction_only_the_frame_tells(base, encoder, al
 
 
 def test_pixel_residual_package_takes_uint8_frames_that_onnxruntime_runs_like_pytorch(base, tmp_path):
-    agent = PixelResidualTD3(_cfg(), 2, 2, base)
+    agent = PixelResidualTD3(_cfg().agent_config(), 2, 2, base)
     rng = np.random.default_rng(0)
     for _ in range(5):
         agent.update_batch(bandit_batch(32, rng))
@@ -160,7 +165,7 @@ def test_pixel_residual_package_takes_uint8_frames_that_onnxruntime_runs_like_py
 def test_frozen_features_encoded_once_per_frame_give_the_same_update_as_the_frames(base):
     rng = np.random.default_rng(3)
     b = bandit_batch(16, rng)
-    a, c = PixelResidualTD3(_cfg(), 2, 2, base), PixelResidualTD3(_cfg(), 2, 2, base)
+    a, c = PixelResidualTD3(_cfg().agent_config(), 2, 2, base), PixelResidualTD3(_cfg().agent_config(), 2, 2, base)
     cached = {**{k: v for k, v in b.items() if "image" not in k},
               "features": c.encode_frames({"front": b["image.front"]}), "next_features": c.encode_frames({"front": b["next_image.front"]})}
     a.update_batch(b)
@@ -170,11 +175,11 @@ def test_frozen_features_encoded_once_per_frame_give_the_same_update_as_the_fram
     with pytest.raises(ValueError, match=r"batch features: expected \(16, 8\)"):
         c.update_batch({**cached, "features": cached["features"][:, :4]})
     with pytest.raises(ValueError, match="own trains its encoders"):
-        PixelResidualTD3(_cfg(image_encoder="own"), 2, 2, base).encode_frames({"front": b["image.front"]})
+        PixelResidualTD3(_cfg(image_encoder="own").agent_config(), 2, 2, base).encode_frames({"front": b["image.front"]})
 
 
 def test_rlpd_sac_from_pixels_exports_a_scale_1_package_over_the_zero_base(base, tmp_path):
-    agent = PixelRlpdSAC(_cfg(algorithm="rlpd_sac"), 2, 2, base)
+    agent = PixelRlpdSAC(_cfg(algorithm="rlpd_sac").agent_config(), 2, 2, base)
     rng = np.random.default_rng(0)
     for _ in range(4):
         agent.update_batch(bandit_batch(32, rng))
@@ -186,6 +191,6 @@ def test_rlpd_sac_from_pixels_exports_a_scale_1_package_over_the_zero_base(base,
     (res,) = sess.run(None, {"obs": np.array(vec["obs"], np.float32), "image.front": np.array(vec["images"]["front"], np.uint8),
                              "base_action": np.array(vec["base_action"], np.float32)})
     assert np.abs(res - np.array(vec["residual"], np.float32)).max() <= 1e-4
-    twin = PixelRlpdSAC(_cfg(algorithm="rlpd_sac"), 2, 2, base)
+    twin = PixelRlpdSAC(_cfg(algorithm="rlpd_sac").agent_config(), 2, 2, base)
     twin.load_state_dict(agent.state_dict())
     assert twin.updates == agent.updates

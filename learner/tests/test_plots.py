@@ -1,4 +1,4 @@
-"""rlft_learner.plots: the PNG is the requested size, and what it shows is read back (matplotlib's own figure and the
+"""rlft_learner.commands.plots: the PNG is the requested size, and what it shows is read back (matplotlib's own figure and the
 PNG through Pillow, matplotlib's image reader), not compared pixel by pixel."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rlft_learner import plots
+from rlft_learner.commands import plots
 
 SPEC = {
     "title": "episode_000001.mcap: push_cube seed 5, timeout",
@@ -78,14 +78,14 @@ def test_bad_specs_are_refused_naming_the_field(bad, message):
 
 def test_command_line_reads_stdin_and_reports_errors(tmp_path):
     out = tmp_path / "cli.png"
-    r = subprocess.run([sys.executable, "-m", "rlft_learner.plots", "--spec", "-", "--out", str(out)],
+    r = subprocess.run([sys.executable, "-m", "rlft_learner.commands.plots", "--spec", "-", "--out", str(out)],
                        input=json.dumps(SPEC), capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == {"out": str(out), "width": 640, "height": 420}
     assert Image.open(out).size == (640, 420)
-    r = subprocess.run([sys.executable, "-m", "rlft_learner.plots", "--spec", "-", "--out", str(out)],
+    r = subprocess.run([sys.executable, "-m", "rlft_learner.commands.plots", "--spec", "-", "--out", str(out)],
                        input="{not json", capture_output=True, text=True, check=False)
     assert r.returncode == 2 and "cannot read the spec" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "rlft_learner.plots", "--spec", "-", "--out", str(out)],
+    r = subprocess.run([sys.executable, "-m", "rlft_learner.commands.plots", "--spec", "-", "--out", str(out)],
                        input=json.dumps({"panels": "x"}), capture_output=True, text=True, check=False)
     assert r.returncode == 2 and "bad spec: panels" in r.stderr

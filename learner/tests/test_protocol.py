@@ -7,7 +7,7 @@ import msgpack
 import numpy as np
 import pytest
 
-from rlft_learner.protocol import PROTOCOL, ProtocolError, decode, encode
+from rlft_learner.transport.protocol import PROTOCOL, ProtocolError, decode, encode
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "..", "test", "golden", "rlft-exp-1")
 
@@ -115,7 +115,7 @@ def test_extreme_integers_are_protocol_errors(changes, message):
     (float("inf"), r"tensor 'reward' has 1 non-finite values \(NaN/Inf\), the first at row 1, column 0"),
 ])
 def test_values_beyond_the_cap_are_value_range_errors(value, message):
-    from rlft_learner.protocol import ValueRangeError
+    from rlft_learner.transport.protocol import ValueRangeError
 
     header, tensors = decode(_transitions())
     tensors["reward"][1] = value

@@ -9,16 +9,16 @@ import pytest
 import torch
 
 from rlft_learner.data import save_npz, synthetic_dataset
-from rlft_learner.diffusion import (POSITIVE, UNCONDITIONED, DDIMSampler, ModelConfig, NoisePredictionNet, cfg_combine,
+from rlft_learner.algorithms.bc.diffusion import (POSITIVE, UNCONDITIONED, DDIMSampler, ModelConfig, NoisePredictionNet, cfg_combine,
                                     ddim_timesteps, squared_cosine_alphas_cumprod)
-from rlft_learner.export import PackageMeta, export_package
+from rlft_learner.export.package import PackageMeta, export_package
 from rlft_learner.data import Normalizer
-from rlft_learner.recap import (Config, drop_indicators, finetune_policy, forced_positive, indicators, init_from_pretrained, load_pretrained,
+from rlft_learner.algorithms.recap.train import (Config, drop_indicators, finetune_policy, forced_positive, indicators, init_from_pretrained, load_pretrained,
                                  nstep_advantages, run, widen_action_range)
-from rlft_learner.recap_value import (ReturnSpec, ValueConfig, ValueNet, calibration, episode_rewards, normalised_returns,
+from rlft_learner.algorithms.recap.value import (ReturnSpec, ValueConfig, ValueNet, calibration, episode_rewards, normalised_returns,
                                       predict, return_bins, train_value)
-from rlft_learner.server import Dataset, Episode
-from rlft_learner.train_bc import Config as BcConfig, train
+from rlft_learner.data import Dataset, Episode
+from rlft_learner.algorithms.bc.train import Config as BcConfig, train
 
 
 def test_rewards_and_normalised_returns_by_hand():
@@ -260,7 +260,7 @@ def test_wrong_observation_names_are_refused(tmp_path):
 
 
 def test_positive_sources_force_successful_demonstrations_positive_and_out_of_the_percentile():
-    from rlft_learner.recap import demo_positive
+    from rlft_learner.algorithms.recap.train import demo_positive
     ep = lambda success, source: Episode(obs=np.zeros((3, 1), np.float32), action=np.zeros((3, 1), np.float32), reward=np.zeros(3, np.float32),
                                          success=success, source=source)
     eps = [ep(True, "scripted_expert"), ep(False, "scripted_expert"), ep(True, "recap_collect")]

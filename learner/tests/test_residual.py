@@ -7,10 +7,12 @@ import onnx
 import pytest
 import torch
 
-from rlft_learner.export import export_residual_package
-from rlft_learner.replay import FIELDS, ReplayBuffer
-from rlft_learner.residual_td3 import BasePackage, Config, ResidualTD3, redq_target, route
-from rlft_learner.serve import load_config
+from rlft_learner.export.package import export_residual_package
+from rlft_learner.buffers.replay import FIELDS, ReplayBuffer
+from rlft_learner.algorithms.offpolicy import route
+from rlft_learner.algorithms.residual_td3.agent import BasePackage, ResidualTD3, redq_target
+from rlft_learner.algorithms.residual_td3.config import ResidualTD3Config
+from rlft_learner.commands.serve_config import ServeConfig, load_config
 
 
 def write_base(path, obs_dim=3, act_dim=2, version="bc-toy-20261130T000000Z-abcdef"):
@@ -72,7 +74,7 @@ def test_redq_target_uses_two_of_e_heads():
 
 
 def test_intervention_steps_go_to_both_buffers_autonomous_only_online(tmp_path):
-    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=16), 3, 2)
+    agent = ResidualTD3(ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=16), 3, 2)
     agent.add(rows([0, 1, 2, 3, 4], intervention=[0, 1, 1, 0, 0]))
     assert len(agent.online) == 5 and len(agent.offline) == 2
     assert sorted(agent.offline.data["seq"][:2].tolist()) == [1, 2]
@@ -83,7 +85,7 @@ def test_intervention_steps_go_to_both_buffers_autonomous_only_online(tmp_path):
 
 def test_zero_init_residual_exports_zero_and_valid_package(tmp_path):
     base = BasePackage.load(write_base(tmp_path / "base"))
-    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=32), 3, 2)
+    agent = ResidualTD3(ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=32), 3, 2)
     path, policy = export_residual_package(agent.actor, base, str(tmp_path / "packages"), updates=0, exploration_std=0.05)
     vectors = json.load(open(os.path.join(path, "test_vectors.json")))
     assert np.array(vectors["residual"]).shape == (4, 2) and np.abs(vectors["residual"]).max() == 0
@@ -117,7 +119,7 @@ def test_residual_learns_to_correct_a_constant_base_offset():
     """1-D toy: target x ~ U(-0.5, 0.5) is the observation; the base action is x + 0.08; one-step episodes with reward 1
     when the executed action is within 0.04 of x (the base alone never is). 500 episodes, 1000 updates."""
     torch.set_num_threads(1)
-    cfg = Config(critic_heads=4, critic_hidden=64, actor_hidden=64, batch_size=128, utd=2.0, learning_starts=100,
+    cfg = ResidualTD3Config(critic_heads=4, critic_hidden=64, actor_hidden=64, batch_size=128, utd=2.0, learning_starts=100,
                  critic_warmup_updates=100, actor_lr=1e-3, exploration_std=0.05, residual_scale=0.15, seed=0)
     agent = ResidualTD3(cfg, obs_dim=1, act_dim=1)
     rng = np.random.default_rng(0)
@@ -152,7 +154,7 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     import torch as T
 
     from rlft_learner.data import save_npz, synthetic_dataset
-    from rlft_learner.diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
+    from rlft_learner.algorithms.bc.diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
 
     base_dir = write_base(tmp_path / "base", obs_dim=4, act_dim=2)
     mcfg = ModelConfig(obs_dim=4, action_dim=2, history=2, horizon=16, hidden=16, blocks=1)
@@ -163,20 +165,20 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     data.obs_names, data.action_names = ["o0", "o1", "o2", "o3"], ["a0", "a1"]
     data.episodes[1].success = False
     save_npz(str(tmp_path / "demos.npz"), data)
-    from rlft_learner.residual_td3 import demo_rows
+    from rlft_learner.algorithms.residual_td3.agent import demo_rows
 
     r = demo_rows(str(tmp_path / "demos.npz"), BasePackage.load(base_dir))
     assert r["obs"].shape == (40, 4) and r["base_action"].shape == (40, 2) and np.abs(r["base_action"]).max() <= 1
     assert r["terminated"][19] == 1 and r["truncated"][39] == 1 and r["terminated"].sum() == 1
     assert (r["intervention"] == 1).all()
-    agent = ResidualTD3(Config(critic_heads=2, critic_hidden=16, actor_hidden=16), 4, 2)
+    agent = ResidualTD3(ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=16), 4, 2)
     agent.add_offline(r)
     out = agent.offline.nstep(np.array([18, 19, 20]), n=3, gamma=0.99)
     assert out["discount"][0] == 0 and out["discount"][1] == 0 and out["discount"][2] > 0  # episodes do not chain
     # The robot's sampling temperature (base_noise_scale): at 0 every chunk is denoised from zeros, so the relabelled
     # base action equals that of a zero-noise sampler run on the same observations; at 1 it does not.
     r0 = demo_rows(str(tmp_path / "demos.npz"), BasePackage.load(base_dir), noise_scale=0.0)
-    from rlft_learner.diffusion import DDIMSampler
+    from rlft_learner.algorithms.bc.diffusion import DDIMSampler
     ck = T.load(os.path.join(base_dir, "model.pt"))
     net = NoisePredictionNet(ModelConfig(**ck["config"]))
     net.load_state_dict(ck["state_dict"])
@@ -189,7 +191,7 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     np.testing.assert_allclose(r0["base_action"][:execute], first[:execute], atol=1e-6)
     assert not np.allclose(r["base_action"][:execute], first[:execute], atol=1e-4)
     # mirror_obs: each demo is followed by its reflection (o1 and a0 negated), its base actions planned on the mirror.
-    from rlft_learner.mirror import Mirror
+    from rlft_learner.buffers.mirror import Mirror
     rm = demo_rows(str(tmp_path / "demos.npz"), base, noise_scale=0.0, mirror=Mirror(base, ["o1"], ["a0"]))
     assert rm["obs"].shape == (80, 4) and rm["terminated"].sum() == 2 and rm["truncated"][[59, 79]].tolist() == [1, 1]
     np.testing.assert_allclose(rm["obs"][:20], r0["obs"][:20])
@@ -203,7 +205,7 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
 
 def test_clipped_intervention_actions_stay_inside_the_residual_box():
     """docs/algorithms.md §2: the residual target of an intervention step is a_human - a_base, clipped to the residual bound."""
-    from rlft_learner.residual_td3 import clip_interventions
+    from rlft_learner.algorithms.residual_td3.agent import clip_interventions
     rows = {
         "intervention": np.array([0.0, 1.0, 1.0], np.float32),
         "base_action": np.array([[0.0, 0.0], [0.2, -0.2], [0.95, 0.0]], np.float32),
@@ -220,7 +222,7 @@ def test_bc_anchor_pulls_the_residual_toward_offline_corrections_when_q_is_flat(
     """TD3+BC anchor (actor_bc_weight): with a critic that has learnt nothing, the actor's only signal is the anchor, so
     the residual moves toward what the offline rows did relative to the base (+0.05 here), clipped to the box."""
     torch.set_num_threads(1)
-    cfg = Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
+    cfg = ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
                  policy_delay=1, actor_lr=3e-3, actor_bc_weight=1.0, residual_scale=0.1, critic_lr=0.0, seed=0)
     agent = ResidualTD3(cfg, obs_dim=3, act_dim=2)
     r = rows(list(range(200)), obs_dim=3, act_dim=2)
@@ -253,7 +255,7 @@ def test_residual_penalty_turns_a_bang_bang_residual_into_a_proportional_one(pen
     """With Adam, plain TD3 drives the bounded residual to its box edge for any consistent gradient, however small
     (here a 2% gain over the whole box); the trust-region term (actor_residual_penalty) settles it inside the box."""
     torch.set_num_threads(1)
-    cfg = Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
+    cfg = ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
                  policy_delay=1, actor_lr=3e-3, actor_residual_penalty=penalty, residual_scale=0.1, critic_lr=0.0, seed=0)
     agent = ResidualTD3(cfg, obs_dim=3, act_dim=2)
     agent.critic = _SlopedCritic(cfg.critic_heads, slope=0.2)
@@ -285,7 +287,7 @@ def test_pessimistic_actor_prefers_actions_the_heads_agree_on():
 
     out = {}
     for k in (0.0, 1.0):
-        cfg = Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
+        cfg = ResidualTD3Config(critic_heads=2, critic_hidden=16, actor_hidden=32, batch_size=64, learning_starts=1, critic_warmup_updates=0,
                      policy_delay=1, actor_lr=3e-3, actor_pessimism=k, residual_scale=0.1, critic_lr=0.0, seed=0)
         agent = ResidualTD3(cfg, obs_dim=3, act_dim=2)
         agent.critic, agent.critic_target = Split(), Split()
@@ -300,8 +302,8 @@ def test_pessimistic_actor_prefers_actions_the_heads_agree_on():
 def test_critic_export_matches_the_ensemble():
     """critic.onnx is traced from an export-friendly copy of CriticEnsemble.forward (broadcast matmul, explicit
     LayerNorm): it must give the ensemble's Q values, batch-first."""
-    from rlft_learner.export import _CriticBatchFirst
-    from rlft_learner.residual_nets import CriticEnsemble
+    from rlft_learner.export.package import _CriticBatchFirst
+    from rlft_learner.algorithms.residual_td3.nets import CriticEnsemble
     torch.manual_seed(0)
     critic = CriticEnsemble(3, 2, hidden=16, layers=2, heads=4)
     obs, act = torch.randn(7, 3), torch.rand(7, 2) * 2 - 1
@@ -312,7 +314,7 @@ def test_critic_export_matches_the_ensemble():
 def test_bc_anchor_from_interventions_only_ignores_demo_rows():
     """actor_bc_source interventions: the anchor pulls the residual toward a_human - a_base on operator steps (rows
     from a robot), never toward a demo's action minus its relabelled base (rows with robot -1)."""
-    cfg = Config(base_package="x", actor_bc_weight=50.0, actor_bc_source="interventions", critic_warmup_updates=0,
+    cfg = ResidualTD3Config(actor_bc_weight=50.0, actor_bc_source="interventions", critic_warmup_updates=0,
                  learning_starts=1, policy_delay=1, critic_hidden=16, actor_hidden=16, critic_heads=2, batch_size=64,
                  actor_lr=3e-3, residual_scale=0.1)
     agent = ResidualTD3(cfg, 3, 2)
@@ -334,9 +336,9 @@ def test_bc_anchor_from_interventions_only_ignores_demo_rows():
 def test_env_warmup_holds_the_actor_and_publishes_a_uniform_noise_package(tmp_path):
     """warmup_env_steps (ResFiT: base + uniform noise for the first env steps): the actor does not move before that many
     online transitions arrived; a fresh learner publishes the zero residual with residual.exploration_uniform."""
-    from rlft_learner.serve import Learner
+    from rlft_learner.commands.serve import Learner
     from test_server import free_port
-    cfg = Config(base_package="x", warmup_env_steps=100, critic_warmup_updates=0, learning_starts=1, policy_delay=1,
+    cfg = ResidualTD3Config(warmup_env_steps=100, critic_warmup_updates=0, learning_starts=1, policy_delay=1,
                  critic_hidden=16, actor_hidden=16, critic_heads=2, batch_size=16)
     agent = ResidualTD3(cfg, 3, 2)
     agent.add(rows(list(range(50))))
@@ -348,7 +350,7 @@ def test_env_warmup_holds_the_actor_and_publishes_a_uniform_noise_package(tmp_pa
     agent.update()
     assert agent.actor_updates >= 1
     base = write_base(tmp_path / "base", obs_dim=3, act_dim=2)
-    lr = Learner(Config(base_package=base, run_dir=str(tmp_path / "run"), warmup_env_steps=100, warmup_noise=0.2,
+    lr = Learner(ServeConfig(base_package=base, run_dir=str(tmp_path / "run"), warmup_env_steps=100, warmup_noise=0.2,
                         experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}"),
                  out=lambda _: None)
     try:
@@ -362,10 +364,10 @@ def test_env_warmup_holds_the_actor_and_publishes_a_uniform_noise_package(tmp_pa
 
 def test_exploration_rho_reaches_the_package_and_out_of_range_is_refused(tmp_path):
     """exploration_rho (AR(1)-correlated exploration) is written into policy.json only when set; rho >= 1 is refused."""
-    from rlft_learner.serve import Learner
+    from rlft_learner.commands.serve import Learner
     from test_server import free_port
     base = write_base(tmp_path / "base", obs_dim=3, act_dim=2)
-    cfg = Config(base_package=base, run_dir=str(tmp_path / "run"), exploration_rho=0.9,
+    cfg = ServeConfig(base_package=base, run_dir=str(tmp_path / "run"), exploration_rho=0.9,
                  experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}")
     lr = Learner(cfg, out=lambda _: None)
     try:
@@ -385,9 +387,9 @@ def test_obs_features_are_relative_positions_inside_the_exported_networks(tmp_pa
     """obs_features cube-target adds (cube - target) per shared suffix over its spread, and the distance, computed
     from the normalised observation inside actor and critic: residual.onnx and critic.onnx keep the plain `obs`
     input, and the critic export computes what the ensemble computes."""
-    from rlft_learner.export import _CriticBatchFirst
-    from rlft_learner.residual_nets import CriticEnsemble, ObsFeatures, ResidualActor
-    from rlft_learner.serve import make_agent
+    from rlft_learner.export.package import _CriticBatchFirst
+    from rlft_learner.algorithms.residual_td3.nets import CriticEnsemble, ObsFeatures, ResidualActor
+    from rlft_learner.commands.serve import make_agent
     names = ["ee.x", "ee.y", "ee.z", "cube.x", "cube.y", "target.x", "target.y"]
     mean = np.array([0.2, 0.0, 0.05, 0.2, 0.0, 0.2, 0.0], np.float32)
     std = np.array([0.05, 0.1, 0.04, 0.03, 0.04, 0.04, 0.03], np.float32)
@@ -430,7 +432,6 @@ def test_obs_features_are_relative_positions_inside_the_exported_networks(tmp_pa
 def test_the_shipped_learner_presets_are_valid_configs():
     """learner/presets/<task>.yaml (rlft session --learner-config, bench:learning's settings) load with every key known."""
     import glob
-    from rlft_learner.serve import load_config
     files = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "presets", "*.yaml")))
     assert [os.path.basename(f) for f in files] == ["peg_insert.yaml", "push_cube.yaml"]
     peg, push = (load_config(f) for f in files)

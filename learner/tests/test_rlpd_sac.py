@@ -7,18 +7,20 @@ import pytest
 import torch
 
 from rlft_learner.data import save_npz, synthetic_dataset
-from rlft_learner.export import export_residual_package
-from rlft_learner.residual_td3 import BasePackage, Config, ResidualTD3
-from rlft_learner.rlpd_sac import RlpdSAC, zero_base_demo_rows
-from rlft_learner.serve import Learner, load_config, make_agent
+from rlft_learner.export.package import export_residual_package
+from rlft_learner.algorithms.residual_td3.agent import BasePackage, ResidualTD3
+from rlft_learner.algorithms.rlpd_sac.config import RlpdSacConfig
+from rlft_learner.commands.serve_config import ServeConfig, load_config
+from rlft_learner.algorithms.rlpd_sac.agent import RlpdSAC, zero_base_demo_rows
+from rlft_learner.commands.serve import Learner, make_agent
 from test_residual import rows, write_base
 from test_server import free_port
 
-SMALL = dict(algorithm="rlpd_sac", critic_hidden=32, actor_hidden=32, batch_size=32, learning_starts=8, threads=1)
+SMALL = dict(critic_hidden=32, actor_hidden=32, batch_size=32, learning_starts=8)
 
 
 def toy_agent(**over) -> RlpdSAC:
-    agent = RlpdSAC(Config(**{**SMALL, "n_step": 1, "gamma": 0.9, **over}), 3, 2)
+    agent = RlpdSAC(RlpdSacConfig(**{**SMALL, "n_step": 1, "gamma": 0.9, **over}), 3, 2)
     n = 64
     r = rows(list(range(n)), reward=[1.0 if i % 8 == 7 else 0.0 for i in range(n)],
              terminated=[1.0 if i % 8 == 7 else 0.0 for i in range(n)])
@@ -54,7 +56,7 @@ def test_sac_update_reduces_critic_loss_and_tunes_temperature():
 
 def test_sac_exports_a_scale_1_residual_package_of_the_mean_action(tmp_path):
     base = BasePackage.load(write_base(tmp_path / "base"))
-    agent = RlpdSAC(Config(**SMALL), 3, 2)
+    agent = RlpdSAC(RlpdSacConfig(**SMALL), 3, 2)
     path, policy = export_residual_package(agent.actor, base, str(tmp_path / "packages"), updates=0,
                                            exploration_std=agent.exploration_std(), version_prefix="sac")
     assert policy["kind"] == "residual" and policy["residual"]["scale"] == 1.0 and policy["version"].startswith("sac-toy-")
@@ -80,7 +82,7 @@ def test_config_algorithm_selects_the_agent_and_sac_learner_publishes_at_start(t
     save_npz(str(tmp_path / "demos.npz"), data)
     demo = zero_base_demo_rows(str(tmp_path / "demos.npz"), BasePackage.load(base_dir))
     assert len(demo["seq"]) == 20 and not demo["base_action"].any() and demo["terminated"].sum() == 2
-    cfg = Config(**SMALL, base_package=base_dir, run_dir=str(tmp_path / "run"), demo_dataset=str(tmp_path / "demos.npz"),
+    cfg = ServeConfig(**SMALL, algorithm="rlpd_sac", threads=1, base_package=base_dir, run_dir=str(tmp_path / "run"), demo_dataset=str(tmp_path / "demos.npz"),
                  experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}")
     lines = []
     lr = Learner(cfg, out=lines.append)

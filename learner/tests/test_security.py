@@ -8,7 +8,7 @@ import pytest
 import zmq
 import zmq.auth
 
-from rlft_learner.security import (Authenticator, check_bind, is_loopback_endpoint, load_curve_server, load_signing_key,
+from rlft_learner.transport.security import (Authenticator, check_bind, is_loopback_endpoint, load_curve_server, load_signing_key,
                                    make_curve_server, sign_package)
 
 
@@ -132,9 +132,9 @@ def test_train_bc_takes_a_curve_upload_from_an_admitted_robot_only(tmp_path):
 
     import numpy as np
 
-    from rlft_learner.protocol import decode, encode
-    from rlft_learner.server import ExperienceServer
-    from rlft_learner.train_bc import Config
+    from rlft_learner.transport.protocol import decode, encode
+    from rlft_learner.transport.server import ExperienceServer
+    from rlft_learner.algorithms.bc.train import Config
     from test_server import free_port
 
     d = _keys(tmp_path)  # authorized/robot.key; rogue.key is not admitted
@@ -171,8 +171,8 @@ def test_train_bc_takes_a_curve_upload_from_an_admitted_robot_only(tmp_path):
 
 
 def test_a_message_over_the_size_cap_closes_its_connection_and_the_server_keeps_serving(tmp_path):
-    from rlft_learner.protocol import decode, encode
-    from rlft_learner.server import ExperienceServer
+    from rlft_learner.transport.protocol import decode, encode
+    from rlft_learner.transport.server import ExperienceServer
     from test_server import client, free_port
 
     with ExperienceServer(f"tcp://127.0.0.1:{free_port()}", timeout_s=5, max_message_bytes=64 * 1024) as server:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import zmq
 
-from rlft_learner.protocol import decode, encode
-from rlft_learner.server import ExperienceServer
+from rlft_learner.transport.protocol import decode, encode
+from rlft_learner.transport.server import ExperienceServer
 
 OBS = [f"o{i}" for i in range(3)]
 ACT = ["a0", "a1"]

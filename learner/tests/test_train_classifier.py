@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import pytest
 
-from rlft_learner.train_classifier import Config, train
+from rlft_learner.algorithms.classifier.train import Config, train
 
 
 def synthetic_frames(n: int, seed: int = 0):

@@ -9,8 +9,8 @@ import onnx
 import pytest
 
 from rlft_learner.data import Normalizer, make_windows, save_npz, synthetic_dataset
-from rlft_learner.server import Episode
-from rlft_learner.train_bc import Config, run, train
+from rlft_learner.data import Episode
+from rlft_learner.algorithms.bc.train import Config, run, train
 
 LEARNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -86,7 +86,7 @@ def test_train_bc_from_npz_exports_a_valid_package(tmp_path, capsys):
     assert np.array(vectors["obs"]).shape == (3, 12) and action.shape == (3, 16, 3)
     assert np.abs(action).max() <= 1.0
 
-    from rlft_learner.bench_sampler import load_sampler
+    from rlft_learner.commands.bench_sampler import load_sampler
     import torch
     with torch.no_grad():  # model.pt reproduces the test vectors
         again = load_sampler(pkg)(torch.tensor(vectors["obs"]), torch.tensor(vectors["noise"]))
@@ -129,7 +129,7 @@ def test_train_bc_times_out_clearly_without_client(tmp_path):
 def test_train_bc_over_the_wire(tmp_path):
     import threading
     import zmq
-    from rlft_learner.protocol import decode, encode
+    from rlft_learner.transport.protocol import decode, encode
     from test_server import free_port
 
     port = free_port()

@@ -6,9 +6,9 @@ import os
 import numpy as np
 import torch
 
-from rlft_learner import train_vla
-from rlft_learner.tokenizer import WordLevelTokenizer
-from rlft_learner.vla import ImageSpec, TinyVla, VlaConfig, preprocess_images
+from rlft_learner.algorithms.vla import train as train_vla
+from rlft_learner.algorithms.vla.tokenizer import WordLevelTokenizer
+from rlft_learner.algorithms.vla.model import ImageSpec, TinyVla, VlaConfig, preprocess_images
 
 
 def test_tokenizer_json_is_a_wordlevel_tokenizer_with_unk_pad_and_template():

@@ -18,7 +18,7 @@ import msgpack
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from rlft_learner.protocol import decode, encode  # noqa: E402
+from rlft_learner.transport.protocol import decode, encode  # noqa: E402
 
 OBS_NAMES = ["q.shoulder_pan", "q.shoulder_lift", "q.elbow_flex", "q.wrist_flex", "q.gripper", "ee.x", "ee.y", "ee.z",
              "cube.x", "cube.y", "target.x", "target.y"]
@@ -64,6 +64,10 @@ def _online_files() -> dict[str, dict]:
               "step": [12, 13], "policy_version": ["res-push_cube-20261130T001500Z-a1b2c3-u1000"] * n,
               "intervention_source": ["scripted_operator", ""]}
     good = encode(header, tensors)
+    # Camera frames of obs and next_obs (issue 27): one 3x2 camera, the second step's image is the first's next_image.
+    px = (np.arange(3 * 2 * 3 * 3) * 11 % 256).astype(np.uint8).reshape(3, 2, 3, 3)  # frames of 3 ticks (H=2, W=3)
+    framed = {**tensors, "image.front": px[:2], "next_image.front": px[1:]}
+    no_next = encode(header, {**tensors, "image.front": px[:2]})
     return {
         "hello-online": _valid("hello of an online robot (mode online, base policy version)", {
             "type": "hello", "seq": 1, "robot_id": "sim-0", "config_hash": "sha256:0123abcd", "obs_names": OBS_NAMES,
@@ -80,6 +84,10 @@ def _online_files() -> dict[str, dict]:
         "heartbeat": _valid("heartbeat reply with the learner's counters", {
             "type": "heartbeat", "seq": 8, "acked_seq": 41, "durable_seq": 41, "policy_version": "res-push_cube-20261130T001500Z-a1b2c3-u1000",
             "updates": 1000, "online_transitions": 42, "offline_transitions": 1}),
+        "transitions-images": _valid("the same 2 transitions with camera frames: uint8 image.front and next_image.front "
+                                     "[2, 2, 3, 3] (the frames of obs and of next_obs)", header, framed),
+        "bad-transitions-image-without-next": _invalid("transitions with image.front but no next_image.front", no_next,
+                                                       "image.front without next_image.front"),
         "bad-transitions-truncated": _invalid("transitions whose action frame is 8 bytes short of 2x5 float32",
                                               good[:5] + [good[5][:-8]] + good[6:], "frame size"),
     }

@@ -8,7 +8,7 @@ loader must reproduce them exactly (policies/vla/Tokenizer.test.ts). Run from th
 import json
 import os
 
-from rlft_learner.tokenizer import WordLevelTokenizer
+from rlft_learner.algorithms.vla.tokenizer import WordLevelTokenizer
 
 TEMPLATES = ["push the {c} cube to the {s} target", "move the {c} block onto the {s} target", "slide the {c} cube to the {s}",
              "put the {c} cube on the {s} goal", "{c} cube to the {s} target"]

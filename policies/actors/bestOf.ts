@@ -6,7 +6,7 @@
  * residual package's critic scores highest (mean − pessimism · std over heads; EXPO / PA-RL rank base samples by
  * Q); needs a residual package with critic.onnx, otherwise the first sample runs (warned once). `consensus`: the
  * medoid — the chunk closest (L2 over the executed steps) to all the others, a critic-free control. `chunk_critic`: the
- * one whose K executed base actions the package's chunk-level critic scores highest (learner chunk_critic.py; PA-RL,
+ * one whose K executed base actions the package's chunk-level critic scores highest (learner algorithms/residual_td3/chunk_critic.py; PA-RL,
  * Q-chunking). `critics`: both, each critic's N scores standardised (z-scores over the samples) and summed. In
  * training mode a share `explore` of re-plans runs the first (unranked) sample instead.
  */

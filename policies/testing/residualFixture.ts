@@ -1,6 +1,6 @@
 /**
  * Test helper: a base package (make-fixture) plus a residual package written by the learner's own exporter
- * (`rlft_learner.export.export_residual_package`), with a randomly initialised actor head so the residual is non-zero,
+ * (`rlft_learner.export.package.export_residual_package`), with a randomly initialised actor head so the residual is non-zero,
  * a 3-head critic (critic.onnx) for critic-ranked best-of-N and a 3-head chunk critic (chunk_critic.onnx) over the
  * base's execute_steps actions.
  */
@@ -19,9 +19,9 @@ export interface ResidualFixture {
 
 const SCRIPT = `
 import sys, torch
-from rlft_learner.export import export_residual_package
-from rlft_learner.residual_nets import CriticEnsemble, ResidualActor
-from rlft_learner.residual_td3 import BasePackage
+from rlft_learner.export.package import export_residual_package
+from rlft_learner.algorithms.residual_td3.nets import CriticEnsemble, ResidualActor
+from rlft_learner.algorithms.residual_td3.agent import BasePackage
 base = BasePackage.load(sys.argv[1])
 torch.manual_seed(3)
 actor = ResidualActor(len(base.obs_names), len(base.action_names), hidden=32, layers=2, scale=0.1)
@@ -40,16 +40,17 @@ export function exportResidualPackage(baseDir: string, parent: string): Promise<
 
 const PIXEL_SCRIPT = `
 import sys, numpy as np
-from rlft_learner.export import export_residual_package
-from rlft_learner.serve import make_agent
-from rlft_learner.residual_td3 import BasePackage, Config
+from rlft_learner.export.package import export_residual_package
+from rlft_learner.commands.serve import make_agent
+from rlft_learner.commands.serve_config import ServeConfig
+from rlft_learner.algorithms.residual_td3.agent import BasePackage
 base_dir, parent, frames_dir, encoder, updates, algorithm = sys.argv[1:7]
 base = BasePackage.load(base_dir)
 frames = {c["camera"]: np.fromfile(f"{frames_dir}/{c['camera']}.rgb", np.uint8).reshape(-1, c["height"], c["width"], 3)
           for c in base.policy["observation"]["images"]}
 T = min(len(f) for f in frames.values())
-cfg = Config(critic_heads=2, critic_hidden=16, actor_hidden=16, batch_size=16, critic_warmup_updates=0, policy_delay=1,
-             actor_lr=3e-3, image_encoder=encoder, algorithm=algorithm, seed=0)
+cfg = ServeConfig(critic_heads=2, critic_hidden=16, actor_hidden=16, batch_size=16, critic_warmup_updates=0, policy_delay=1,
+                  actor_lr=3e-3, image_encoder=encoder, algorithm=algorithm, seed=0)
 n, m = len(base.obs_names), len(base.action_names)
 agent = make_agent(cfg, n, m, base)
 sac = algorithm == "rlpd_sac"

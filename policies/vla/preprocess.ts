@@ -1,5 +1,5 @@
 /**
- * Camera frame → model input, the same arithmetic as the learner's `preprocess_images` (learner/rlft_learner/vla.py):
+ * Camera frame → model input, the same arithmetic as the learner's `preprocess_images` (learner/rlft_learner/algorithms/vla/model.py):
  * crop (top, left, height, width) → bilinear resize with half-pixel centres and no antialiasing (torch
  * `F.interpolate(mode="bilinear", align_corners=False)`, OpenCV `INTER_LINEAR`) → /255 → (x − mean) / std per
  * channel → planar NCHW (or interleaved NHWC) float32. Own code rather than sharp/libvips: their resize kernels differ

@@ -24,9 +24,9 @@ const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 async function exportResidual(baseDir: string, parent: string): Promise<string> {
   const script = `
 import sys, torch
-from rlft_learner.export import export_residual_package
-from rlft_learner.residual_nets import ResidualActor
-from rlft_learner.residual_td3 import BasePackage
+from rlft_learner.export.package import export_residual_package
+from rlft_learner.algorithms.residual_td3.nets import ResidualActor
+from rlft_learner.algorithms.residual_td3.agent import BasePackage
 base = BasePackage.load(sys.argv[1])
 torch.manual_seed(3)
 actor = ResidualActor(len(base.obs_names), len(base.action_names), hidden=32, layers=2, scale=0.1)

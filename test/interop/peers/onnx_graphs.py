@@ -22,16 +22,17 @@ import onnxruntime as ort
 import torch
 
 import peer_env
-from rlft_learner import make_fixture, train_vla
-from rlft_learner.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet, PixelSampler
-from rlft_learner.export import _CriticBatchFirst, export_residual_package, onnx_export
-from rlft_learner.recap_value import ValueNet
-from rlft_learner.residual_nets import CriticEnsemble, ResidualActor
-from rlft_learner.residual_td3 import BasePackage
-from rlft_learner.tokenizer import WordLevelTokenizer
-from rlft_learner.train_classifier import SuccessCnn
+from rlft_learner.algorithms.vla import train as train_vla
+from rlft_learner.commands import make_fixture
+from rlft_learner.algorithms.bc.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet, PixelSampler
+from rlft_learner.export.package import _CriticBatchFirst, export_residual_package, onnx_export
+from rlft_learner.algorithms.recap.value import ValueNet
+from rlft_learner.algorithms.residual_td3.nets import CriticEnsemble, ResidualActor
+from rlft_learner.algorithms.residual_td3.agent import BasePackage
+from rlft_learner.algorithms.vla.tokenizer import WordLevelTokenizer
+from rlft_learner.algorithms.classifier.train import SuccessCnn
 from rlft_learner.vision import CameraEncoders, EncoderConfig
-from rlft_learner.vla import TinyVla, VlaConfig, preprocess_images
+from rlft_learner.algorithms.vla.model import TinyVla, VlaConfig, preprocess_images
 
 B = 3
 gen = torch.Generator().manual_seed(1234)

@@ -1,0 +1,1 @@
+"""One package per learning algorithm: its config, agent or training loop, and networks."""

@@ -1,0 +1,1 @@
+"""Diffusion Policy by behaviour cloning (train-bc) and the DDIM sampler every diffusion package runs."""

@@ -1,0 +1,232 @@
+"""Behaviour cloning of a Diffusion Policy (Chi et al. 2023, arXiv 2303.04137) from demonstrations.
+
+Receives the dataset over `rlft-exp/1` (or reads an .npz), trains the noise-prediction MLP with the epsilon
+objective of DDPM (Ho et al. 2020), and exports a policy package the robot runs with onnxruntime.
+
+    python3 -m rlft_learner train-bc --bind tcp://127.0.0.1:5555 --out runs/bc --json-progress
+    python3 -m rlft_learner train-bc --dataset demos.npz --steps 2000
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ...options import allow, help_meta as _h
+from ...data import Dataset, Normalizer, frame_index, load_npz, make_windows, save_npz
+from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
+from ...vision import CameraEncoders, EncoderConfig, random_shift
+from ...export.package import PackageMeta, export_package
+from ...finite import StepGuard, finite_values
+from ...transport.server import DoorConfig, ExperienceServer
+
+log = logging.getLogger("rlft_learner.train_bc")
+
+
+@dataclass
+class Config(DoorConfig):
+    bind: str = field(default="tcp://127.0.0.1:5555", metadata=_h("ROUTER address the robot side uploads demos to"))
+    dataset: str = field(default="", metadata=_h("read demos from this .npz instead of the server"))
+    save_dataset: str = field(default="", metadata=_h("also write the received episodes to this .npz (the format --dataset and serve's demo_dataset read)"))
+    timeout: float = field(default=300.0, metadata=_h("seconds to wait for the next message before giving up"))
+    out: str = field(default="runs/bc", metadata=_h("run directory; the package goes to OUT/package"))
+    steps: int = field(default=20000, metadata=_h("gradient steps of the noise-prediction network"))
+    batch_size: int = field(default=0, metadata=_h("windows per gradient step; 0 = 256 for state-only data, 64 when the data has camera frames"))
+    lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate (short CPU budget, so higher than the paper's 1e-4)"))
+    weight_decay: float = field(default=1e-6, metadata=_h("AdamW weight decay (Diffusion Policy)"))
+    warmup_steps: int = field(default=200, metadata=_h("linear LR warm-up before the cosine decay"))
+    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights"))
+    horizon: int = field(default=16, metadata=_h("predicted action chunk length (Diffusion Policy: 16)"))
+    execute_steps: int = field(default=8, metadata=_h("actions executed per chunk on the robot (Diffusion Policy: 8)"))
+    history: int = field(default=2, metadata=_h("observation history length (Diffusion Policy: 2)"))
+    hidden: int = field(default=256, metadata=_h("MLP width"))
+    blocks: int = field(default=3, metadata=_h("residual blocks"))
+    train_timesteps: int = field(default=100, metadata=_h("DDPM training timesteps"))
+    ddim_steps: int = field(default=10, metadata=_h("DDIM sampling steps in the exported sampler"))
+    obs_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension obs std"))
+    image_shift: int = field(default=4, metadata=_h("camera data: random-shift augmentation, pixels of replicate padding (DrQ); 0 = off"))
+    encoder_channels: int = field(default=32, metadata=_h("camera data: conv width of each camera's encoder"))
+    encoder_features: int = field(default=64, metadata=_h("camera data: features per camera after the spatial softmax"))
+    keypoints: int = field(default=32, metadata=_h("camera data: spatial-softmax keypoints per camera"))
+    noise_samples: int = field(default=1, metadata=_h("noise draws (and timesteps) per window and step: the denoiser sees batch_size x this many samples while the camera encoders run once per window (they cost ~30x the denoiser)"))
+    seed: int = field(default=1, metadata=_h("random seed"))
+    device: str = field(default="auto", metadata=_h("auto = cuda if available, else cpu"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads (default 1: extra OpenMP threads spin-wait for cores the simulator or robot stack also uses)"))
+    log_every: int = field(default=100, metadata=_h("steps between progress lines"))
+    json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+allow(Config, {  # options.allow: what each key accepts, checked wherever the value is read
+    "timeout": "> 0", "steps": ">= 1", "batch_size": ">= 0", "lr": "> 0", "weight_decay": ">= 0",
+    "warmup_steps": ">= 0", "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "history": ">= 1",
+    "hidden": ">= 1", "blocks": ">= 1", "train_timesteps": "[2, 10000]", "ddim_steps": ">= 1",
+    "obs_std_floor": "> 0", "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
+    "image_shift": "[0, 32]", "noise_samples": "[1, 64]", "encoder_channels": ">= 8", "encoder_features": ">= 1", "keypoints": ">= 1",
+})
+
+
+def cosine_lr(step: int, total: int, warmup: int) -> float:
+    """LR multiplier: linear warm-up, then cosine decay to 0 (Loshchilov & Hutter 2017)."""
+    if step < warmup:
+        return (step + 1) / warmup
+    return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
+
+
+@dataclass
+class TrainedPolicy:
+    """What BC training returns: the EMA noise network, the camera encoders (None for state-only data) and the
+    normaliser, in eval mode, plus the loss of every step."""
+
+    net: NoisePredictionNet
+    encoders: CameraEncoders | None
+    norm: Normalizer
+    losses: list[float]
+
+
+def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: None) -> TrainedPolicy:
+    """Train on `data` (state, and camera frames when the episodes have them)."""
+    torch.manual_seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    device = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else ("cpu" if cfg.device == "auto" else cfg.device))
+    cameras = data.cameras
+    batch_size = cfg.batch_size or (64 if cameras else 256)
+
+    norm = Normalizer.fit(data.episodes, std_floor=cfg.obs_std_floor)
+    obs_w, act_w = make_windows(data.episodes, cfg.history, cfg.horizon)  # (N, history, obs_dim), (N, H, A)
+    obs_all = torch.from_numpy(norm.obs(obs_w).reshape(len(obs_w), -1)).to(device)  # (N, history*obs_dim)
+    act_all = torch.from_numpy(norm.action(act_w)).to(device)  # (N, H, A) in [-1, 1]
+    n = len(obs_all)
+
+    encoders = ema_enc = None
+    frames: list[torch.Tensor] = []
+    cond_dim = obs_w.shape[2]
+    if cameras:
+        # The frames stay uint8, one copy per camera, gathered per batch by the window's frame index (the current
+        # tick's frame: image history 1, state history `cfg.history`).
+        fidx = torch.from_numpy(frame_index(data.episodes)).to(device)  # (N,)
+        frames = [torch.from_numpy(np.concatenate([ep.images[c] for ep in data.episodes])).to(device) for c in cameras]  # (N, H, W, 3)
+        ecfgs = [EncoderConfig(height=f.shape[1], width=f.shape[2], channels=cfg.encoder_channels, keypoints=cfg.keypoints,
+                               features=cfg.encoder_features) for f in frames]
+        encoders = CameraEncoders(cameras, ecfgs).to(device)
+        ema_enc = CameraEncoders(cameras, ecfgs).to(device)
+        ema_enc.load_state_dict(encoders.state_dict())
+        ema_enc.requires_grad_(False)
+    mcfg = ModelConfig(obs_dim=obs_w.shape[2], action_dim=act_w.shape[2], history=cfg.history, horizon=cfg.horizon,
+                       hidden=cfg.hidden, blocks=cfg.blocks)
+    if encoders is not None:  # the noise network's obs is [state history, features]: one "step" of that width
+        mcfg = ModelConfig(obs_dim=cfg.history * cond_dim + encoders.out_dim, action_dim=act_w.shape[2], history=1,
+                           horizon=cfg.horizon, hidden=cfg.hidden, blocks=cfg.blocks)
+    net = NoisePredictionNet(mcfg).to(device)
+    ema = NoisePredictionNet(mcfg).to(device)
+    ema.load_state_dict(net.state_dict())
+    ema.requires_grad_(False)
+    params = list(net.parameters()) + (list(encoders.parameters()) if encoders is not None else [])
+    alphas_cumprod = torch.from_numpy(squared_cosine_alphas_cumprod(cfg.train_timesteps)).to(device)  # (T_train,)
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
+    gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    guard = StepGuard("train-bc")
+    log.info("training on %d windows from %d episodes (obs %d x %d, action %d x %d%s) on %s, %d params", n,
+             len(data.episodes), cfg.history, obs_w.shape[2], cfg.horizon, mcfg.action_dim,
+             f", cameras {', '.join(cameras)} at {frames[0].shape[2]}x{frames[0].shape[1]}" if cameras else "", device,
+             sum(p.numel() for p in params))
+
+    losses: list[float] = []
+    t0 = time.perf_counter()
+    for step in range(cfg.steps):
+        idx = torch.randint(0, n, (batch_size,), device=device, generator=gen)  # (B,)
+        obs, x0 = obs_all[idx], act_all[idx]  # (B, history*obs_dim), (B, H, A)
+        if encoders is not None:
+            imgs = [random_shift(f[fidx[idx]], cfg.image_shift, gen) for f in frames]  # (B, 3, H, W) each
+            obs = torch.cat([obs, encoders(*imgs)], dim=-1)  # (B, cond_dim)
+        if cfg.noise_samples > 1:  # the same (encoded) windows, several noise draws each
+            obs, x0 = obs.repeat_interleave(cfg.noise_samples, 0), x0.repeat_interleave(cfg.noise_samples, 0)  # (B*K, ...)
+        noise = torch.randn(x0.shape, device=device, generator=gen)  # (B*K, H, A)
+        t = torch.randint(0, cfg.train_timesteps, (len(x0),), device=device, generator=gen)  # (B*K,)
+        loss = F.mse_loss(net(obs, add_noise(x0, noise, t, alphas_cumprod), t), noise)  # epsilon objective (DDPM)
+        guard.step("diffusion", loss, opt, params, 1.0)
+        sched.step()
+        # EMA of the weights, warming up as in Diffusion Policy's EMAModel so early steps are not frozen in.
+        decay = min(cfg.ema_decay, (1 + step) / (10 + step))
+        with torch.no_grad():
+            pairs = list(zip(ema.parameters(), net.parameters()))
+            if encoders is not None:
+                pairs += list(zip(ema_enc.parameters(), encoders.parameters()))
+            for pe, p in pairs:
+                pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
+        losses.append(loss.item())
+        if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
+            window = finite_values(losses[-cfg.log_every:])
+            emit({"step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(window)),
+                  "charts/SPS": (step + 1) / (time.perf_counter() - t0), "charts/learning_rate": sched.get_last_lr()[0]})
+    return TrainedPolicy(net=ema.eval(), encoders=None if ema_enc is None else ema_enc.eval(), norm=norm, losses=losses)
+
+
+def run(cfg: Config) -> dict:
+    """Collect or load the dataset, train, export; returns the `done` event."""
+    started = time.perf_counter()
+    out = sys.stdout
+
+    def say(event: dict) -> None:
+        if cfg.json_progress:
+            out.write(json.dumps(event) + "\n")
+            out.flush()
+
+    if cfg.dataset:
+        data = load_npz(cfg.dataset)
+    else:
+        with ExperienceServer(cfg.bind, timeout_s=cfg.timeout, **cfg.door()) as server:
+            say({"event": "ready", "endpoint": server.endpoint})  # bound: whoever started us may connect now
+            log.info("waiting for demos on %s (timeout %g s)", server.endpoint, cfg.timeout)
+            data = server.collect()
+            if server.stats.malformed:
+                log.warning("%d malformed messages were rejected", server.stats.malformed)
+    if not data.episodes:
+        raise ValueError("the dataset has no episodes; record demos first")
+    if cfg.save_dataset:
+        os.makedirs(os.path.dirname(os.path.abspath(cfg.save_dataset)), exist_ok=True)
+        save_npz(cfg.save_dataset, data)
+        log.info("wrote %d episodes to %s", len(data.episodes), cfg.save_dataset)
+    os.makedirs(cfg.out, exist_ok=True)
+    metrics = open(os.path.join(cfg.out, "metrics.jsonl"), "w")
+
+    def emit(m: dict) -> None:
+        metrics.write(json.dumps(m) + "\n")
+        metrics.flush()
+        if cfg.json_progress:
+            say({"event": "progress", "step": m["step"], "total": m["total"], "loss": m["losses/diffusion"]})
+        else:
+            print(f"step {m['step']:>6}/{m['total']}  losses/diffusion {m['losses/diffusion']:.4f}  "
+                  f"charts/SPS {m['charts/SPS']:.0f}", file=out, flush=True)
+
+    with metrics:
+        trained = train(cfg, data, emit)
+    net, norm, losses = trained.net, trained.norm, trained.losses
+    package = os.path.join(cfg.out, "package")
+    meta = PackageMeta(task=data.task, obs_names=data.obs_names, action_names=data.action_names,
+                       episodes=len(data.episodes), execute_steps=cfg.execute_steps, steps=cfg.ddim_steps,
+                       train_timesteps=cfg.train_timesteps)
+    export_package(net, squared_cosine_alphas_cumprod(cfg.train_timesteps), ddim_timesteps(cfg.train_timesteps, cfg.ddim_steps),
+                   norm, meta, package, seed=cfg.seed, encoders=trained.encoders)
+    with open(os.path.join(cfg.out, "config.json"), "w") as f:
+        json.dump(asdict(cfg), f, indent=2)
+    final = float(np.mean(finite_values(losses[-cfg.log_every:])))
+    done = {"event": "done", "package": os.path.abspath(package), "final_loss": final, "steps": cfg.steps,
+            "episodes": len(data.episodes), "seconds": round(time.perf_counter() - started, 2),
+            "cpu_seconds": round(time.process_time(), 2)}  # this process's CPU time: the cost on an idle machine
+    if cfg.json_progress:
+        say(done)
+    else:
+        print(f"done: package {done['package']}  final loss {final:.4f}  ({done['seconds']} s)", file=out, flush=True)
+    return done

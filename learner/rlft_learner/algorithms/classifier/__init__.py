@@ -1,0 +1,1 @@
+"""The success classifier (image -> P(success)) trained from labelled frames."""

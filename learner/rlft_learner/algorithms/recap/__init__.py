@@ -1,0 +1,1 @@
+"""RECAP: value function, advantage indicators and the indicator-conditioned fine-tune."""

@@ -1,0 +1,1 @@
+"""Ours: a residual TD3 actor over the frozen BC base, a REDQ critic ensemble, the chunk critic."""

@@ -1,0 +1,1 @@
+"""The HIL-SERL / RLPD baseline: SAC from scratch with demonstrations."""

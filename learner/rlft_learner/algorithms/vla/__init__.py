@@ -1,0 +1,1 @@
+"""A tiny language-conditioned VLA (pi0-style flow matching): model, tokenizer, dataset, training, export."""

@@ -1,0 +1,237 @@
+"""Behaviour cloning of a tiny language-conditioned VLA (vla.py) with pi0's flow-matching objective.
+
+Reads an `rlft-vla-dataset` directory (data.py; `rlft train-vla` writes it from recorded MCAP episodes), builds
+the instruction tokenizer from the task vocabulary, trains, and exports a VLA package (export.py).
+
+    python3 -m rlft_learner train-vla --dataset runs/vla/dataset --out runs/vla --steps 3000
+    python3 -m rlft_learner train-vla --synthetic --steps 20 --width 32 --out /tmp/vla   # a tiny real package, for tests
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ...options import allow, help_meta as _h
+from ...finite import StepGuard, finite_values
+from .tokenizer import WordLevelTokenizer
+from .model import ImageSpec, TinyVla, VlaConfig, preprocess_images
+from .data import VlaDataset, load_vla_dataset, synthetic_vla_dataset
+from .export import export_vla_package
+
+log = logging.getLogger("rlft_learner.train_vla")
+
+
+@dataclass
+class Config:
+    dataset: str = field(default="", metadata=_h("rlft-vla-dataset directory (meta.json + .npy files)"))
+    synthetic: bool = field(default=False, metadata=_h("train on a small synthetic dataset instead (tests, fixtures)"))
+    out: str = field(default="runs/vla", metadata=_h("run directory; the package goes to OUT/package"))
+    steps: int = field(default=3000, metadata=_h("gradient steps"))
+    batch_size: int = field(default=64, metadata=_h("samples per gradient step"))
+    lr: float = field(default=1e-3, metadata=_h("peak AdamW learning rate"))
+    weight_decay: float = field(default=1e-4, metadata=_h("AdamW weight decay"))
+    warmup_steps: int = field(default=200, metadata=_h("linear LR warm-up before the cosine decay"))
+    ema_decay: float = field(default=0.999, metadata=_h("max EMA decay of the exported weights"))
+    horizon: int = field(default=16, metadata=_h("predicted action chunk length"))
+    execute_steps: int = field(default=8, metadata=_h("actions executed per chunk on the robot"))
+    flow_steps: int = field(default=10, metadata=_h("Euler steps at inference (pi0: 10)"))
+    width: int = field(default=64, metadata=_h("token width of prefix and action expert"))
+    heads: int = field(default=4, metadata=_h("attention heads"))
+    prefix_layers: int = field(default=2, metadata=_h("transformer blocks in the prefix encoder"))
+    film: bool = field(default=True, metadata=_h("FiLM-condition the image encoder on the instruction (RT-1 style)"))
+    keypoints: int = field(default=16, metadata=_h("spatial-softmax keypoint tokens per camera (0 = patch tokens only)"))
+    expert_layers: int = field(default=2, metadata=_h("transformer blocks in the action expert"))
+    max_tokens: int = field(default=16, metadata=_h("instruction length incl. [CLS]/[SEP] (truncate / pad)"))
+    state_prefix: str = field(default="q.", metadata=_h("observation names starting with this are the state input (proprioception only)"))
+    image_height: int = field(default=32, metadata=_h("model input height after crop + resize"))
+    image_width: int = field(default=40, metadata=_h("model input width after crop + resize"))
+    crop: str = field(default="14,2,48,60", metadata=_h("top,left,height,width crop of the source frame"))
+    shift: int = field(default=2, metadata=_h("random-shift augmentation in pixels (DrQ); 0 = off"))
+    state_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension state std"))
+    delta_actions: bool = field(default=True, metadata=_h("predict joint chunks relative to the measured joint positions (openpi DeltaActions)"))
+    absolute_actions: str = field(default="gripper", metadata=_h("comma-separated action names kept absolute with --delta-actions"))
+    aux_weight: float = field(default=1.0, metadata=_h("weight of the auxiliary object-position loss (training only; 0 = off)"))
+    aux_names: str = field(default="cube.x,cube.y,target.x,target.y,red.x,red.y,blue.x,blue.y,left.x,left.y,right.x,right.y",
+                           metadata=_h("observation names the prefix must predict in training (those the data has)"))
+    seed: int = field(default=1, metadata=_h("random seed"))
+    threads: int = field(default=1, metadata=_h("torch CPU threads"))
+    log_every: int = field(default=100, metadata=_h("steps between progress lines"))
+    json_progress: bool = field(default=False, metadata=_h("print machine-readable JSON lines on stdout"))
+
+
+allow(Config, {  # options.allow: what each key accepts, checked wherever the value is read
+    "steps": ">= 1", "batch_size": ">= 1", "lr": "> 0", "weight_decay": ">= 0", "warmup_steps": ">= 0",
+    "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "flow_steps": ">= 1", "width": ">= 1",
+    "heads": ">= 1", "prefix_layers": ">= 1", "keypoints": ">= 0", "expert_layers": ">= 1", "max_tokens": ">= 3",
+    "image_height": ">= 1", "image_width": ">= 1", "shift": ">= 0", "state_std_floor": "> 0", "aux_weight": ">= 0",
+    "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
+})
+
+
+def cosine_lr(step: int, total: int, warmup: int) -> float:
+    if step < warmup:
+        return (step + 1) / warmup
+    return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
+
+
+def random_shift(x: torch.Tensor, pad: int, gen: torch.Generator) -> torch.Tensor:
+    """DrQ (Kostrikov et al. 2020) random translation by up to `pad` pixels, per sample, via integer crops."""
+    if pad <= 0:
+        return x
+    B, C, H, W = x.shape
+    padded = F.pad(x, (pad, pad, pad, pad), mode="replicate")  # (B, C, H+2p, W+2p)
+    dy = torch.randint(0, 2 * pad + 1, (B,), generator=gen)
+    dx = torch.randint(0, 2 * pad + 1, (B,), generator=gen)
+    return torch.stack([padded[i, :, dy[i]:dy[i] + H, dx[i]:dx[i] + W] for i in range(B)])
+
+
+def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str]):
+    """Tokenizer, model config, normalisation and the training tensors."""
+    tok = WordLevelTokenizer.build(data.instructions + vocabulary, max_length=cfg.max_tokens)
+    state_idx = [i for i, n in enumerate(data.obs_names) if n.startswith(cfg.state_prefix)]
+    if not state_idx:
+        raise ValueError(f"no observation name starts with {cfg.state_prefix!r} (names: {', '.join(data.obs_names)})")
+    crop = [int(v) for v in cfg.crop.split(",")]
+    cams = []
+    for name, arr in data.images.items():
+        cams.append(ImageSpec(name=name, source_height=int(arr.shape[1]), source_width=int(arr.shape[2]), crop=crop,
+                              height=cfg.image_height, width=cfg.image_width))
+    mcfg = VlaConfig(state_dim=len(state_idx), action_dim=data.action.shape[1], horizon=cfg.horizon,
+                     vocab_size=len(tok.vocab), max_tokens=cfg.max_tokens, cameras=cams, width=cfg.width, heads=cfg.heads,
+                     prefix_layers=cfg.prefix_layers, expert_layers=cfg.expert_layers, keypoints=cfg.keypoints, film=cfg.film)
+    state = data.obs[:, state_idx].astype(np.float64)
+    act = data.action.astype(np.float64)
+    names = [data.obs_names[i] for i in state_idx]
+    # openpi's DeltaActions: a joint's chunk is predicted relative to the joint's measured position at the chunk's
+    # first tick (the runtime adds it back: policy.json action.relative_to_state).
+    absolute = {a.strip() for a in cfg.absolute_actions.split(",") if a.strip()}
+    relative_to = [f"q.{a}" if cfg.delta_actions and a not in absolute and f"q.{a}" in names else None for a in data.action_names]
+    ep_of_tick = np.repeat(np.arange(len(data.lengths)), data.lengths)  # (N,)
+    starts = data.starts
+    t_in_ep = np.arange(len(ep_of_tick)) - starts[ep_of_tick]
+    # Action chunk of tick i: the commands of ticks i..i+H-1, the episode's last one repeated past its end.
+    idx = starts[ep_of_tick][:, None] + np.minimum(t_in_ep[:, None] + np.arange(cfg.horizon)[None, :],
+                                                   (data.lengths[ep_of_tick] - 1)[:, None])  # (N, H)
+    chunks = act[idx]  # (N, H, A)
+    for a, ref in enumerate(relative_to):
+        if ref is not None:
+            chunks[:, :, a] -= state[:, names.index(ref)][:, None]
+    flat = chunks.reshape(-1, chunks.shape[-1])
+    lo, hi = flat.min(0), flat.max(0)
+    pad = np.maximum(1e-3 - (hi - lo), 0) / 2
+    # A dimension the demos never vary (the expert's gripper command is always 0) is exported with min == max, so the
+    # runtime replays the constant instead of +-pad around it (a negative gripper target would hit its joint limit).
+    const = (hi - lo) < 1e-9
+    norm = {"state": {"mean": state.mean(0), "std": np.maximum(state.std(0), cfg.state_std_floor)},
+            "actions": {"min": np.where(const, lo, lo - pad), "max": np.where(const, hi, hi + pad)},
+            "relative_to_state": relative_to}
+    state_n = torch.from_numpy(((state - norm["state"]["mean"]) / norm["state"]["std"]).astype(np.float32))  # (N, S)
+    chunks_n = torch.from_numpy((2 * (chunks - (lo - pad)) / ((hi + pad) - (lo - pad)) - 1).astype(np.float32))
+    images = []
+    for spec in cams:
+        src = data.images[spec.name]
+        chunks = [preprocess_images(torch.from_numpy(np.array(src[i:i + 2048])), spec) for i in range(0, len(src), 2048)]
+        images.append(torch.cat(chunks))  # (N, 3, h, w)
+    ep_ids, ep_mask = zip(*(tok.encode(s) for s in data.instructions))
+    # Privileged auxiliary targets (training only): where the instructed cube / target and every object are. The
+    # prefix must encode them from camera + instruction, which keeps the image pathway from being ignored.
+    aux_idx = [data.obs_names.index(n) for n in cfg.aux_names.split(",") if n in data.obs_names] if cfg.aux_weight > 0 else []
+    aux = data.obs[:, aux_idx].astype(np.float64)
+    aux_n = torch.from_numpy(((aux - aux.mean(0)) / np.maximum(aux.std(0), 1e-3)).astype(np.float32)) if aux_idx else None
+    tensors = {"state": state_n, "images": images, "chunks": chunks_n, "aux": aux_n,  # (N, H, A)
+               "ids": torch.tensor(ep_ids, dtype=torch.int64)[torch.from_numpy(ep_of_tick)],  # (N, L)
+               "mask": torch.tensor(ep_mask, dtype=torch.int64)[torch.from_numpy(ep_of_tick)]}
+    return tok, mcfg, norm, tensors, names
+
+
+def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, list[float]]:
+    torch.manual_seed(cfg.seed)
+    model = TinyVla(mcfg)
+    ema = TinyVla(mcfg)
+    ema.load_state_dict(model.state_dict())
+    ema.requires_grad_(False)
+    aux = tensors.get("aux")
+    # A linear probe on the pooled prefix; trained with the model, never exported.
+    aux_head = torch.nn.Linear(mcfg.width, aux.shape[1]) if aux is not None else None
+    params = list(model.parameters()) + (list(aux_head.parameters()) if aux_head is not None else [])
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
+    gen = torch.Generator().manual_seed(cfg.seed)
+    beta = torch.distributions.Beta(torch.tensor(1.5), torch.tensor(1.0))
+    n = len(tensors["state"])
+    log.info("training on %d ticks, %d params", n, sum(p.numel() for p in model.parameters()))
+    losses, t0 = [], time.perf_counter()
+    guard = StepGuard("train-vla")
+    for step in range(cfg.steps):
+        idx = torch.randint(0, n, (cfg.batch_size,), generator=gen)
+        imgs = [random_shift(x[idx], cfg.shift, gen) for x in tensors["images"]]
+        a = tensors["chunks"][idx]  # (B, H, A)
+        noise = torch.randn(a.shape, generator=gen)
+        # pi0: t ~ Beta(1.5, 1) on (0.001, 1], more weight on the noisy end.
+        t = 0.001 + 0.999 * beta.sample((cfg.batch_size,))  # (B,)
+        x_t = t[:, None, None] * noise + (1 - t[:, None, None]) * a
+        prefix, pmask = model.prefix(tensors["state"][idx], tensors["ids"][idx], tensors["mask"][idx], *imgs)
+        loss = F.mse_loss(model.expert(x_t, t, prefix, pmask), noise - a)
+        total = loss
+        if aux_head is not None:
+            pooled = (prefix * pmask[:, :, None]).sum(1) / pmask.sum(1, keepdim=True)  # (B, D)
+            aux_loss = F.mse_loss(aux_head(pooled), aux[idx])
+            total = loss + cfg.aux_weight * aux_loss
+        guard.step("flow", total, opt, params, 1.0)
+        sched.step()
+        decay = min(cfg.ema_decay, (1 + step) / (10 + step))
+        with torch.no_grad():
+            for pe, p in zip(ema.parameters(), model.parameters()):
+                pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
+        losses.append(loss.item())
+        if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
+            emit({"step": step + 1, "total": cfg.steps, "losses/flow": float(np.mean(finite_values(losses[-cfg.log_every:]))),
+                  **({"losses/aux": float(aux_loss.item())} if aux_head is not None else {}),
+                  "charts/SPS": (step + 1) / (time.perf_counter() - t0)})
+    return ema.eval(), losses
+
+
+def run(cfg: Config) -> dict:
+    started = time.perf_counter()
+    torch.set_num_threads(cfg.threads)
+    if cfg.synthetic:
+        data, vocabulary = synthetic_vla_dataset(seed=cfg.seed), []
+    elif cfg.dataset:
+        data = load_vla_dataset(cfg.dataset)
+        with open(os.path.join(cfg.dataset, "meta.json"), encoding="utf-8") as f:
+            vocabulary = list(json.load(f).get("vocabulary", []))
+    else:
+        raise ValueError("pass --dataset DIR (written by `rlft train-vla`) or --synthetic")
+    tok, mcfg, norm, tensors, state_names = prepare(cfg, data, vocabulary)
+    os.makedirs(cfg.out, exist_ok=True)
+
+    def emit(m: dict) -> None:
+        metrics.write(json.dumps(m) + "\n")
+        metrics.flush()
+        if cfg.json_progress:
+            print(json.dumps({"event": "progress", "step": m["step"], "total": m["total"], "loss": m["losses/flow"]}), flush=True)
+        else:
+            aux_txt = f"  losses/aux {m['losses/aux']:.4f}" if "losses/aux" in m else ""
+            print(f"step {m['step']:>6}/{m['total']}  losses/flow {m['losses/flow']:.4f}{aux_txt}  charts/SPS {m['charts/SPS']:.1f}", flush=True)
+
+    with open(os.path.join(cfg.out, "metrics.jsonl"), "w") as metrics:
+        model, losses = train(cfg, mcfg, tensors, emit)
+    package = os.path.join(cfg.out, "package")
+    meta = {"task": data.task, "state_names": state_names, "action_names": data.action_names,
+            "episodes": len(data.lengths), "instructions": data.instructions[:2]}
+    export_vla_package(model, tok, norm, meta, package, flow_steps=cfg.flow_steps, execute_steps=cfg.execute_steps, seed=cfg.seed)
+    with open(os.path.join(cfg.out, "config.json"), "w") as f:
+        json.dump(asdict(cfg), f, indent=2)
+    done = {"event": "done", "package": os.path.abspath(package), "final_loss": float(np.mean(finite_values(losses[-cfg.log_every:]))),
+            "steps": cfg.steps, "episodes": int(len(data.lengths)), "seconds": round(time.perf_counter() - started, 2)}
+    print(json.dumps(done) if cfg.json_progress else f"done: package {done['package']}  final loss {done['final_loss']:.4f}  ({done['seconds']} s)", flush=True)
+    return done

@@ -1,0 +1,1 @@
+"""Replay buffers and the episode relabelers that fill them (hindsight goals, mirror symmetry)."""

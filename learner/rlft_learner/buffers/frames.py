@@ -1,0 +1,220 @@
+"""Camera frames in replay memory (issue 27): every frame stored once, uint8, losslessly compressed per frame.
+
+A transition carries `image.<cam>` (its observation's frame) and `next_image.<cam>` (its next observation's frame). On
+a robot's consecutive steps the second is the first of the next transition, so row t keeps only its own frame and
+points at the row holding its next frame (`next_row`). A row's next frame is stored as an *extra* copy only while its
+successor has not arrived, or when there is none to point at: the episode's last step (the next episode starts from a
+new frame), a gap in seq, another robot's row in between does not matter (links are per robot). A link is made only when
+the successor's frame is byte-identical to the extra copy, so pointing at it can never change what is sampled.
+
+The ring evicts oldest first and a robot's rows arrive in seq order, so row t is overwritten before its successor:
+a link never points at an overwritten row. `zlib6` (zlib level 6, per frame) is the default codec, picked by measurement
+on rendered SO-101 84x84 frames (docs/results.md § Replay memory with camera frames): ~2.0-2.9 kB per frame, a fifth
+smaller than level 1 and no slower to decode (decoding, 512 frames per batch, costs far more than encoding 2 per step);
+`raw` keeps the bytes as they are (21 kB per 84x84 frame: 8.5 GB for 200k transitions with two cameras).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import zlib
+
+import numpy as np
+
+#: Codecs by name: "zlib<level>" (1..9) or "raw".
+CODEC = re.compile(r"^(raw|zlib[1-9])$")
+
+
+def camera_of(key: str) -> str | None:
+    """`front` for `image.front`; None for any other key (`next_image.*` included)."""
+    return key[len("image."):] if key.startswith("image.") else None
+
+
+class FrameStore:
+    """Per-row frames of a replay ring of `capacity` rows for `cameras` {name: (H, W)}."""
+
+    def __init__(self, capacity: int, cameras: dict[str, tuple[int, int]], codec: str = "zlib6"):
+        if not CODEC.match(codec):
+            raise ValueError(f"frame codec {codec!r}: expected 'raw' or 'zlib1'..'zlib9'")
+        self.capacity, self.cameras, self.codec = capacity, dict(cameras), codec
+        self._level = 0 if codec == "raw" else int(codec[4:])
+        self.frames = {c: np.empty(capacity, dtype=object) for c in self.cameras}  # compressed bytes per row
+        self.extra: dict[str, dict[int, bytes]] = {c: {} for c in self.cameras}  # row -> its next frame, when unlinked
+        self.next_row = np.full(capacity, -1, np.int64)  # row whose frame is this row's next frame; -1: in `extra`
+        self._raw: set[int] = set()  # rows whose extra next frame is still raw bytes (no successor yet)
+        self.stored_bytes = 0  # compressed bytes held (frames + extras)
+
+    # -- codec --
+    def encode(self, frame: np.ndarray) -> bytes:
+        data = np.ascontiguousarray(frame, dtype=np.uint8).tobytes()
+        return data if self._level == 0 else zlib.compress(data, self._level)
+
+    def decode(self, cam: str, blobs, raw_at: frozenset[int] | set[int] = frozenset()) -> np.ndarray:
+        """(B, 3, H, W) uint8 from B stored blobs of camera `cam` (those at positions `raw_at` are not encoded)."""
+        h, w = self.cameras[cam]
+        if self._level == 0:
+            raw = b"".join(blobs)
+        else:
+            raw = b"".join(b if k in raw_at else zlib.decompress(b) for k, b in enumerate(blobs))
+        return np.ascontiguousarray(np.frombuffer(raw, np.uint8).reshape(len(blobs), h, w, 3).transpose(0, 3, 1, 2))
+
+    # -- rows --
+    def check(self, rows: dict[str, np.ndarray], n: int) -> None:
+        """Raises ValueError naming the camera and the fix when `rows` do not carry this store's frames."""
+        for cam, (h, w) in self.cameras.items():
+            for key in (f"image.{cam}", f"next_image.{cam}"):
+                arr = rows.get(key)
+                if arr is None:
+                    raise ValueError(f"rows lack {key}: this replay stores cameras {sorted(self.cameras)}; every "
+                                     f"transition must carry image.<cam> and next_image.<cam> for each of them")
+                if arr.dtype != np.uint8 or arr.shape != (n, h, w, 3):
+                    raise ValueError(f"{key}: expected uint8 [{n}, {h}, {w}, 3]; found {arr.dtype} {list(arr.shape)}: "
+                                     f"camera {cam!r} must deliver {h}x{w} rgb8 frames (as when this buffer was made)")
+
+    def put(self, slot: int, rows: dict[str, np.ndarray], i: int, prev: int | None) -> None:
+        """Store row `i` of `rows` at `slot` (overwriting what it held). `prev`: the slot of the same robot's previous
+        step when it is still held (consecutive seq), else None; linked when its extra next frame equals this frame.
+        A row's next frame waits raw (not encoded) until its successor arrives: linked, it was never encoded."""
+        self._drop(slot)
+        own = {c: np.ascontiguousarray(rows[f"image.{c}"][i]).tobytes() for c in self.cameras}
+        if prev is not None and prev != slot and self.next_row[prev] < 0 and prev in self._raw:
+            if all(self.extra[c][prev] == own[c] for c in self.cameras):
+                for c in self.cameras:
+                    self.stored_bytes -= len(self.extra[c].pop(prev))
+                self.next_row[prev] = slot
+            self._settle(prev)
+        for c in self.cameras:
+            blob = own[c] if self._level == 0 else zlib.compress(own[c], self._level)
+            nxt = np.ascontiguousarray(rows[f"next_image.{c}"][i]).tobytes()
+            self.frames[c][slot], self.extra[c][slot] = blob, nxt
+            self.stored_bytes += len(blob) + len(nxt)
+        self.next_row[slot] = -1
+        self._raw.add(slot)
+
+    def _settle(self, slot: int) -> None:
+        """Encode `slot`'s extra next frame (kept raw while its successor could still link to it)."""
+        self._raw.discard(slot)
+        for c in self.cameras:
+            raw = self.extra[c].get(slot)
+            if raw is not None:
+                blob = self.encode(np.frombuffer(raw, np.uint8))
+                self.extra[c][slot] = blob
+                self.stored_bytes += len(blob) - len(raw)
+
+    def _drop(self, slot: int) -> None:
+        for c in self.cameras:
+            old = self.frames[c][slot]
+            if old is not None:
+                self.stored_bytes -= len(old)
+                self.frames[c][slot] = None
+            extra = self.extra[c].pop(slot, None)
+            if extra is not None:
+                self.stored_bytes -= len(extra)
+        self.next_row[slot] = -1
+        self._raw.discard(slot)
+
+    def sample(self, idx: np.ndarray, cur: np.ndarray) -> dict[str, np.ndarray]:
+        """`image.<cam>` of rows `idx` and `next_image.<cam>` of rows `cur` (the n-step chain's last rows)."""
+        out: dict[str, np.ndarray] = {}
+        for c in self.cameras:
+            out[f"image.{c}"] = self.decode(c, self.frames[c][idx])
+            nxt = self.next_row[cur]
+            blobs = [self.frames[c][j] if j >= 0 else self.extra[c][r] for r, j in zip(cur.tolist(), nxt.tolist())]
+            raw_at = {k for k, (r, j) in enumerate(zip(cur.tolist(), nxt.tolist())) if j < 0 and r in self._raw}
+            out[f"next_image.{c}"] = self.decode(c, blobs, raw_at)
+        return out
+
+    # -- accounting --
+    def stats(self, size: int) -> dict[str, float]:
+        """Bytes held per transition (frames, extras and the link index), the extra copies, and the codec."""
+        extras = sum(len(e) for e in self.extra.values())  # extra frames held
+        held = self.stored_bytes + 8 * size  # next_row
+        return {"frame_bytes": float(self.stored_bytes), "extra_frames": float(extras),
+                "bytes_per_transition": held / max(size, 1), "cameras": float(len(self.cameras))}
+
+    # -- checkpoints: plain arrays (no pickles) --
+    def state(self, size: int) -> dict[str, np.ndarray]:
+        for slot in list(self._raw):  # a checkpoint holds encoded frames only
+            self._settle(slot)
+        out: dict[str, np.ndarray] = {"_frames_codec": np.array(self.codec), "_frames_next_row": self.next_row[:size].copy()}
+        for c, (h, w) in self.cameras.items():
+            blobs = [self.frames[c][r] for r in range(size)]
+            out[f"_frames.{c}.shape"] = np.array([h, w], np.int64)
+            out[f"_frames.{c}.blob"], out[f"_frames.{c}.ends"] = _pack(blobs)
+            rows = np.array(sorted(self.extra[c]), np.int64)
+            out[f"_frames.{c}.extra_rows"] = rows
+            out[f"_frames.{c}.extra_blob"], out[f"_frames.{c}.extra_ends"] = _pack([self.extra[c][r] for r in rows.tolist()])
+        return out
+
+    @staticmethod
+    def cameras_in(arrays: dict[str, np.ndarray]) -> dict[str, tuple[int, int]]:
+        return {k[len("_frames."):-len(".shape")]: tuple(int(v) for v in arrays[k])
+                for k in arrays if k.startswith("_frames.") and k.endswith(".shape")}
+
+    def load_state(self, arrays: dict[str, np.ndarray], size: int) -> None:
+        if str(arrays["_frames_codec"]) != self.codec:
+            raise ValueError(f"checkpointed frames use codec {str(arrays['_frames_codec'])!r}, this buffer {self.codec!r}; "
+                             f"set frame_codec to the checkpoint's")
+        for slot in range(self.capacity):
+            self._drop(slot)
+        self.next_row[:size] = arrays["_frames_next_row"]
+        for c in self.cameras:
+            for r, b in enumerate(_unpack(arrays[f"_frames.{c}.blob"], arrays[f"_frames.{c}.ends"])):
+                self.frames[c][r] = b
+                self.stored_bytes += len(b)
+            extra = _unpack(arrays[f"_frames.{c}.extra_blob"], arrays[f"_frames.{c}.extra_ends"])
+            for r, b in zip(arrays[f"_frames.{c}.extra_rows"].tolist(), extra):
+                self.extra[c][int(r)] = b
+                self.stored_bytes += len(b)
+
+
+def _pack(blobs: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    ends = np.cumsum([len(b) for b in blobs], dtype=np.int64) if blobs else np.zeros(0, np.int64)
+    return np.frombuffer(b"".join(blobs), np.uint8).copy(), ends
+
+
+def _unpack(blob: np.ndarray, ends: np.ndarray) -> list[bytes]:
+    data = blob.tobytes()
+    starts = np.concatenate([[0], ends[:-1]]) if len(ends) else ends
+    return [data[s:e] for s, e in zip(starts.tolist(), ends.tolist())]
+
+
+def measure(frames: dict[str, np.ndarray], codecs=("raw", "zlib1", "zlib3", "zlib6"), batch: int = 256, repeats: int = 5,
+            capacity: int = 200_000) -> list[dict[str, float | str]]:
+    """Bytes per frame and decode ms per batch of `batch` per camera for each codec, on `frames` {cam: (T, H, W, 3)};
+    `gb_at_capacity`: the frames of `capacity` transitions stored once (one frame per camera per transition)."""
+    rng = np.random.default_rng(0)
+    out: list[dict[str, float | str]] = []
+    for codec in codecs:
+        store = FrameStore(1, {c: x.shape[1:3] for c, x in frames.items()}, codec)
+        row: dict[str, float | str] = {"codec": codec}
+        per_transition = 0.0
+        for c, x in frames.items():
+            t0 = time.perf_counter()
+            blobs = np.empty(len(x), dtype=object)
+            blobs[:] = [store.encode(f) for f in x]
+            enc = (time.perf_counter() - t0) / len(x)
+            idx = rng.integers(0, len(x), batch)
+            t0 = time.perf_counter()
+            for _ in range(repeats):
+                store.decode(c, blobs[idx])
+            row[f"{c}_bytes_per_frame"] = float(np.mean([len(b) for b in blobs]))
+            row[f"{c}_encode_ms_per_frame"] = 1e3 * enc
+            row[f"{c}_decode_ms_per_batch"] = 1e3 * (time.perf_counter() - t0) / repeats
+            per_transition += row[f"{c}_bytes_per_frame"]  # type: ignore[operator]
+        row["gb_at_capacity"] = (per_transition + 8) * capacity / 1e9
+        out.append(row)
+    return out
+
+
+if __name__ == "__main__":  # python -m rlft_learner.buffers.frames front.npy wrist.npy ...: (T, H, W, 3) uint8 per camera
+    import json
+    import os
+    import sys
+
+    cams: dict[str, list[np.ndarray]] = {}
+    for path in sys.argv[1:]:
+        name = os.path.basename(path).rsplit(".", 1)[0].split("_")[-1]
+        cams.setdefault(name, []).append(np.load(path))
+    print(json.dumps(measure({c: np.concatenate(v) for c, v in cams.items()}), indent=1))

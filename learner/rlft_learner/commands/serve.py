@@ -1,0 +1,453 @@
+"""`serve`: the online residual-RL learner. Robots stream transitions in (transport/online_server.py), ResidualTD3 trains
+on them (algorithms/residual_td3/; with `algorithm: rlpd_sac` the HIL-SERL/RLPD SAC baseline of algorithms/rlpd_sac/),
+new residual packages are exported and published, and everything is checkpointed so a killed learner resumes where its
+last checkpoint left off. Its config keys: serve_config.py.
+
+    python3 -m rlft_learner serve --config learner.yaml [--max-updates 20000 --json-progress ...]
+    python3 -m rlft_learner bench-update [--config learner.yaml] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import json
+import logging
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ..export.package import export_residual_package
+from ..finite import NonFiniteError, require_finite
+from ..buffers.her import EpisodeRelabeler, HindsightRelabeler
+from ..buffers.mirror import Mirror, MirrorRelabeler
+from ..transport.online_server import MAX_NORMALISED, OnlineServer
+from ..transport.protocol import MAX_ABS_VALUE, value_problem
+from ..buffers.replay import FIELDS
+from ..algorithms.residual_td3.nets import ObsFeatures
+from ..algorithms.residual_td3.agent import BasePackage, ResidualTD3, demo_rows
+from ..transport.security import load_signing_key, sign_package
+from .serve_config import ServeConfig, add_config_flags, config_from_args
+
+
+def _names(csv: str) -> list[str]:
+    return [n.strip() for n in csv.split(",") if n.strip()]
+
+
+def make_agent(cfg: ServeConfig, obs_dim: int, act_dim: int, base: BasePackage | None = None):
+    """The learner `algorithm` names: ResidualTD3 (ours) or RlpdSAC (the HIL-SERL/RLPD baseline, same interface), each
+    given its own config; over a base that sees cameras, their pixel versions (algorithms/pixels/). `obs_features`
+    needs the base package (its observation names and stats)."""
+    agent_cfg = cfg.agent_config()
+    if base is not None and base.policy["observation"].get("images"):
+        from ..algorithms.pixels.agent import PixelResidualTD3, PixelRlpdSAC  # the base sees cameras: so do actor and critics
+
+        return (PixelRlpdSAC if cfg.algorithm == "rlpd_sac" else PixelResidualTD3)(agent_cfg, obs_dim, act_dim, base)
+    if cfg.algorithm == "rlpd_sac":
+        from ..algorithms.rlpd_sac.agent import RlpdSAC
+        return RlpdSAC(agent_cfg, obs_dim, act_dim)
+    features = None
+    if cfg.obs_features:
+        if base is None:
+            raise ValueError("config: obs_features needs the base package's observation names and stats (base_package)")
+        features = ObsFeatures(list(base.obs_names), base.obs_mean, base.obs_std, cfg.obs_features)
+    return ResidualTD3(agent_cfg, obs_dim, act_dim, features)
+
+log = logging.getLogger("rlft_learner.serve")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Checkpoints: run_dir/ckpt-<updates>-<hex>/{state.pt, online.npz, offline.npz, meta.json}, made current by an atomic
+# rename of run_dir/checkpoint.json. Buffers and acked_seq are saved together, so after a restart `welcome` reports
+# exactly the acked_seq whose transitions are in the restored buffers. Once the pointer is renamed, those acked_seqs are
+# reported as `durable_seq` and robots may delete what they cover (docs/protocol.md § Disk spool).
+
+def _atomic_json(path: str, obj: Any) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=2)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def save_checkpoint(run_dir: str, agent: ResidualTD3, meta: dict) -> str:
+    name = f"ckpt-{agent.updates:09d}-{os.urandom(3).hex()}"
+    tmp = os.path.join(run_dir, "." + name)
+    os.makedirs(tmp)
+    torch.save(agent.state_dict(), os.path.join(tmp, "state.pt"))
+    np.savez(os.path.join(tmp, "online.npz"), **agent.online.state())
+    np.savez(os.path.join(tmp, "offline.npz"), **agent.offline.state())
+    if agent.her is not None:
+        np.savez(os.path.join(tmp, "her.npz"), **agent.her.state())
+    _atomic_json(os.path.join(tmp, "meta.json"), meta)
+    os.rename(tmp, os.path.join(run_dir, name))
+    pointer = os.path.join(run_dir, "checkpoint.json")
+    old = json.load(open(pointer))["dir"] if os.path.exists(pointer) else None
+    _atomic_json(pointer, {"dir": name, "updates": agent.updates, "created": time.time()})
+    if old and old != name:
+        shutil.rmtree(os.path.join(run_dir, old), ignore_errors=True)
+    return name
+
+
+def _read_checkpoint(ckpt: str, agent: ResidualTD3) -> tuple[dict, dict, dict[str, dict[str, np.ndarray]]]:
+    """(meta, agent state, buffers) of one checkpoint directory, checked before anything is loaded into `agent`: a
+    checkpoint with non-finite weights, or buffers holding values the door would refuse, raises ValueError."""
+    meta = json.load(open(os.path.join(ckpt, "meta.json")))
+    # Our own file (optimiser state holds Python floats/tuples): load it fully on torch 2.x, whose default is weights_only.
+    extra = {"weights_only": False} if "weights_only" in inspect.signature(torch.load).parameters else {}
+    state = torch.load(os.path.join(ckpt, "state.pt"), map_location=agent.device, **extra)
+    require_finite(f"checkpoint {ckpt}", **state)
+    buffers: dict[str, dict[str, np.ndarray]] = {}
+    for buf, name in ((agent.online, "online.npz"), (agent.offline, "offline.npz"), (agent.her, "her.npz")):
+        if buf is None or (name == "her.npz" and not os.path.exists(os.path.join(ckpt, name))):
+            continue  # HER off, or turned on for a run checkpointed without it
+        with np.load(os.path.join(ckpt, name)) as f:
+            buffers[name] = {k: f[k] for k in f.files}
+        for key, limit in (("obs", MAX_NORMALISED), ("next_obs", MAX_NORMALISED), ("reward", MAX_ABS_VALUE)):
+            problem = value_problem(f"{name} {key}", buffers[name][key], limit) if key in buffers[name] else None
+            if problem is not None:
+                raise NonFiniteError(f"checkpoint {ckpt}: {problem}")
+    return meta, state, buffers
+
+
+def load_checkpoint(run_dir: str, agent: ResidualTD3) -> dict | None:
+    """Restore `agent` from run_dir's current checkpoint; returns its meta, or None when there is none. A checkpoint
+    with non-finite weights or poisoned buffers is refused; an older complete one left in run_dir is used instead."""
+    pointer = os.path.join(run_dir, "checkpoint.json")
+    if not os.path.exists(pointer):
+        return None
+    current = json.load(open(pointer))["dir"]
+    older = sorted((d for d in os.listdir(run_dir) if d.startswith("ckpt-") and d != current
+                    and os.path.exists(os.path.join(run_dir, d, "meta.json"))), reverse=True)
+    refused: list[str] = []
+    for name in [current] + older:
+        try:
+            meta, state, buffers = _read_checkpoint(os.path.join(run_dir, name), agent)
+        except NonFiniteError as exc:
+            log.error("%s", exc)
+            refused.append(str(exc))
+            continue
+        agent.load_state_dict(state)
+        for buf, file in ((agent.online, "online.npz"), (agent.offline, "offline.npz"), (agent.her, "her.npz")):
+            if file in buffers:
+                buf.load_state(buffers[file])
+        if name != current:
+            log.warning("resuming from the older checkpoint %s: the current one (%s) was refused", name, current)
+        return meta
+    raise ValueError(f"{run_dir} holds no usable checkpoint: {refused[0]} — it was written by a learner without finite "
+                     f"guards (issue 24). Start a new run_dir, or move {pointer} away to start afresh in this one")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The learner loop.
+
+class Learner:
+    """Owns the agent, the server, packages, checkpoints and progress. `run(stop)` serves until `stop` is set or a
+    max_updates / max_seconds limit is reached, then checkpoints."""
+
+    def __init__(self, cfg: ServeConfig, out: Callable[[str], None] | None = None):
+        if not cfg.base_package:
+            raise ValueError("config: base_package is required — the BC package directory the robots run (train-bc's OUT/package)")
+        self.cfg = cfg
+        self.out = out or (lambda line: (sys.stdout.write(line + "\n"), sys.stdout.flush()))
+        torch.set_num_threads(cfg.threads)
+        self.base = BasePackage.load(cfg.base_package)
+        self.agent = make_agent(cfg, len(self.base.obs_names), len(self.base.action_names), self.base)
+        # Episode relabelers whose copies go to agent.her: hindsight goals (her.py), mirror symmetry (mirror.py).
+        self.relabelers: list[EpisodeRelabeler] = []
+        if cfg.her_goal:
+            self.relabelers.append(HindsightRelabeler(self.base, _names(cfg.her_goal), _names(cfg.her_achieved), cfg.her_radius,
+                                                      cfg.her_goals_per_episode, cfg.her_min_move or cfg.her_radius,
+                                                      cfg.base_noise_scale, cfg.seed))
+        self.mirror = Mirror(self.base, _names(cfg.mirror_obs), _names(cfg.mirror_action)) if cfg.mirror_obs else None
+        if self.mirror is not None:
+            self.relabelers.append(MirrorRelabeler(self.base, self.mirror, cfg.base_noise_scale, cfg.seed))
+        if cfg.chunk_critic:
+            self.agent.enable_chunk_critic(self.base.execute_steps, self.mirror)
+        os.makedirs(cfg.run_dir, exist_ok=True)
+        self.packages_dir = os.path.join(cfg.run_dir, "packages")
+        self.latest_version: str | None = None
+        self.published_at = -1
+        self.resumed_from: int | None = None
+        self.refused = {"publish": 0, "checkpoint": 0}  # exports/checkpoints refused for non-finite weights
+        door = cfg.door()
+        self.sign_key = load_signing_key(cfg.sign_key) if cfg.sign_key else None
+        self.server = OnlineServer(cfg.experience_bind, cfg.policy_bind, self.base, on_rows=self._on_rows,
+                                   status=self.status, config_hash=cfg.config_hash, heartbeat_sec=cfg.heartbeat_sec,
+                                   max_robots=cfg.max_robots, **door)
+        self.server.keep_packages = cfg.keep_packages
+        try:
+            self._resume_or_start()
+            if cfg.algorithm == "rlpd_sac" and self.latest_version is None:
+                self.publish()  # SAC acts from scratch: robots explore with the initial actor from their first episode
+            elif cfg.warmup_env_steps > 0 and self.latest_version is None:
+                self.publish(exploration_uniform=cfg.warmup_noise)  # env warm-up: the zero residual + uniform noise
+        except Exception:
+            self.server.close()
+            raise
+        self.dirty = False
+
+    def _resume_or_start(self) -> None:
+        meta = load_checkpoint(self.cfg.run_dir, self.agent)
+        if meta is not None:
+            if meta["base_version"] != self.base.version:
+                raise ValueError(f"{self.cfg.run_dir} was trained on base package {meta['base_version']!r} but base_package is "
+                                 f"{self.base.version!r} — use a new run_dir")
+            self.server.restore(meta["robots"])
+            frames = getattr(self.agent.online, "frames", None)
+            if self.server.cameras is None and frames is not None:  # the cameras the checkpointed frames came from
+                self.server.cameras, self.server.cameras_from = dict(frames.cameras), f"the frames in {self.cfg.run_dir}"
+            self.latest_version = meta.get("latest_version")
+            self.published_at = meta.get("published_at", -1)
+            if self.latest_version:
+                path = os.path.join(self.packages_dir, self.latest_version)
+                self.server.set_latest(path, json.load(open(os.path.join(path, "policy.json"))))
+            self.resumed_from = self.agent.updates
+            for relabeler in self.relabelers:
+                relabeler.resume(self.agent.her)
+            log.info("resumed %s from update %d (acked_seq %s, latest package %s)", self.cfg.run_dir, self.agent.updates,
+                     {k: v["acked_seq"] for k, v in meta["robots"].items()}, self.latest_version)
+        elif self.cfg.demo_dataset:
+            if self.cfg.algorithm == "rlpd_sac":
+                from ..algorithms.rlpd_sac.agent import zero_base_demo_rows
+                rows = zero_base_demo_rows(self.cfg.demo_dataset, self.base)
+            else:
+                rows = demo_rows(self.cfg.demo_dataset, self.base, self.cfg.base_noise_scale, self.mirror)
+            self.agent.add_offline(rows)
+            log.info("offline buffer: %d demo transitions from %s", len(rows["seq"]), self.cfg.demo_dataset)
+
+    def _on_rows(self, rows: dict[str, np.ndarray]) -> None:
+        self.agent.add(rows)
+        for relabeler in self.relabelers:
+            relabelled = relabeler.add(rows)
+            if relabelled is not None:
+                self.agent.add_her(relabelled)
+        self.dirty = True
+
+    def status(self) -> dict[str, Any]:
+        return {"updates": self.agent.updates, "online": len(self.agent.online), "offline": len(self.agent.offline)}
+
+    def guards(self) -> dict[str, Any]:
+        """What the finite guards and the door refused so far (in progress and done events, metrics.jsonl)."""
+        st = self.server.stats
+        skipped = dict(self.agent.guard.skipped)
+        if self.agent.chunk is not None:
+            skipped.update(self.agent.chunk.guard.skipped)
+        return {"malformed": st.malformed, "rejected_values": st.rejected_values, "rejected_frames": st.rejected_frames,
+                "refused_requests": st.refused,
+                "internal_errors": st.internal_errors, "skipped_updates": skipped, "refused_exports": dict(self.refused)}
+
+    def _refuse(self, what: str, exc: ValueError) -> None:
+        self.refused[what] += 1
+        if self.refused[what] == 1 or self.refused[what] % 100 == 0:
+            log.error("%s refused (#%d): %s — the last good one stays", what, self.refused[what], exc)
+
+    def checkpoint(self) -> None:
+        """Save a checkpoint, unless a network or optimiser state is non-finite: then the last good one stays."""
+        try:
+            require_finite("checkpoint", **self.agent.state_dict())
+        except NonFiniteError as exc:
+            self._refuse("checkpoint", exc)
+            return
+        robots = self.server.robot_state()
+        meta = {"base_version": self.base.version, "robots": robots, "latest_version": self.latest_version,
+                "published_at": self.published_at, "updates": self.agent.updates, "config": dataclasses.asdict(self.cfg)}
+        name = save_checkpoint(self.cfg.run_dir, self.agent, meta)
+        self.server.mark_durable(robots)  # only now: the pointer rename made this checkpoint the one a restart loads
+        self.dirty = False
+        log.info("checkpoint %s (update %d)", name, self.agent.updates)
+
+    def publish(self, exploration_uniform: float = 0.0) -> None:
+        """Export, sign and publish the actor as a new package, unless a network in it is non-finite (export refuses;
+        robots keep the last good package)."""
+        a = self.agent
+        try:
+            path, policy = self._export(exploration_uniform)
+        except NonFiniteError as exc:
+            self._refuse("publish", exc)
+            self.published_at = a.updates  # next try after publish_every more updates
+            return
+        if self.sign_key is not None:
+            sign_package(path, self.sign_key)
+        self.server.publish(path, policy)
+        self.latest_version, self.published_at = policy["version"], a.updates
+        kept = sorted((d for d in os.listdir(self.packages_dir) if not d.startswith(".")),
+                      key=lambda d: os.path.getmtime(os.path.join(self.packages_dir, d)))
+        for old in kept[: max(0, len(kept) - self.cfg.keep_packages)]:
+            shutil.rmtree(os.path.join(self.packages_dir, old), ignore_errors=True)
+        if self.cfg.json_progress:
+            self.out(json.dumps({"event": "policy", "version": policy["version"], "updates": a.updates}))
+
+    def _export(self, exploration_uniform: float) -> tuple[str, dict]:
+        a = self.agent
+        sac = self.cfg.algorithm == "rlpd_sac"
+        pixels = hasattr(a, "export_actor")  # algorithms/pixels: encoders + actor in one graph, no state-only critics
+        return export_residual_package(
+            a.export_actor() if pixels else a.actor, self.base, self.packages_dir, a.updates, a.exploration_std() if sac else self.cfg.exploration_std,
+            provenance={"online_transitions": a.env_steps, "intervention_transitions": a.intervention_steps,
+                        "algorithm": self.cfg.algorithm, **({"zero_base": True} if sac else {})},
+            version_prefix="sac" if sac else "res", critic=None if sac or pixels else a.critic,
+            chunk_critic=(a.chunk.net, a.chunk.k) if a.chunk is not None else None,
+            exploration_uniform=exploration_uniform, exploration_rho=0.0 if sac else self.cfg.exploration_rho)
+
+    def run(self, stop: threading.Event | None = None) -> dict:
+        cfg, a = self.cfg, self.agent
+        stop = stop or threading.Event()
+        log.info("serving on %s, publishing on %s (base %s, %d obs, %d actions)", self.server.endpoint,
+                 self.server.pub_endpoint, self.base.version, a.obs_dim, a.act_dim)
+        metrics = open(os.path.join(cfg.run_dir, "metrics.jsonl"), "a")
+        t_start = last_progress = last_ckpt_t = time.monotonic()
+        last_ckpt_u, last_progress_u = a.updates, a.updates
+        window: dict[str, list[float]] = {}
+        try:
+            while not stop.is_set():
+                due = a.updates_due()
+                self.server.serve(timeout_ms=0 if due else 20)
+                if due and not (cfg.max_updates and a.updates >= cfg.max_updates):
+                    for k, v in a.update().items():
+                        window.setdefault(k, []).append(v)
+                    if a.actor_updates and a.updates - max(self.published_at, 0) >= cfg.publish_every:
+                        self.publish()
+                now = time.monotonic()
+                if a.updates - last_ckpt_u >= cfg.checkpoint_every or (self.dirty and now - last_ckpt_t >= cfg.checkpoint_every_s):
+                    self.checkpoint()
+                    last_ckpt_u, last_ckpt_t = a.updates, now
+                if now - last_progress >= cfg.progress_every_s:
+                    ups = (a.updates - last_progress_u) / (now - last_progress)
+                    self._progress(metrics, window, ups, now - t_start)
+                    window, last_progress, last_progress_u = {}, now, a.updates
+                if (cfg.max_updates and a.updates >= cfg.max_updates) or (cfg.max_seconds and now - t_start >= cfg.max_seconds):
+                    break
+        finally:
+            metrics.close()
+            if a.actor_updates and self.published_at != a.updates:
+                self.publish()
+            self.checkpoint()
+            self.server.close()
+        done = {"event": "done", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
+                "policy_version": self.latest_version, "malformed": self.server.stats.malformed, "robots": self.robot_summary(),
+                "guards": self.guards(), "replay_memory": a.online.memory()}
+        if cfg.json_progress:
+            self.out(json.dumps(done))
+        return done
+
+    def robot_summary(self) -> dict[str, dict[str, int]]:
+        """Per robot: acked/durable seq and the online rows held with how many distinct seqs (end-to-end counts)."""
+        size = len(self.agent.online)
+        robot, seq = self.agent.online.data["robot"][:size], self.agent.online.data["seq"][:size]
+        out = {}
+        for rid, r in self.server.robots.items():
+            mine = seq[robot == r.index]
+            out[rid] = {"acked_seq": r.acked_seq, "durable_seq": r.durable_seq, "online_rows": int(len(mine)),
+                        "distinct_seqs": int(len(np.unique(mine)))}
+        return out
+
+    def _progress(self, metrics, window: dict[str, list[float]], ups: float, elapsed: float) -> None:
+        a = self.agent
+        row = {"updates": a.updates, "time": round(elapsed, 2), "charts/updates_per_s": ups,
+               "charts/online": len(a.online), "charts/offline": len(a.offline),
+               **({"charts/her": len(a.her)} if a.her is not None else {}),
+               "charts/intervention_fraction": a.intervention_steps / max(1, a.env_steps),
+               "charts/rejected_values": self.server.stats.rejected_values, "charts/skipped_updates": a.guard.total,
+               **{k: float(np.mean(v)) for k, v in window.items()}}
+        metrics.write(json.dumps(row) + "\n")
+        metrics.flush()
+        if self.cfg.json_progress:
+            self.out(json.dumps({"event": "progress", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
+                                 **({"her": len(a.her)} if a.her is not None else {}),
+                                 "updates_per_s": round(ups, 1), "policy_version": self.latest_version, "guards": self.guards(),
+                                 "losses": {k: round(float(np.mean(v)), 6) for k, v in window.items()}}))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# bench-update: critic+actor updates per second for a config, on synthetic buffers.
+
+def bench_update(cfg: ServeConfig, seconds: float = 5.0, obs_dim: int = 12, act_dim: int = 5) -> dict:
+    torch.set_num_threads(cfg.threads)
+    base = None
+    if cfg.base_package:
+        base = BasePackage.load(cfg.base_package)
+        obs_dim, act_dim = len(base.obs_names), len(base.action_names)
+    cfg = dataclasses.replace(cfg, critic_warmup_updates=0, learning_starts=1)
+    agent = make_agent(cfg, obs_dim, act_dim, base)
+    rng = np.random.default_rng(0)
+    n = 20_000
+    rows = {k: rng.uniform(-1, 1, size=(n,) if w is None else (n, obs_dim if w == "obs" else act_dim)).astype(dt)
+            for k, (w, dt) in FIELDS.items() if k != "next"}
+    rows.update(robot=np.zeros(n, np.int64), seq=np.arange(n), terminated=(rng.random(n) < 0.01).astype(np.float32),
+                truncated=np.zeros(n, np.float32), intervention=(rng.random(n) < 0.1).astype(np.float32))
+    agent.add(rows)
+    for _ in range(20):  # warm-up (allocator, first-call overheads)
+        agent.update()
+    t0, k = time.perf_counter(), 0
+    while time.perf_counter() - t0 < seconds:
+        agent.update()
+        k += 1
+    ups = k / (time.perf_counter() - t0)
+    return {"event": "bench-update", "updates_per_s": round(ups, 1), "env_steps_per_s_at_utd": round(ups / cfg.utd, 1),
+            "algorithm": cfg.algorithm, "batch_size": cfg.batch_size, "threads": cfg.threads,
+            "critic_heads": cfg.sac_critics if cfg.algorithm == "rlpd_sac" else cfg.critic_heads,
+            "critic_hidden": cfg.critic_hidden, "actor_hidden": cfg.actor_hidden, "obs_dim": obs_dim, "act_dim": act_dim,
+            "device": cfg.device, "torch": torch.__version__}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CLI entry points (registered in __main__.py).
+
+class ServeCommand:
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        add_config_flags(parser)
+
+    @staticmethod
+    def main(args: argparse.Namespace) -> int:
+        json_progress = getattr(args, "json_progress", False)
+        try:
+            cfg = config_from_args(args)
+            json_progress = cfg.json_progress
+            learner = Learner(cfg)
+        except (ValueError, RuntimeError, OSError) as exc:
+            if json_progress:
+                print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
+            print(f"serve: {exc}", file=sys.stderr)
+            return 1
+        stop = threading.Event()
+
+        def on_signal(signum, _frame):
+            log.info("signal %d: checkpointing and stopping", signum)
+            stop.set()
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+        if learner.resumed_from is not None and cfg.json_progress:
+            print(json.dumps({"event": "resumed", "updates": learner.resumed_from}), flush=True)
+        if cfg.json_progress:  # sockets bound, checkpoint loaded: whoever started us may connect now
+            print(json.dumps({"event": "ready"}), flush=True)
+        learner.run(stop)
+        return 0
+
+
+class BenchUpdateCommand:
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        add_config_flags(parser)
+        parser.add_argument("--seconds", type=float, default=5.0, help="timed seconds (default: 5)")
+
+    @staticmethod
+    def main(args: argparse.Namespace) -> int:
+        try:
+            cfg = config_from_args(args)
+        except (ValueError, OSError) as exc:
+            print(f"bench-update: {exc}", file=sys.stderr)
+            return 1
+        print(json.dumps(bench_update(cfg, args.seconds)), flush=True)
+        return 0

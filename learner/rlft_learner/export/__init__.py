@@ -1,0 +1,1 @@
+"""Policy packages: ONNX graphs, policy.json and their provenance (docs/policy-package.md)."""

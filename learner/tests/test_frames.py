@@ -1,0 +1,322 @@
+"""Camera frames on the experience link and in replay memory (issue 27): the door, storing each frame once, checkpoints."""
+
+import os
+import signal
+import subprocess
+import sys
+
+import msgpack
+import numpy as np
+import pytest
+
+from door import Door
+from rlft_learner.buffers.frames import FrameStore, measure
+from rlft_learner.buffers.replay import ReplayBuffer, to_batch
+from rlft_learner.transport.protocol import FrameError, ProtocolError, decode, encode
+from test_online import hello, transitions
+from test_server import ask, client
+
+H, W = 12, 10
+
+
+def frame(robot: int, episode: int, step: int, cam: int = 0, h: int = H, w: int = W) -> np.ndarray:
+    """A frame that names (robot, episode, step, camera) in its pixels, so a sample can be checked against its row."""
+    f = np.zeros((h, w, 3), np.uint8)
+    f[0, 0] = (robot, episode, step % 256)
+    f[0, 1] = (cam, step // 256, 7)
+    f[1:] = (step * 3 + cam) % 256
+    return f
+
+
+def rows_for(robot: int, episode: int, steps: range, seq0: int, cams=("front", "wrist"), last_done=False) -> dict:
+    n = len(steps)
+    rows = {"obs": np.zeros((n, 3), np.float32), "next_obs": np.zeros((n, 3), np.float32),
+            **{k: np.zeros((n, 2), np.float32) for k in ("base_action", "action", "next_base_action")},
+            "reward": np.zeros(n, np.float32), "terminated": np.zeros(n, np.float32), "truncated": np.zeros(n, np.float32),
+            "intervention": np.zeros(n, np.float32), "robot": np.full(n, robot, np.int64),
+            "seq": np.arange(seq0, seq0 + n, dtype=np.int64), "step": np.array(steps, np.int64)}
+    rows["obs"][:, 0] = rows["next_obs"][:, 0] = robot
+    rows["obs"][:, 1] = np.array(steps)
+    rows["next_obs"][:, 1] = np.array(steps) + 1
+    if last_done:
+        rows["truncated"][-1] = 1
+    for k, cam in enumerate(cams):
+        rows[f"image.{cam}"] = np.stack([frame(robot, episode, s, k) for s in steps])
+        rows[f"next_image.{cam}"] = np.stack([frame(robot, episode, s + 1, k) for s in steps])
+    return rows
+
+
+def check_sample(buf: ReplayBuffer, out: dict, idx: np.ndarray, n_step: int = 1) -> None:
+    """Every sampled frame is its row's: image from obs (robot, step), next_image from next_obs of the chain's end."""
+    for b, row in enumerate(idx):
+        robot, step = int(buf.data["robot"][row]), int(buf.data["obs"][row, 1])
+        for k, cam in enumerate(buf.frames.cameras):
+            img = out[f"image.{cam}"][b]  # (3, H, W)
+            assert img.shape == (3, H, W) and img.dtype == np.uint8
+            assert (int(img[0, 0, 0]), int(img[2, 0, 0]) + 256 * int(img[1, 0, 1]), int(img[0, 0, 1])) == (robot, step, k)
+            nxt = out[f"next_image.{cam}"][b]
+            want = int(out["next_obs"][b, 1])  # the step whose frame next_obs shows
+            assert int(nxt[2, 0, 0]) + 256 * int(nxt[1, 0, 1]) == want and int(nxt[0, 0, 0]) == robot
+
+
+# -- replay memory ----------------------------------------------------------------------------------------------------
+
+def test_frames_are_stored_once_and_sampled_as_uint8_nchw():
+    buf = ReplayBuffer(1000, 3, 2, frame_codec="raw")
+    # Two robots interleaved, batches cut mid-episode, an episode end (truncated) and a next episode.
+    buf.add(rows_for(0, 0, range(0, 5), 0))
+    buf.add(rows_for(1, 0, range(0, 7), 0))
+    buf.add(rows_for(0, 0, range(5, 10), 5, last_done=True))
+    buf.add(rows_for(0, 1, range(0, 6), 10))
+    buf.add(rows_for(1, 0, range(7, 9), 7))
+    f = buf.frames
+    # One frame per row and camera; an extra next frame only at robot 0's episode end and each robot's newest row.
+    assert set(f.extra["front"]) == set(f.extra["wrist"]) == {16, 22, 24}
+    frame_bytes = H * W * 3
+    assert f.stored_bytes == frame_bytes * 2 * (len(buf) + 3)
+    mem = buf.memory()
+    assert mem["bytes_per_transition"] < mem["row_bytes_per_transition"] + 2 * frame_bytes * 1.2
+    rng = np.random.default_rng(0)
+    for n_step in (1, 3):
+        idx = buf.sample_idx(64, rng)
+        out = buf.nstep(idx, n_step, 0.9)
+        check_sample(buf, out, idx, n_step)
+    batch = to_batch([out], "cpu")
+    assert batch.images["image.front"].shape == (64, 3, H, W) and str(batch.images["next_image.wrist"].dtype) == "torch.uint8"
+
+
+def test_a_next_frame_that_differs_is_kept_as_its_own_copy():
+    buf = ReplayBuffer(100, 3, 2, frame_codec="zlib1")
+    a = rows_for(0, 0, range(0, 4), 0)
+    a["next_image.front"][1] = 255  # a camera that dropped a frame: next_image of step 1 is not step 2's image
+    buf.add(a)
+    assert 1 in buf.frames.extra["front"] and buf.frames.next_row[1] == -1 and buf.frames.next_row[0] == 1
+    out = buf.nstep(np.array([1, 2]), 1, 0.9)
+    assert (out["next_image.front"][0] == 255).all()
+
+
+def test_ring_overwrite_keeps_links_valid():
+    buf = ReplayBuffer(16, 3, 2, frame_codec="zlib1")
+    seq = 0
+    for ep in range(12):
+        for robot in (0, 1):
+            buf.add(rows_for(robot, ep, range(0, 5), seq, last_done=True))
+        seq += 5
+    rng = np.random.default_rng(1)
+    idx = buf.sample_idx(200, rng)
+    check_sample(buf, buf.nstep(idx, 3, 0.9), idx)
+    # Extras: only rows whose successor is not held (episode ends; nothing else once linked).
+    assert len(buf.frames.extra["front"]) <= 2 * 16 // 5 + 2
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r.pop("next_image.front"), "next_image.front"),
+    (lambda r: r.update({"image.front": r["image.front"][:, :8]}), "camera 'front' must deliver 12x10"),
+    (lambda r: r.update({"image.back": r["image.front"], "next_image.back": r["image.front"]}), "['back']"),
+])
+def test_rows_with_other_frames_are_refused_naming_the_camera(change, message):
+    buf = ReplayBuffer(100, 3, 2)
+    buf.add(rows_for(0, 0, range(0, 3), 0))
+    bad = rows_for(0, 0, range(3, 6), 3)
+    change(bad)
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        buf.add(bad)
+    assert len(buf) == 3  # nothing of the refused rows stored
+
+
+def test_checkpoint_state_round_trips_frames(tmp_path):
+    buf = ReplayBuffer(64, 3, 2)
+    for ep in range(6):
+        buf.add(rows_for(0, ep, range(0, 9), 9 * ep, last_done=True))
+    path = tmp_path / "online.npz"
+    np.savez(path, **buf.state())
+    with np.load(path) as f:  # no pickles: the default allow_pickle=False reads it
+        arrays = {k: f[k] for k in f.files}
+    again = ReplayBuffer(64, 3, 2)
+    again.load_state(arrays)
+    idx = np.random.default_rng(2).integers(0, len(buf), 100)
+    a, b = buf.nstep(idx, 3, 0.9), again.nstep(idx, 3, 0.9)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    assert again.frames.stored_bytes == buf.frames.stored_bytes
+
+
+KILLED = r"""
+import os, signal, sys
+import numpy as np
+sys.path.insert(0, sys.argv[2])
+from test_frames import rows_for
+from rlft_learner.buffers.replay import ReplayBuffer
+buf = ReplayBuffer(500, 3, 2)
+for ep in range(8):
+    buf.add(rows_for(ep % 2, ep, range(0, 20), 20 * ep, last_done=True))
+tmp = sys.argv[1] + ".tmp.npz"
+np.savez(tmp, **buf.state())
+with open(tmp, "rb") as f:
+    os.fsync(f.fileno())
+os.replace(tmp, sys.argv[1])
+out = buf.nstep(buf.sample_idx(256, np.random.default_rng(5)), 3, 0.9)
+np.savez(sys.argv[1] + ".sample.npz", **out)
+buf.add(rows_for(0, 99, range(0, 20), 500))  # more rows after the checkpoint, lost with the process
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_write_kill_resume_gives_the_same_samples(tmp_path):
+    ckpt = str(tmp_path / "online.npz")
+    tests = os.path.dirname(os.path.abspath(__file__))
+    proc = subprocess.run([sys.executable, "-c", KILLED, ckpt, tests], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    with np.load(ckpt) as f:
+        arrays = {k: f[k] for k in f.files}
+    buf = ReplayBuffer(500, 3, 2)
+    buf.load_state(arrays)
+    out = buf.nstep(buf.sample_idx(256, np.random.default_rng(5)), 3, 0.9)
+    with np.load(ckpt + ".sample.npz") as want:
+        assert set(want.files) == set(out)
+        for k in want.files:
+            np.testing.assert_array_equal(want[k], out[k])
+
+
+def test_to_batch_leaves_out_frames_only_some_parts_carry():
+    buf = ReplayBuffer(50, 3, 2)
+    buf.add(rows_for(0, 0, range(0, 5), 0))
+    plain = ReplayBuffer(50, 3, 2)
+    rows = rows_for(0, 0, range(0, 5), 0)
+    plain.add({k: v for k, v in rows.items() if "image" not in k})
+    idx = np.arange(4)
+    batch = to_batch([buf.nstep(idx, 1, 0.9), plain.nstep(idx, 1, 0.9)], "cpu")
+    assert batch.obs.shape == (8, 3) and batch.images == {}
+
+
+def test_measure_reports_bytes_and_decode_cost():
+    frames = {"front": np.stack([frame(0, 0, s) for s in range(20)])}
+    rows = {r["codec"]: r for r in measure(frames, batch=8, repeats=1, capacity=1000)}
+    assert rows["raw"]["front_bytes_per_frame"] == H * W * 3
+    assert rows["zlib1"]["front_bytes_per_frame"] < H * W * 3
+    assert rows["raw"]["gb_at_capacity"] == pytest.approx((H * W * 3 + 8) * 1000 / 1e9)
+
+
+def test_codec_names_are_checked():
+    with pytest.raises(ValueError, match="'zlib1'..'zlib9'"):
+        FrameStore(4, {"front": (H, W)}, "lz4")
+
+
+# -- the wire ---------------------------------------------------------------------------------------------------------
+
+def framed(seq=1, first=0, n=4, robot="r0", cams=(("front", H, W), ("wrist", H, W)), **over):
+    """A transitions message (test_online.transitions) with frames added."""
+    frames = transitions(seq, first, n, robot)
+    header = msgpack.unpackb(frames[0])
+    tensors = {}
+    for k, (cam, h, w) in enumerate(cams):
+        tensors[f"image.{cam}"] = np.stack([frame(0, 0, first + i, k, h, w) for i in range(n)])
+        tensors[f"next_image.{cam}"] = np.stack([frame(0, 0, first + i + 1, k, h, w) for i in range(n)])
+    tensors.update(over)
+    extra = encode({"type": "x", "seq": 0}, tensors)
+    header["tensors"] += msgpack.unpackb(extra[0])["tensors"]
+    return [msgpack.packb(header)] + frames[1:] + extra[1:]
+
+
+def test_frames_round_trip_byte_exact():
+    header, t = decode(framed())
+    assert t["image.front"].dtype == np.uint8 and t["image.front"].shape == (4, H, W, 3)
+    np.testing.assert_array_equal(t["next_image.wrist"][2], frame(0, 0, 3, 1))
+
+
+def _retype(frames, name, dtype):
+    header = msgpack.unpackb(frames[0])
+    for spec in header["tensors"]:
+        if spec["name"] == name:
+            spec["dtype"] = dtype
+    return [msgpack.packb(header)] + frames[1:]
+
+
+def _without(frames, name):
+    header = msgpack.unpackb(frames[0])
+    keep = [i for i, s in enumerate(header["tensors"]) if s["name"] != name]
+    header["tensors"] = [header["tensors"][i] for i in keep]
+    return [msgpack.packb(header)] + [frames[1 + i] for i in keep]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: _without(framed(), "next_image.front"), "image.front without next_image.front"),
+    (lambda: _without(framed(), "image.wrist"), "next_image.wrist without image.wrist"),
+    (lambda: framed(**{"next_image.front": np.zeros((4, H, W + 1, 3), np.uint8)}), "image is 12x10 but next_image 12x11"),
+    (lambda: framed(**{"image.front": np.zeros((3, H, W, 3), np.uint8)}), r"image.front: one frame per transition, \[4, H, W, 3\]"),
+    (lambda: framed(**{"image.front": np.zeros((4, H, W, 4), np.uint8)}), r"\[T, H, W, 3\] rgb8"),
+    (lambda: framed(**{"image.front": np.zeros((4, H, W), np.uint8)}), r"\[T, H, W, 3\] rgb8"),
+    (lambda: framed(**{"image.front": np.zeros((1, 4097, 2, 3), np.uint8)}), r"sides in \[1, 4096\]"),
+    (lambda: framed(**{"image.front": np.zeros((4, H, W, 3), np.float32)}), "must travel as raw uint8"),
+    (lambda: _retype(framed(), "next_image.wrist", "float16"), "camera 'wrist' frames must travel as raw uint8"),
+])
+def test_hostile_frames_are_refused_as_frame_errors(make, message):
+    with pytest.raises(FrameError, match=message):
+        decode(make())
+
+
+def test_a_huge_claimed_frame_is_refused_before_anything_is_allocated():
+    frames = framed(cams=(("front", H, W),))
+    header = msgpack.unpackb(frames[0])
+    for spec in header["tensors"]:
+        if spec["name"].endswith("image.front"):
+            spec["shape"] = [4, 4096, 4096, 3]  # 200 MB claimed, 1.4 kB sent
+    with pytest.raises(ProtocolError, match="needs 201326592 bytes of uint8"):
+        decode([msgpack.packb(header)] + frames[1:])
+
+
+def test_episode_messages_carry_no_next_image():
+    header = {"type": "episode", "seq": 1, "episode_id": "e", "seed": 0, "task": "t", "length": 2, "success": True}
+    frames = encode(header, {"obs": np.ones((2, 3)), "action": np.zeros((2, 2)), "reward": np.zeros(2),
+                             "next_image.front": np.zeros((2, H, W, 3), np.uint8)})
+    with pytest.raises(ProtocolError, match="next_image.<camera> belongs to transitions"):
+        decode(frames)
+
+
+# -- the learner's door -----------------------------------------------------------------------------------------------
+
+def test_the_door_stores_frames_byte_exact_and_pins_cameras(tmp_path):
+    with Door(tmp_path) as door:
+        c = client(door.endpoint)
+        assert ask(c, hello(1))["type"] == "welcome"
+        ack = ask(c, framed(seq=2, first=0, n=4))
+        assert ack["type"] == "ack" and ack["acked_seq"] == 3
+        rows = door.rows[0]
+        np.testing.assert_array_equal(rows["image.wrist"][1], frame(0, 0, 1, 1))
+        np.testing.assert_array_equal(rows["next_image.front"][3], frame(0, 0, 4, 0))
+        assert door.server.cameras == {"front": (H, W), "wrist": (H, W)}
+        refusals = [
+            (framed(seq=3, first=4, cams=(("front", H, W), ("wrist", 8, 8))), "camera 'wrist' frames are 8x8; this learner stores wrist at 12x10"),
+            (framed(seq=4, first=4, cams=(("front", H, W),)), "no frames of camera(s) wrist"),
+            (transitions(5, 4, 4), "no frames of camera(s) front, wrist"),
+            (framed(seq=6, first=4, cams=(("front", H, W), ("wrist", H, W), ("top", H, W))), "camera(s) top that this learner does not store"),
+        ]
+        for msg, want in refusals:
+            err = ask(c, msg)
+            assert err["type"] == "error" and want in err["reason"], err
+            assert "learner.cameras" in err["reason"] or "render or capture" in err["reason"]
+        float_frames = framed(seq=7, first=4, **{"image.front": np.zeros((4, H, W, 3), np.float32)})
+        err = ask(c, float_frames)
+        assert "must travel as raw uint8" in err["reason"]
+        assert door.server.stats.rejected_frames == 5
+        assert door.stored == 4  # nothing refused was stored
+        ack = ask(c, framed(seq=8, first=4, n=2))
+        assert ack["acked_seq"] == 5
+
+
+def test_a_pixel_base_package_fixes_the_cameras_at_the_door(tmp_path):
+    from types import SimpleNamespace
+    from rlft_learner.transport.online_server import package_cameras
+
+    images = [{"camera": "front", "height": H, "width": W}, {"camera": "wrist", "height": 8, "width": 8}]
+    assert package_cameras(SimpleNamespace(policy={"observation": {"images": images}})) == {"front": (H, W), "wrist": (8, 8)}
+    assert package_cameras(SimpleNamespace(policy={"observation": {"names": ["q"]}})) is None
+    with Door(tmp_path) as door:
+        door.server.cameras = package_cameras(SimpleNamespace(policy={"observation": {"images": images}}))
+        door.server.cameras_from = "the base package's observation.images"
+        c = client(door.endpoint)
+        assert ask(c, hello(1))["type"] == "welcome"
+        err = ask(c, framed(seq=2, first=0, n=4))  # wrist at 12x10, the package reads it at 8x8
+        assert err["type"] == "error" and "camera 'wrist' frames are 12x10; this learner stores wrist at 8x8 (the base package's" in err["reason"]
+        ok = ask(c, framed(seq=3, first=0, n=4, cams=(("front", H, W), ("wrist", 8, 8))))
+        assert ok["type"] == "ack" and door.stored == 4 and door.server.stats.rejected_frames == 1
