@@ -25,7 +25,9 @@ export function imageFeeds(cams: readonly ImageInput[], images: CameraFrames | u
       throw new PolicyInputError("bad_image", `camera "${img.camera}" sends ${f.width}×${f.height} frames but ${who} was trained on ${img.width}×${img.height} — set the camera's width/height to ${img.width}×${img.height} in the launch file (the policy does not resize)`);
     }
     if (f.data.length !== f.width * f.height * 3) throw new PolicyInputError("bad_image", `camera "${img.camera}": a ${f.width}×${f.height} rgb8 frame has ${f.width * f.height * 3} bytes, found ${f.data.length} — the camera must send packed rgb8`);
-    out[img.input] = { data: f.data, dims: [1, f.height, f.width, 3] };
+    // A copy: feeds are transferred to the inference worker (their buffers detach), and the frame itself is still
+    // the camera's message, which the recorder and the experience link write after this tick.
+    out[img.input] = { data: new Uint8Array(f.data), dims: [1, f.height, f.width, 3] };
   }
   return out;
 }

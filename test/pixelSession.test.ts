@@ -17,12 +17,8 @@ import { trainBc } from "../app/trainBc.ts";
 import { findPython, learnerEnv } from "../app/python.ts";
 import { cameraFiles, pixelDemoLaunch } from "./support/pixelDemos.ts";
 
-// Skipped: with learner.cameras set, the session's recorder fails on the third episode ("Cannot encode a
-// sensor_msgs/Image message: Cannot perform %TypedArray%.prototype.set on a detached ArrayBuffer", writing
-// /camera/front/image), and the test runner then waited ~15 min for the learner child. Unskip once that is fixed.
-const RECORDER_DETACHED_FRAME = "the recorder meets a detached camera frame when learner.cameras is set (see the comment above)";
 
-test("a session over a pixel base streams both cameras to the learner, which learns from them and publishes a pixel residual", { skip: RECORDER_DETACHED_FRAME }, async (t) => {
+test("a session over a pixel base streams both cameras to the learner, which learns from them and publishes a pixel residual", { timeout: 600_000 }, async (t) => {
   const tmp = await mkdtemp(join(tmpdir(), "rlft-pixsession-"));
   t.after(() => rm(tmp, { recursive: true, force: true }));
   const cal = cameraFiles(tmp);
