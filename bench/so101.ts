@@ -89,5 +89,6 @@ for (const task of TASKS) {
 
 mkdirSync("bench/results", { recursive: true });
 const file = `bench/results/so101-${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
-writeFileSync(file, `${JSON.stringify({ bench: "so101", speed, expert_success: success }, null, 2)}\n`);
-console.log(`\nwritten to ${file}`);
+const json = `${JSON.stringify({ bench: "so101", date: new Date().toISOString(), speed, expert_success: success }, null, 2)}\n`;
+for (const f of [file, "bench/results/so101-latest.json"]) writeFileSync(f, json); // the dated copy is git-ignored
+console.log(`\nwritten to ${file} and bench/results/so101-latest.json`);
