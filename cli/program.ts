@@ -28,16 +28,16 @@ export function buildProgram(): Command {
       `
 Examples:
   rlft demo                                                   # collect → train → eval in simulation
-  rlft collect --task push_cube --episodes 50 --out data/demos
-  rlft train-bc --data data/demos --out runs/bc/policy
+  rlft collect --task push_cube --episodes 50 --out runs/demos
+  rlft train-bc --data runs/demos --out runs/bc/policy
   rlft eval --policy runs/bc/policy --task push_cube --episodes 50 --seed 1000
   rlft launch launch/sim_push.yaml --policy runs/bc/policy
-  rlft replay data/demos --to-learner tcp://127.0.0.1:5555
-  rlft inspect data/demos/episode_000000.mcap
+  rlft replay runs/demos --to-learner tcp://127.0.0.1:5555
+  rlft inspect runs/demos/episode_000000.mcap
   rlft session launch/sim_push.yaml --learner --operator ui   # a person supervises in the web UI
-  rlft label runs/session/episodes --out data/labels          # frames for the success classifier
-  rlft replay data/demos/episode_000000.mcap --sim
-  rlft dataset export data/demos --format lerobot --out exports/demos
+  rlft label runs/session/episodes --out runs/labels          # frames for the success classifier
+  rlft replay runs/demos/episode_000000.mcap --sim
+  rlft dataset export runs/demos --format lerobot --out exports/demos
   rlft recap launch/sim_push.yaml --iterations 2 --episodes-per-iteration 50
   rlft inspect-episode runs/recap/iter_1/episodes/episode_000000.mcap --value runs/recap/iter_1/learner/package
 `,

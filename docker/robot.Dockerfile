@@ -1,8 +1,8 @@
 # The robot image: ROS 2 Jazzy, Node 20, rlft with rclnodejs and onnxruntime-node's CUDA 12 execution provider.
 #   docker build -f docker/robot.Dockerfile -t rlft-robot .
 #   docker run --rm --gpus all --network host rlft-robot                       # the sim launch on ROS 2
-#   docker run --rm --gpus all --network host --device /dev/ttyACM0 -v $PWD/data:/opt/rlft/data rlft-robot \
-#     ros2 launch launch/ros2/so100.launch.xml port:=/dev/ttyACM0 policy:=data/policies/so100
+#   docker run --rm --gpus all --network host --device /dev/ttyACM0 -v $PWD/runs:/opt/rlft/runs rlft-robot \
+#     ros2 launch launch/ros2/so100.launch.xml port:=/dev/ttyACM0 policy:=runs/policies/so100
 # Without a GPU the CPU provider is used (actor.providers lists cuda first, cpu as the fallback).
 FROM ros:jazzy
 

@@ -188,11 +188,11 @@ export const LaunchSchema = z
         /** The learner's policy PUB. */
         policy: z.string().default("tcp://127.0.0.1:5556"),
         /** Unacknowledged transitions wait here on disk, so a learner restart loses nothing. */
-        spool: z.string().default("data/spool"),
+        spool: z.string().default("runs/spool"),
         /** Robot id in the protocol; one learner serves many robots. */
         robot_id: z.string().default("sim-0"),
         /** Where received policy packages are cached (verified before use). */
-        cache: z.string().default("data/policies"),
+        cache: z.string().default("runs/policies"),
         /** Exploration noise on the residual (training mode); off for evaluation. */
         explore: z.boolean().default(true),
         /** Spool cap on disk (MB): episodes pause before the spool would pass it (a slow or absent learner). */
@@ -216,7 +216,7 @@ export const LaunchSchema = z
           .optional(),
       })
       .strict()
-      .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "data/spool", robot_id: "sim-0", cache: "data/policies", explore: true, spool_cap_mb: 1024, cameras: [] }),
+      .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "runs/spool", robot_id: "sim-0", cache: "runs/policies", explore: true, spool_cap_mb: 1024, cameras: [] }),
     /** Calibration files (rlft calibrate ...): validated at start-up and recorded into every episode's metadata. */
     calibration: z
       .object({
@@ -233,14 +233,14 @@ export const LaunchSchema = z
       .object({
         enabled: z.boolean().default(true),
         /** Where MCAP episodes and the session index go. */
-        out: z.string().default("data/sessions"),
+        out: z.string().default("runs/sessions"),
         /** MCAP chunk size: a crash loses at most the open chunk. */
         chunk_bytes: z.number().int().min(1024).default(1 << 20),
         /** Byte budget of the episode files (MB); past it recording stops as on a full disk and sessions pause. */
         max_mb: z.number().positive().optional(),
       })
       .strict()
-      .default({ enabled: true, out: "data/sessions", chunk_bytes: 1 << 20 }),
+      .default({ enabled: true, out: "runs/sessions", chunk_bytes: 1 << 20 }),
   })
   .strict();
 

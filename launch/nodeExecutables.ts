@@ -262,7 +262,7 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
   },
   recorder: {
     description: "Every topic to one MCAP file per episode, with robot, policy and calibration in the metadata",
-    params: z.object({ out: z.string().default("data/sessions"), chunk_bytes: z.number().int().min(1024).default(1 << 20), robot: z.string().default("rlft_arm5"), policy_version: z.string().default("unknown"), calibration_arm: z.string().optional(), calibration_camera: z.string().optional(), calibration_hand_eye: z.string().optional() }).strict(),
+    params: z.object({ out: z.string().default("runs/sessions"), chunk_bytes: z.number().int().min(1024).default(1 << 20), robot: z.string().default("rlft_arm5"), policy_version: z.string().default("unknown"), calibration_arm: z.string().optional(), calibration_camera: z.string().optional(), calibration_hand_eye: z.string().optional() }).strict(),
     async start(runtime, raw) {
       const p = this.params.parse(raw) as { out: string; chunk_bytes: number; robot: string; policy_version: string; calibration_arm?: string; calibration_camera?: string; calibration_hand_eye?: string };
       const metadata = recorderMetadata({ robot: p.robot, policyVersion: p.policy_version, runtime: runtime.kind, calibration: { arm: p.calibration_arm, camera: p.calibration_camera, hand_eye: p.calibration_hand_eye } });

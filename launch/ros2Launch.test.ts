@@ -40,7 +40,7 @@ test("ROS 2 launch files: the sim and every supported arm, each a set of `rlft n
   const so100 = readRos2Launch(join(dir, "so100.launch.xml"), { port: "/dev/ttyUSB3" });
   const armNode = so100.find((n) => n.executable === "arm_driver")!;
   assert.equal(armNode.params.port, "/dev/ttyUSB3");
-  assert.equal(armNode.params.calibration, "data/calibration/so100_follower.json");
+  assert.equal(armNode.params.calibration, "runs/calibration/so100_follower.json");
   // if/unless pick the actor.
   assert.ok(readRos2Launch(join(dir, "sim.launch.xml")).some((n) => n.executable === "expert"));
   const withPolicy = readRos2Launch(join(dir, "sim.launch.xml"), { use_policy: "true" });

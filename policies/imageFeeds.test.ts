@@ -3,7 +3,10 @@ import assert from "node:assert/strict";
 import { imageFeeds } from "./imageFeeds.ts";
 import type { ImageInput } from "./PolicyPackage.ts";
 
-const front: ImageInput = { camera: "front", key: "observation.images.front", input: "image.front", height: 8, width: 8, encoding: "rgb8" };
+const front: ImageInput = {
+  camera: "front", key: "observation.images.front", input: "image.front", height: 8, width: 8,
+  encoding: "rgb8", dtype: "uint8", layout: "HWC", history: 1, preprocessing: "x / 255 in the graph",
+};
 
 test("image feeds are copies: transferring them to the inference worker leaves the camera's frame whole for the recorder", () => {
   const frame = { width: 8, height: 8, data: new Uint8Array(8 * 8 * 3).fill(7) };

@@ -11,7 +11,7 @@ How to take the pictures (10–20 of them):
   - cover the image: the board near each corner and edge, near and far, tilted up to ±45° in both directions.
 
 Examples:
-  rlft calibrate intrinsics --images data/calib/wrist --board 9x6 --square 0.025 --out data/calibration/wrist_camera.json
+  rlft calibrate intrinsics --images runs/calib/wrist --board 9x6 --square 0.025 --out runs/calibration/wrist_camera.json
   rlft calibrate render-board --out /tmp/board --views 15 && rlft calibrate intrinsics --images /tmp/board --out /tmp/cam.json
 `;
 
@@ -27,7 +27,7 @@ How to choose stations (15 or more):
   - wait for the arm to settle before each picture.
 
 Examples:
-  rlft calibrate hand-eye --mode eye-in-hand --stations data/handeye/stations.json --intrinsics data/calibration/wrist_camera.json --out data/calibration/hand_eye.json
+  rlft calibrate hand-eye --mode eye-in-hand --stations runs/handeye/stations.json --intrinsics runs/calibration/wrist_camera.json --out runs/calibration/hand_eye.json
   rlft calibrate render-board --out /tmp/he --views 15 --hand-eye eye-in-hand
 `;
 
@@ -36,7 +36,7 @@ The routine (LeRobot's): torque goes off; you move the arm to the middle of its 
 move every joint through its whole range and press Enter. The file holds homing offsets and ranges per joint.
 
 Examples:
-  rlft calibrate arm --robot so100_follower --source feetech --port /dev/ttyACM0 --out data/calibration/so100_follower.json
+  rlft calibrate arm --robot so100_follower --source feetech --port /dev/ttyACM0 --out runs/calibration/so100_follower.json
   rlft calibrate arm --robot sim_arm --source sim --yes --out /tmp/sim_arm.json     # try the flow without hardware
 `;
 
@@ -51,7 +51,7 @@ export function registerCalibrateCommand(program: Command): void {
   const cal = program
     .command("calibrate")
     .description("Calibrate a camera (intrinsics), a camera against the arm (hand-eye), or a servo arm (homing offsets and ranges)")
-    .addHelpText("after", "\nExamples:\n  rlft calibrate intrinsics --images data/calib --board 9x6 --square 0.025 --out cam.json\n  rlft calibrate hand-eye --mode eye-in-hand --stations stations.json --intrinsics cam.json --out hand_eye.json\n  rlft calibrate arm --robot so100_follower --source feetech --port /dev/ttyACM0 --out so100.json\n");
+    .addHelpText("after", "\nExamples:\n  rlft calibrate intrinsics --images runs/calib --board 9x6 --square 0.025 --out cam.json\n  rlft calibrate hand-eye --mode eye-in-hand --stations stations.json --intrinsics cam.json --out hand_eye.json\n  rlft calibrate arm --robot so100_follower --source feetech --port /dev/ttyACM0 --out so100.json\n");
 
   cal
     .command("intrinsics")

@@ -19,7 +19,7 @@ export function registerDataCommands(program: Command): void {
     .option("--cameras <names>", "a policy that sees these cameras (comma-separated, e.g. front,wrist): their recorded frames are trained on")
     .option("--state <names>", "observation columns the policy sees: comma-separated names, or 'joints' (every q.<joint>, what a real arm measures); default: all of /observation")
     .option("--learner-set <key=value...>", "learner train-bc settings on top of its defaults, e.g. batch_size=64 image_shift=4")
-    .addHelpText("after", "\nExample:\n  rlft train-bc --data data/demos --out runs/bc\n  rlft train-bc --data data/so101_push --out runs/pix --cameras front,wrist --state joints --steps 6000\n")
+    .addHelpText("after", "\nExample:\n  rlft train-bc --data runs/demos --out runs/bc\n  rlft train-bc --data runs/so101_push --out runs/pix --cameras front,wrist --state joints --steps 6000\n")
     .action(async (o) => {
       const list = (v: string | undefined) => (v === undefined ? undefined : v.split(",").map((s) => s.trim()).filter(Boolean));
       const state = o.state === "joints" ? "joints" : list(o.state);

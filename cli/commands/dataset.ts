@@ -15,13 +15,13 @@ export function registerDatasetCommand(program: Command): void {
   const ds = program
     .command("dataset")
     .description("Statistics of a folder of episodes, and LeRobot export/import")
-    .addHelpText("after", "\nExamples:\n  rlft dataset stats data/demos\n  rlft dataset export data/demos --format lerobot --out exports/demos\n  rlft dataset import exports/demos --out data/imported\n");
+    .addHelpText("after", "\nExamples:\n  rlft dataset stats runs/demos\n  rlft dataset export runs/demos --format lerobot --out exports/demos\n  rlft dataset import exports/demos --out runs/imported\n");
 
   ds.command("stats")
     .description("Counts, success rate, intervention fraction, observation and action statistics, per task")
     .argument("<folder>", "directory of .mcap episodes (or one file)")
     .option("--json", "print JSON")
-    .addHelpText("after", "\nExample:\n  rlft dataset stats data/demos\n")
+    .addHelpText("after", "\nExample:\n  rlft dataset stats runs/demos\n")
     .action(async (folder: string, o) => {
       const files = episodeFiles(folder);
       const bar = o.json ? null : progress("read", files.length, { unit: "episodes" });
@@ -39,7 +39,7 @@ export function registerDatasetCommand(program: Command): void {
     .option("--lerobot-version <version>", `LeRobotDataset layout: ${LEROBOT_VERSIONS.join(" | ")}`, "3.0")
     .option("--video-codec <codec>", "h264 (fast) | av1 (LeRobot's default, slower)", "h264")
     .option("--no-video", "skip the camera videos")
-    .addHelpText("after", "\nExamples:\n  rlft dataset export data/demos --format lerobot --out exports/push_cube_lerobot\n  rlft dataset export data/demos --format lerobot --lerobot-version 2.1 --out exports/push_cube_v21\n")
+    .addHelpText("after", "\nExamples:\n  rlft dataset export runs/demos --format lerobot --out exports/push_cube_lerobot\n  rlft dataset export runs/demos --format lerobot --lerobot-version 2.1 --out exports/push_cube_v21\n")
     .action(async (folder: string, o) => {
       if (o.format !== "lerobot") throw new Error(`--format ${o.format}: only 'lerobot' is supported`);
       const version = String(o.lerobotVersion).replace(/^v/, "");
@@ -60,7 +60,7 @@ export function registerDatasetCommand(program: Command): void {
     .requiredOption("--out <dir>", "where the .mcap episodes go")
     .option("--robot <model>", "robot model to record when info.json has no robot_type")
     .option("--no-video", "skip the videos")
-    .addHelpText("after", "\nExample:\n  rlft dataset import exports/push_cube_lerobot --out data/imported\n")
+    .addHelpText("after", "\nExample:\n  rlft dataset import exports/push_cube_lerobot --out runs/imported\n")
     .action(async (dir: string, o) => {
       let bar: ReturnType<typeof progress> | null = null;
       const r = await importLeRobot(dir, o.out, { robot: o.robot, noVideo: !o.video, onEpisode: (i, n) => (bar ??= progress("import", n, { unit: "episodes" })).update(i) });

@@ -44,7 +44,7 @@ export function registerEpisodeCommands(program: Command): void {
     .option("--no-camera", "skip the ray-cast camera (faster)")
     .option("--launch <file>", "launch file to start from", DEFAULT_LAUNCH)
     .option("--json", "print the summary as JSON")
-    .addHelpText("after", "\nExamples:\n  rlft collect --task push_cube --episodes 50 --out data/demos\n  rlft collect --task multi_push --episodes 200 --quality 1 --out data/multi   # with a camera frame every tick, for train-vla\n  rlft collect --launch launch/sim_so101.yaml --task pick_place --episodes 50 --out data/so101_pick   # the SO-101\n")
+    .addHelpText("after", "\nExamples:\n  rlft collect --task push_cube --episodes 50 --out runs/demos\n  rlft collect --task multi_push --episodes 200 --quality 1 --out runs/multi   # with a camera frame every tick, for train-vla\n  rlft collect --launch launch/sim_so101.yaml --task pick_place --episodes 50 --out runs/so101_pick   # the SO-101\n")
     .action(async (o) => {
       const cfg = baseConfig(o.launch);
       cfg.task = o.task;

@@ -12,7 +12,7 @@ export function registerInspectCommand(program: Command): void {
     .argument("<file>", "an .mcap episode")
     .option("--plot [png]", "also draw the joint traces with intervention spans shaded (default: <file>.png)")
     .option("--json", "print the summary as JSON")
-    .addHelpText("after", "\nExamples:\n  rlft inspect data/demos/episode_000000.mcap\n  rlft inspect data/sessions/episode_000012.mcap --plot\n")
+    .addHelpText("after", "\nExamples:\n  rlft inspect runs/demos/episode_000000.mcap\n  rlft inspect runs/sessions/episode_000012.mcap --plot\n")
     .action(async (file: string, o: { plot?: string | boolean; json?: boolean }) => {
       const tr = await readEpisodeTrace(file);
       const s = summarizeEpisode(tr);

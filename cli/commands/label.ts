@@ -17,7 +17,7 @@ export function registerLabelCommand(program: Command): void {
     .option("--positive <file:from-to...>", "hand-label frame ranges of one episode as positive (the rest of it negative)")
     .addHelpText(
       "after",
-      "\nExamples:\n  rlft label runs/session/episodes --out data/labels\n  rlft label data/sessions --out data/labels --positive episode_000004.mcap:20-31\n  python3 -m rlft_learner train-classifier --data data/labels --out runs/classifier\n\nHIL-SERL used a few hundred positive and about a thousand negative frames; the counts are printed.\n",
+      "\nExamples:\n  rlft label runs/session/episodes --out runs/labels\n  rlft label runs/sessions --out runs/labels --positive episode_000004.mcap:20-31\n  python3 -m rlft_learner train-classifier --data runs/labels --out runs/classifier\n\nHIL-SERL used a few hundred positive and about a thousand negative frames; the counts are printed.\n",
     )
     .action(async (dirs: string[], o) => {
       const positives = new Map<string, [number, number][]>();

@@ -24,7 +24,7 @@ export function registerNodeCommand(program: Command): void {
     .option("--param <key=value...>", "parameters, e.g. --param task=push_cube --param control_hz=10", (v: string, prev: string[] = []) => [...prev, v])
     .option("--params-file <file>", "YAML parameters (flat, or ROS 2 style with ros__parameters)")
     .option("--list", "list the executables and their parameters")
-    .addHelpText("after", "\nExamples:\n  rlft node --list\n  rlft node sim --param task=push_cube --param control_hz=10            # on ROS 2 (source /opt/ros/jazzy/setup.bash)\n  rlft node safety_supervisor --param calibration=data/calibration/so100.json\n  ros2 launch launch/ros2/sim.launch.xml                                # all of them\n")
+    .addHelpText("after", "\nExamples:\n  rlft node --list\n  rlft node sim --param task=push_cube --param control_hz=10            # on ROS 2 (source /opt/ros/jazzy/setup.bash)\n  rlft node safety_supervisor --param calibration=runs/calibration/so100.json\n  ros2 launch launch/ros2/sim.launch.xml                                # all of them\n")
     .action(async (executable: string | undefined, o) => {
       if (o.list || !executable) {
         for (const [name, exe] of Object.entries(NODE_EXECUTABLES)) console.log(`${name.padEnd(22)} ${exe.description}\n${"".padEnd(22)} parameters: ${Object.keys(exe.params.shape).join(", ")}`);

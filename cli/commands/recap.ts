@@ -28,7 +28,7 @@ export function registerRecapCommand(program: Command): void {
     .option("--out <dir>", "run directory (demos, iter_N/{episodes,learner,eval}, report.md, report.json)", "runs/recap")
     .addHelpText(
       "after",
-      "\nExamples:\n  rlft recap launch/sim_push.yaml --iterations 2 --episodes-per-iteration 50\n  rlft recap launch/sim_push.yaml --task peg_insert --pretrained runs/bc/package --demos data/demos --learner-set cfg_beta=1.5\n\nEach iteration writes OUT/iter_N/report.json and the learner's value calibration plot; OUT/report.md has the table.\n",
+      "\nExamples:\n  rlft recap launch/sim_push.yaml --iterations 2 --episodes-per-iteration 50\n  rlft recap launch/sim_push.yaml --task peg_insert --pretrained runs/bc/package --demos runs/demos --learner-set cfg_beta=1.5\n\nEach iteration writes OUT/iter_N/report.json and the learner's value calibration plot; OUT/report.md has the table.\n",
     )
     .action(async (file: string, o) => {
       const cfg = loadLaunch(file);

@@ -156,11 +156,11 @@ export function registerReplayCommand(program: Command): void {
       "after",
       `
 Examples:
-  rlft replay data/demos                                            # list the episodes
-  rlft replay data/demos/episode_000003.mcap --sim                  # divergence table + episode_000003.sim.png
-  rlft replay data/sessions/episode_000010.mcap --policy runs/bc/package
-  rlft replay data/sessions --through-nodes --record-to /tmp/rerecorded
-  rlft replay data/demos --to-learner tcp://127.0.0.1:5555          # to python3 -m rlft_learner train-bc
+  rlft replay runs/demos                                            # list the episodes
+  rlft replay runs/demos/episode_000003.mcap --sim                  # divergence table + episode_000003.sim.png
+  rlft replay runs/sessions/episode_000010.mcap --policy runs/bc/package
+  rlft replay runs/sessions --through-nodes --record-to /tmp/rerecorded
+  rlft replay runs/demos --to-learner tcp://127.0.0.1:5555          # to python3 -m rlft_learner train-bc
   rlft replay runs/demo/session/episodes --to-learner tcp://127.0.0.1:5555 --learner-kind online --policy runs/demo/package
 `,
     )

@@ -17,7 +17,7 @@ export function registerTrainVlaCommand(program: Command): void {
     .option("--steps <n>", "gradient steps", integer({ min: 1 }), 3000)
     .option("--include-failures", "also train on failed episodes")
     .option("--learner-arg <arg...>", "extra options for python3 -m rlft_learner train-vla (e.g. --learner-arg=--width=48)")
-    .addHelpText("after", "\nExample:\n  rlft collect --task multi_push --episodes 160 --quality 1 --out data/multi\n  rlft train-vla --data data/multi --out runs/vla --steps 3000\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\"\n")
+    .addHelpText("after", "\nExample:\n  rlft collect --task multi_push --episodes 160 --quality 1 --out runs/multi\n  rlft train-vla --data runs/multi --out runs/vla --steps 3000\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\"\n")
     .action(async (o) => {
       const datasetDir = join(o.out, "dataset");
       const bar = progress("dataset", episodeFiles(o.data).length, { unit: "episodes" });

@@ -37,7 +37,7 @@ COMMANDS = {
               "  python3 -m rlft_learner serve --base-package runs/bc/package --run-dir runs/res --max-updates 20000\n"
               "  python3 -m rlft_learner serve --algorithm rlpd_sac --base-package runs/bc/package --demo-dataset demos.npz"),
     "train-classifier": (TRAIN_CLASSIFIER, "train a success classifier (image -> P(success), ONNX) from frames labelled with rlft label",
-                         "example:\n  python3 -m rlft_learner train-classifier --data data/labels --out runs/classifier"),
+                         "example:\n  python3 -m rlft_learner train-classifier --data runs/labels --out runs/classifier"),
     "bench-update": (BenchUpdateCommand, "time residual TD3 updates (critic ensemble + delayed actor); prints JSON",
                      "example:\n  python3 -m rlft_learner bench-update --seconds 5 [--config learner.yaml]"),
     "bench-pixel-update": (bench_pixel_update, "time residual TD3 updates from pixels, frozen base encoder vs own encoders side by side; prints JSON",

@@ -33,7 +33,7 @@ log = logging.getLogger("rlft_learner.train_classifier")
 
 @dataclass
 class Config:
-    data: str = field(default="data/labels", metadata=_h("directory with frames.npy and labels.npy (rlft label --out)"))
+    data: str = field(default="runs/labels", metadata=_h("directory with frames.npy and labels.npy (rlft label --out)"))
     out: str = field(default="runs/classifier", metadata=_h("directory for classifier.onnx and classifier.json"))
     steps: int = field(default=1500, metadata=_h("gradient steps"))
     batch_size: int = field(default=64, metadata=_h("frames per step, half positive when possible (balanced batches)"))
