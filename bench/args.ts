@@ -1,3 +1,5 @@
+import { resolve } from "node:path";
+
 /** Tiny argument reader shared by the bench scripts (`npm run bench:* -- --key value --flag`). */
 export interface BenchArgs {
   /** True when `--name` is present. */
@@ -26,4 +28,13 @@ export function benchArgs(argv: string[] = process.argv.slice(2)): BenchArgs {
       return v;
     },
   };
+}
+
+/**
+ * A bench result as JSON text whose paths under the repository are written relative to its root (bench/work/...),
+ * so a tracked `*-latest.json` names no directory of the machine that ran it.
+ */
+export function resultJson(value: unknown): string {
+  const root = JSON.stringify(`${resolve(import.meta.dirname, "..")}/`).slice(1, -1); // as it appears inside JSON strings
+  return JSON.stringify(value, null, 2).replaceAll(root, "");
 }

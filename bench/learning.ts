@@ -45,7 +45,7 @@ import { noiseScaleProblem } from "../policies/gaussian.ts";
 import { measureThroughput } from "./learningThroughput.ts";
 import { runLinkBench } from "./linkBench.ts";
 import { renderLinkFrames } from "./linkFrames.ts";
-import { benchArgs } from "./args.ts";
+import { benchArgs, resultJson } from "./args.ts";
 import { markdown, rate, type Supervised, type CurvePoint, type LearningBench, type MethodResult, type SessionEpisodeRow, type TaskResult } from "./learningReport.ts";
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -397,7 +397,7 @@ mkdirSync("bench/results", { recursive: true });
 let base = join("bench/results", `learning-${stamp}`);
 for (let k = 2; existsSync(`${base}.json`); k++) base = join("bench/results", `learning-${stamp}-${k}`);
 const md = markdown(bench);
-writeFileSync(`${base}.json`, JSON.stringify(bench, null, 2));
+writeFileSync(`${base}.json`, resultJson(bench));
 writeFileSync(`${base}.md`, md + "\n");
 console.log("\n" + md + "\n");
 const plot = spawnSync(findPython(), ["bench/plot_learning.py", `${base}.json`, `${base}.png`], { env: learnerEnv(), encoding: "utf8" });

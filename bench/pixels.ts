@@ -25,7 +25,7 @@ import { parseOverrides } from "../app/learnerOverrides.ts";
 import { findPython, learnerEnv } from "../app/python.ts";
 import { SO101_LAUNCH, cached, collectDemos, evalSo101Bc, trainSo101Bc, type ObsKind, type TrainedBc } from "../app/pixelBc.ts";
 import type { EpisodeSummary } from "../app/runEpisodes.ts";
-import { benchArgs } from "./args.ts";
+import { benchArgs, resultJson } from "./args.ts";
 import { pixelsMarkdown, type PixelsBench, type PixelsTask } from "./pixelsReport.ts";
 
 const { flag, arg, args, num } = benchArgs();
@@ -121,7 +121,7 @@ const md = pixelsMarkdown(result);
 console.log(`\n${md}`);
 mkdirSync("bench/results", { recursive: true });
 const stem = join("bench/results", `${NAME}-${result.date.replace(/[:.]/g, "-")}`);
-writeFileSync(`${stem}.json`, JSON.stringify(result, null, 2));
+writeFileSync(`${stem}.json`, resultJson(result));
 writeFileSync(`${stem}.md`, md);
 const plot = spawnSync(findPython(), ["bench/plot_pixels.py", `${stem}.json`, `${stem}.png`], { env: learnerEnv(), stdio: "inherit" });
 for (const ext of ["json", "md", ...(plot.status === 0 ? ["png"] : [])]) copyFileSync(`${stem}.${ext}`, `bench/results/${NAME}-latest.${ext}`);

@@ -37,7 +37,7 @@ import { episodeFiles, readEpisodeArrays } from "../app/dataset.ts";
 import { parseOverrides } from "../app/learnerOverrides.ts";
 import { gitRevision } from "../launch/nodeFactory.ts";
 import { noiseScaleProblem } from "../policies/gaussian.ts";
-import { benchArgs } from "./args.ts";
+import { benchArgs, resultJson } from "./args.ts";
 
 const { flag, arg, args, num } = benchArgs();
 if (flag("--help") || flag("-h")) {
@@ -321,7 +321,7 @@ const date = new Date().toISOString().replace(/[:.]/g, "-");
 const meta = { date, git, params: { ...P, recapSet, quick }, seconds: Math.round((performance.now() - t0) / 1000) };
 mkdirSync(RESULTS, { recursive: true });
 const base = join(RESULTS, `recap-${date}`);
-writeFileSync(`${base}.json`, JSON.stringify({ ...meta, tasks: rows }, null, 2));
+writeFileSync(`${base}.json`, resultJson({ ...meta, tasks: rows }));
 const md = markdown(rows, meta);
 writeFileSync(`${base}.md`, md);
 const plot = spawnSync(findPython(), ["bench/plot_recap.py", `${base}.json`, `${base}.png`], { env: learnerEnv(), encoding: "utf8" });
