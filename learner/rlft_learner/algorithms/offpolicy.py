@@ -183,3 +183,34 @@ class Experience:
 
     def counters(self) -> dict[str, int]:
         return {"env_steps": self.env_steps, "intervention_steps": self.intervention_steps}
+
+
+class UsesExperience:
+    """What an agent that owns an `Experience` as `self.data` answers from it (ResidualTD3 and RlpdSAC): the UTD
+    clock, the intervention count, adding rows and sampling batches. An agent overrides `add` to transform rows first."""
+
+    data: Experience
+    updates: int
+
+    @property
+    def env_steps(self) -> int:
+        """Online transitions received (the UTD clock)."""
+        return self.data.env_steps
+
+    @property
+    def intervention_steps(self) -> int:
+        return self.data.intervention_steps
+
+    def add(self, rows: dict[str, np.ndarray]) -> None:
+        self.data.add(rows)
+
+    def add_offline(self, rows: dict[str, np.ndarray]) -> None:
+        """Demonstrations: offline buffer only (RLPD's prior data)."""
+        self.data.add_offline(rows)
+
+    def updates_due(self) -> int:
+        """Critic updates owed by the UTD ratio (0 until `learning_starts` online transitions arrived)."""
+        return self.data.updates_due(self.updates)
+
+    def sample(self) -> Batch:
+        return self.data.sample()

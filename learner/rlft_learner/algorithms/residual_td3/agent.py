@@ -21,7 +21,7 @@ import torch
 
 from ...buffers.replay import Batch, ReplayBuffer
 from ...finite import StepGuard
-from ..offpolicy import Experience, demo_rows_from, polyak
+from ..offpolicy import Experience, UsesExperience, demo_rows_from, polyak
 from .chunk_critic import ChunkCritic, mirrored_rows
 from .config import ResidualTD3Config
 from .nets import CriticEnsemble, ObsFeatures, ResidualActor, combine
@@ -105,7 +105,7 @@ def redq_target(q_next: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 # ---------------------------------------------------------------------------------------------------------------------
 # The agent.
 
-class ResidualTD3:
+class ResidualTD3(UsesExperience):
     """Networks, optimisers, buffers and counters; `add()` takes received rows, `update()` runs one critic update
     (and every `policy_delay`-th time, after the critic warm-up, one actor update)."""
 
@@ -152,16 +152,7 @@ class ResidualTD3:
                                  weight_decay=cfg.weight_decay, tau=cfg.tau, grad_clip=cfg.grad_clip,
                                  batch_size=cfg.batch_size, seed=cfg.seed, device=self.device)
 
-    # -- data --
-    @property
-    def env_steps(self) -> int:
-        """Online transitions received (the UTD clock)."""
-        return self.data.env_steps
-
-    @property
-    def intervention_steps(self) -> int:
-        return self.data.intervention_steps
-
+    # -- data (the rest from offpolicy.UsesExperience) --
     def add(self, rows: dict[str, np.ndarray]) -> None:
         if self.cfg.intervention_action == "clipped":
             rows = clip_interventions(rows, self.cfg.residual_scale)
@@ -171,20 +162,9 @@ class ResidualTD3:
                 self.chunk.windows.add(mirrored_rows(rows, self.chunk_mirror))
         self.data.add(rows)
 
-    def add_offline(self, rows: dict[str, np.ndarray]) -> None:
-        """Demonstrations: offline buffer only (RLPD's prior data)."""
-        self.data.add_offline(rows)
-
     def add_her(self, rows: dict[str, np.ndarray]) -> None:
         """Relabelled copies of finished episodes (her.py, mirror.py): their own buffer."""
         self.data.add_her(rows)
-
-    def updates_due(self) -> int:
-        """Critic updates owed by the UTD ratio (0 until `learning_starts` online transitions arrived)."""
-        return self.data.updates_due(self.updates)
-
-    def sample(self) -> Batch:
-        return self.data.sample()
 
     # -- learning --
     def _smoothed_residual(self, obs: torch.Tensor, base: torch.Tensor) -> torch.Tensor:

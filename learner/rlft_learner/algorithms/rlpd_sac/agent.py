@@ -31,7 +31,7 @@ import torch.nn as nn
 
 from ...buffers.replay import Batch
 from ...finite import StepGuard
-from ..offpolicy import Experience, demo_rows_from, polyak
+from ..offpolicy import Experience, UsesExperience, demo_rows_from, polyak
 from ..residual_td3.agent import BasePackage
 from ..residual_td3.nets import CriticEnsemble
 from .config import RlpdSacConfig
@@ -85,7 +85,7 @@ class DeterministicExport(nn.Module):
         return torch.tanh(mean) * self.scale + 0.0 * base_action  # (B, A)
 
 
-class RlpdSAC:
+class RlpdSAC(UsesExperience):
     """Same surface as ResidualTD3 (add / add_offline / updates_due / update / state_dict / counters) so `serve` runs
     either. `update()` does one critic update and, every `policy_delay`-th one, an actor and temperature update."""
 
@@ -120,27 +120,6 @@ class RlpdSAC:
         with torch.no_grad():  # the spread of the untrained policy, for the first package
             _, _, mean, std = self.sac_actor.sample(torch.zeros(1, net_obs, device=self.device), self.gen)
             self.policy_spread = float(((1 - torch.tanh(mean) ** 2) * std).mean())
-
-    # -- data (offpolicy.Experience) --
-    @property
-    def env_steps(self) -> int:
-        return self.data.env_steps
-
-    @property
-    def intervention_steps(self) -> int:
-        return self.data.intervention_steps
-
-    def add(self, rows: dict[str, np.ndarray]) -> None:
-        self.data.add(rows)
-
-    def add_offline(self, rows: dict[str, np.ndarray]) -> None:
-        self.data.add_offline(rows)
-
-    def updates_due(self) -> int:
-        return self.data.updates_due(self.updates)
-
-    def sample(self) -> Batch:
-        return self.data.sample()
 
     @property
     def alpha(self) -> float:
