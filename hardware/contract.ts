@@ -56,7 +56,10 @@ async function drive(h: DriverHarness, target: readonly number[] | null, cond: (
     if (target) h.driver.write(target);
     h.advance?.();
     if (await cond()) return;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === "function" ? what() : what}`);
+    if (Date.now() > end) {
+      const fault = h.driver.fault ? ` (driver fault: ${h.driver.fault})` : "";
+      throw new Error(`timed out waiting for ${typeof what === "function" ? what() : what}${fault}`);
+    }
     await sleep(h.advance ? 0 : 10);
   }
 }

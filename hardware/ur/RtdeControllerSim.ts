@@ -296,6 +296,10 @@ export class RtdeControllerSim {
   /** Runs every controller cycle that is due by the wall clock (at most 1 s of backlog; older cycles are skipped). */
   #catchUp(): void {
     const due = Math.floor(((performance.now() - this.#t0) / 1000) * this.cycleHz);
+    // Late cycles (run or skipped) are this process's stall, not the host's silence: a real controller would have sent
+    // those packages on time and had the host's answers. The watchdog does not count the backlog.
+    const late = (due - this.#cycle - 1) / this.cycleHz;
+    if (late > 0) for (const [k, t] of this.#lastUpdate) this.#lastUpdate.set(k, t + late);
     if (due - this.#cycle > this.cycleHz) {
       this.stats.skippedCycles += due - this.cycleHz - this.#cycle;
       this.#cycle = due - this.cycleHz;

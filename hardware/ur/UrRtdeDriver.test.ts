@@ -92,6 +92,28 @@ test("UR driver on the RTDE simulator: v2 setup at 500 Hz, INACTIVE refuses, ser
   }
 });
 
+test("a stall of the simulator's own process (host and controller both frozen) is not host silence: no watchdog stop", async () => {
+  const sim = await RtdeControllerSim.start();
+  const { d } = driverFor(sim, { frequency: 125 });
+  try {
+    await d.configure();
+    await d.activate();
+    assert.ok(d.write([1, -1, 1, -1, -1, 1]).ok);
+    await sleep(30);
+    for (const ms of [300, 1500]) {
+      const end = performance.now() + ms; // the event loop frozen: the simulator's cycles come due all at once after
+      while (performance.now() < end);
+      await sleep(100);
+    }
+    assert.equal(sim.stats.watchdogStops, 0, "the 10 Hz watchdog counted the simulator's own backlog");
+    assert.equal(sim.runtimeState, 2);
+    assert.equal(d.fault ?? "", "");
+  } finally {
+    await d.close().catch(() => undefined);
+    await sim.stop();
+  }
+});
+
 test("the script's RTDE watchdog stops the arm when rlft dies mid-motion", async () => {
   const sim = await RtdeControllerSim.start();
   const { d, transports } = driverFor(sim, { frequency: 125 });

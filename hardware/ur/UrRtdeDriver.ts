@@ -75,6 +75,8 @@ export class UrRtdeDriver implements ArmDriver {
   #safetyMode = 0;
   #runtimeState = 1;
   #fault = "";
+  /** The controller's reason once it is part of `#fault` ("" while it has not arrived). */
+  #faultReason = "";
   #firstData: (() => void) | null = null;
   #primary: PrimaryClient | null = null;
   /** Safety mode from the primary interface's latest SAFETY_MODE message (0: none yet). */
@@ -171,6 +173,7 @@ export class UrRtdeDriver implements ArmDriver {
     this.#targets = [...this.#reading!.position];
     this.#mode = 0;
     this.#fault = "";
+    this.#faultReason = "";
     if (this.#o.uploadScript) await this.#uploadScript();
     const sent = Date.now();
     const deadline = sent + this.#o.timeoutMs;
@@ -262,6 +265,17 @@ export class UrRtdeDriver implements ArmDriver {
       this.#firstData = null;
     }
     for (const r of this.#nextData.splice(0)) r();
+    if (this.#fault && !this.#faultReason) {
+      // The stop shows on RTDE (500 Hz) before its reason arrives on the primary interface (10 Hz): add it when it comes.
+      const reason = this.#primary?.lastReason(this.#sentAt);
+      if (reason) {
+        this.#faultReason = reason;
+        if (!this.#fault.includes(reason)) {
+          this.#fault = `${this.#fault} (controller: ${reason})`;
+          this.#o.logger?.warn(this.#fault);
+        }
+      }
+    }
     if (this.#state === "active" && !this.#fault) {
       try {
         this.#checkSafety();
@@ -275,6 +289,7 @@ export class UrRtdeDriver implements ArmDriver {
         const reason = this.#primary?.lastReason(this.#sentAt);
         const msg = (e as Error).message;
         this.#fault = reason && !msg.includes(reason) ? `${msg} (controller: ${reason})` : msg;
+        this.#faultReason = reason ?? "";
         if (prevSafety !== this.#safetyMode || this.#runtimeState !== 2) this.#o.logger?.warn(this.#fault);
       }
     }
@@ -307,9 +322,11 @@ export class UrRtdeDriver implements ArmDriver {
         try {
           this.#checkSafety();
           this.#fault = `rlft_servoj stopped on UR controller ${this.#o.host}: ${m.text} — the arm holds; find what started another program (pendant, another client), then restart the session`;
+          this.#faultReason = m.text;
         } catch (e) {
           const reason = this.#primary?.lastReason(this.#sentAt);
           this.#fault = `${(e as Error).message}${reason ? ` (controller: ${reason})` : ""}`;
+          this.#faultReason = reason ?? "";
         }
         this.#o.logger?.warn(this.#fault);
       });

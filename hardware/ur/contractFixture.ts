@@ -26,7 +26,10 @@ export const urFixture: ContractFixture = {
       joints: ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"],
       lower: Array(6).fill(-3),
       upper: Array(6).fill(3),
-      timeoutMs: 2000,
+      timeoutMs: 5000,
+      // The simulator shares this process (and, in CI, two cores) with the driver: a stall of both must not read as
+      // rlft going silent. The watchdog row below still proves the stop (its silence is indefinite).
+      watchdogSec: 0.5,
       logger: quiet,
       connect: async (h, p, what) => {
         const t = await TcpTransport.connect(h, p, { what });
