@@ -109,6 +109,53 @@ def test_ring_overwrite_keeps_links_valid():
     assert len(buf.frames.extra["front"]) <= 2 * 16 // 5 + 2
 
 
+def ident_features(frames: dict) -> np.ndarray:
+    """A stand-in frozen encoder: (robot, step) read back from each camera's frame (frame() writes them in)."""
+    cols = []
+    for img in frames.values():  # (N, 3, H, W)
+        cols += [img[:, 0, 0, 0].astype(np.float32), img[:, 2, 0, 0] + 256.0 * img[:, 1, 0, 1]]
+    return np.stack(cols, 1)
+
+
+def test_cached_features_are_each_frames_encoded_once_and_follow_ring_overwrites(tmp_path):
+    buf = ReplayBuffer(16, 3, 2, frame_codec="zlib1")
+    buf.use_features(ident_features)
+    rng = np.random.default_rng(2)
+    seq = 0
+
+    def check(n_step: int) -> np.ndarray:
+        idx = buf.sample_idx(300, rng)
+        out = buf.nstep(idx, n_step, 0.9)
+        assert "image.front" not in out and out["features"].shape == (300, 4) and out["features"].dtype == np.float32
+        for b, row in enumerate(idx):
+            robot, step = float(buf.data["robot"][row]), float(buf.data["obs"][row, 1])
+            assert list(out["features"][b]) == [robot, step, robot, step]
+            assert list(out["next_features"][b]) == [robot, out["next_obs"][b, 1], robot, out["next_obs"][b, 1]]
+        return idx
+
+    for ep in range(12):  # the ring wraps several times; episode ends leave extra next frames
+        for robot in (0, 1):
+            buf.add(rows_for(robot, ep, range(0, 5), seq, last_done=ep % 2 == 0))
+            if ep >= 9:
+                check(3)
+        seq += 5
+    f = buf.frames
+    before = f.encoded_frames
+    assert 0 < before <= 12 * 2 * 5 * 2  # frames and extras, each at most once per write
+    for _ in range(3):
+        check(1)
+    assert f.encoded_frames - before <= 16 + len(f.extra["front"]), "features of rows already encoded were recomputed"
+    # A resume recomputes them from the checkpointed frames.
+    np.savez(tmp_path / "b.npz", **buf.state())
+    again = ReplayBuffer(16, 3, 2, frame_codec="zlib1")
+    again.use_features(ident_features)
+    again.load_state(dict(np.load(tmp_path / "b.npz")))
+    idx = np.arange(16)
+    a, b = buf.nstep(idx, 2, 0.9), again.nstep(idx, 2, 0.9)
+    assert np.array_equal(a["features"], b["features"]) and np.array_equal(a["next_features"], b["next_features"])
+    assert "features" in to_batch([a, b], "cpu").images
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda r: r.pop("next_image.front"), "next_image.front"),
     (lambda r: r.update({"image.front": r["image.front"][:, :8]}), "camera 'front' must deliver 12x10"),

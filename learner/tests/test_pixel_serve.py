@@ -42,17 +42,24 @@ def test_serve_over_a_pixel_base_learns_from_transitions_with_frames_and_publish
         sub.close()
         next(run, None)  # stop the learner (it checkpoints)
     assert lr.agent.updates > 0 and lr.agent.actor_updates > 0
-    rows = lr.agent.online.nstep(np.arange(40), 1, 0.99)  # the rows in arrival order: each step's frame kept once
+    rows = lr.agent.online.nstep(np.arange(40), 1, 0.99, frames=True)  # in arrival order: each step's frame kept once
     assert np.array_equal(rows["image.front"], ticks[:40].transpose(0, 3, 1, 2))
     assert np.array_equal(rows["next_image.front"], ticks[1:41].transpose(0, 3, 1, 2))
+    # Batches carry the frozen base encoder's features of those frames, each frame encoded once (not every batch).
+    feats = lr.agent.online.nstep(np.arange(40), 1, 0.99)
+    want = lr.agent.encode_frames({"front": rows["image.front"]})
+    assert "image.front" not in feats and np.allclose(feats["features"], want, atol=1e-5)
+    assert np.allclose(feats["next_features"], lr.agent.encode_frames({"front": rows["next_image.front"]}), atol=1e-5)
+    assert lr.agent.online.frames.encoded_frames < 4 * (len(lr.agent.online) + 1)
     assert lr.agent.online.memory()["extra_frames"] < 40 * SIZE * SIZE * 3  # linked: not every next frame is a copy
     offline = lr.agent.offline.nstep(np.arange(30), 1, 0.99)
     assert np.isfinite(offline["base_action"]).all() and np.abs(offline["base_action"]).max() > 0
     again = Learner(cfg, out=lambda line: None)  # resumes: the checkpoint holds the frames
     try:
         assert again.agent.updates == lr.agent.updates
-        resumed = again.agent.online.nstep(np.arange(40), 1, 0.99)
+        resumed = again.agent.online.nstep(np.arange(40), 1, 0.99, frames=True)
         assert np.array_equal(resumed["image.front"], rows["image.front"])
-        assert again.agent.sample().images["next_image.front"].shape == (cfg.batch_size, 3, SIZE, SIZE)
+        assert np.allclose(again.agent.online.nstep(np.arange(40), 1, 0.99)["features"], feats["features"], atol=1e-5)
+        assert again.agent.sample().images["next_features"].shape == (cfg.batch_size, again.agent.encoders.out_dim)
     finally:
         again.server.close()

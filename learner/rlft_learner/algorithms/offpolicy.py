@@ -132,12 +132,16 @@ class Experience:
         self.n_off = 0  # offline rows in the last sampled batch: its last n_off rows
         self.off_intervention: torch.Tensor | None = None  # which of them are online interventions (not demos)
 
-    def keep_frames(self, cameras: dict[str, tuple[int, int]]) -> None:
+    def keep_frames(self, cameras: dict[str, tuple[int, int]], features=None) -> None:
         """Every buffer stores the frames of `cameras` {name: (H, W)} with its rows (buffers/frames.py), so `sample()`
-        returns batches whose `images` hold `image.<cam>` / `next_image.<cam>` (an agent that sees cameras)."""
+        returns batches whose `images` hold `image.<cam>` / `next_image.<cam>` (an agent that sees cameras); with
+        `features` (a frozen encoder: {cam: uint8 (N, 3, H, W)} -> (N, F)), `features` / `next_features` instead,
+        each frame encoded once."""
         for buf in (self.online, self.offline, self.her):
             if buf is not None:
                 buf.keep_frames(cameras)
+                if features is not None:
+                    buf.use_features(features)
 
     def add(self, rows: dict[str, np.ndarray]) -> None:
         """Received rows: every step online, intervention steps also offline (HIL-SERL)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import time
 import zlib
+from typing import Callable
 
 import numpy as np
 
@@ -44,6 +45,19 @@ class FrameStore:
         self.next_row = np.full(capacity, -1, np.int64)  # row whose frame is this row's next frame; -1: in `extra`
         self._raw: set[int] = set()  # rows whose extra next frame is still raw bytes (no successor yet)
         self.stored_bytes = 0  # compressed bytes held (frames + extras)
+        # Features of a frozen encoder per frame (use_features): computed the first time a row is sampled, kept until
+        # the row is overwritten, never checkpointed (recomputed after a resume).
+        self._encode: Callable[[dict[str, np.ndarray]], np.ndarray] | None = None
+        self._feat: np.ndarray | None = None  # (capacity, F) float32: row's own frame
+        self._feat_ok = np.zeros(0, bool)
+        self._feat_extra: dict[int, np.ndarray] = {}  # row -> features of its extra next frame
+        self.encoded_frames = 0  # frames run through the encoder (each row's own and extra frames, once each)
+
+    def use_features(self, encode: Callable[[dict[str, np.ndarray]], np.ndarray]) -> None:
+        """Sample `features` / `next_features` (B, F) float32 instead of the frames: `encode` maps {camera: uint8 (N, 3,
+        H, W)} to (N, F) and must be a fixed function (a frozen encoder), since each frame is encoded once and kept."""
+        self._encode = encode
+        self._feat, self._feat_ok, self._feat_extra = None, np.zeros(self.capacity, bool), {}
 
     # -- codec --
     def encode(self, frame: np.ndarray) -> bytes:
@@ -82,6 +96,7 @@ class FrameStore:
             if all(self.extra[c][prev] == own[c] for c in self.cameras):
                 for c in self.cameras:
                     self.stored_bytes -= len(self.extra[c].pop(prev))
+                self._feat_extra.pop(prev, None)
                 self.next_row[prev] = slot
             self._settle(prev)
         for c in self.cameras:
@@ -113,9 +128,15 @@ class FrameStore:
                 self.stored_bytes -= len(extra)
         self.next_row[slot] = -1
         self._raw.discard(slot)
+        if self._encode is not None:
+            self._feat_ok[slot] = False
+            self._feat_extra.pop(slot, None)
 
-    def sample(self, idx: np.ndarray, cur: np.ndarray) -> dict[str, np.ndarray]:
-        """`image.<cam>` of rows `idx` and `next_image.<cam>` of rows `cur` (the n-step chain's last rows)."""
+    def sample(self, idx: np.ndarray, cur: np.ndarray, frames: bool = False) -> dict[str, np.ndarray]:
+        """`image.<cam>` of rows `idx` and `next_image.<cam>` of rows `cur` (the n-step chain's last rows); with
+        use_features (and not `frames`), `features` and `next_features` of the same frames instead."""
+        if self._encode is not None and not frames:
+            return self._sample_features(idx, cur)
         out: dict[str, np.ndarray] = {}
         for c in self.cameras:
             out[f"image.{c}"] = self.decode(c, self.frames[c][idx])
@@ -124,6 +145,43 @@ class FrameStore:
             raw_at = {k for k, (r, j) in enumerate(zip(cur.tolist(), nxt.tolist())) if j < 0 and r in self._raw}
             out[f"next_image.{c}"] = self.decode(c, blobs, raw_at)
         return out
+
+    def _run_encoder(self, frames: dict[str, np.ndarray]) -> np.ndarray:
+        assert self._encode is not None
+        f = np.asarray(self._encode(frames), dtype=np.float32)
+        n = len(next(iter(frames.values())))
+        if f.ndim != 2 or len(f) != n:
+            raise ValueError(f"frame feature encoder returned shape {list(f.shape)} for {n} frames; expected [{n}, F]")
+        if self._feat is None:
+            self._feat = np.zeros((self.capacity, f.shape[1]), np.float32)
+        self.encoded_frames += n
+        return f
+
+    def _own_features(self, rows: np.ndarray) -> np.ndarray:
+        need = np.unique(rows[~self._feat_ok[rows]])
+        if len(need):
+            f = self._run_encoder({c: self.decode(c, self.frames[c][need]) for c in self.cameras})
+            assert self._feat is not None
+            self._feat[need], self._feat_ok[need] = f, True
+        assert self._feat is not None
+        return self._feat[rows]
+
+    def _sample_features(self, idx: np.ndarray, cur: np.ndarray) -> dict[str, np.ndarray]:
+        feats = self._own_features(idx)
+        nxt = self.next_row[cur]
+        linked = nxt >= 0
+        nfeats = np.empty_like(feats)
+        if linked.any():
+            nfeats[linked] = self._own_features(nxt[linked])
+        if (~linked).any():
+            rows = cur[~linked]
+            need = sorted({int(r) for r in rows.tolist()} - set(self._feat_extra))
+            if need:
+                raw_at = {k for k, r in enumerate(need) if r in self._raw}
+                f = self._run_encoder({c: self.decode(c, [self.extra[c][r] for r in need], raw_at) for c in self.cameras})
+                self._feat_extra.update(zip(need, f))
+            nfeats[~linked] = np.stack([self._feat_extra[int(r)] for r in rows.tolist()])
+        return {"features": feats, "next_features": nfeats}
 
     # -- accounting --
     def stats(self, size: int) -> dict[str, float]:

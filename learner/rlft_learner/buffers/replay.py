@@ -60,6 +60,7 @@ class ReplayBuffer:
         self.ptr = 0
         self._last: dict[int, int] = {}  # robot index -> row of its latest transition
         self._warned_frameless = False
+        self._feature_fn = None  # use_features: the frame stores sample features instead of frames
 
     def __len__(self) -> int:
         return self.size
@@ -69,7 +70,20 @@ class ReplayBuffer:
         rows without them are refused instead of kept state-only. Only while the buffer is empty."""
         if self.size:
             raise ValueError(f"keep_frames: the buffer already holds {self.size} rows; call it before any row arrives")
-        self.frames = FrameStore(self.capacity, cameras, self.frame_codec)
+        self._new_frames(cameras)
+
+    def use_features(self, encode) -> None:
+        """Batches carry `features` / `next_features` of a frozen encoder (frames.FrameStore.use_features), each
+        frame encoded once, instead of the frames."""
+        self._feature_fn = encode
+        if self.frames is not None:
+            self.frames.use_features(encode)
+
+    def _new_frames(self, cameras: dict[str, tuple[int, int]], codec: str | None = None) -> FrameStore:
+        self.frames = FrameStore(self.capacity, cameras, codec or self.frame_codec)
+        if self._feature_fn is not None:
+            self.frames.use_features(self._feature_fn)
+        return self.frames
 
     def add(self, rows: dict[str, np.ndarray]) -> None:
         """Append N rows (keys: every FIELDS name except `next`; with cameras also image.<cam> and next_image.<cam>,
@@ -103,7 +117,7 @@ class ReplayBuffer:
                                 "recorded without cameras?): it keeps their state only", sorted(cams), self.size)
                     self._warned_frameless = True
                 return None
-            self.frames = FrameStore(self.capacity, {c: (int(h), int(w)) for c, (h, w) in cams.items()}, self.frame_codec)
+            self._new_frames({c: (int(h), int(w)) for c, (h, w) in cams.items()})
         if self.frames is None:
             return None
         extra = sorted(set(cams) - set(self.frames.cameras))
@@ -130,9 +144,10 @@ class ReplayBuffer:
     def sample_idx(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return rng.integers(0, self.size, size=n)
 
-    def nstep(self, idx: np.ndarray, n: int, gamma: float) -> dict[str, np.ndarray]:
+    def nstep(self, idx: np.ndarray, n: int, gamma: float, frames: bool = False) -> dict[str, np.ndarray]:
         """n-step return from rows `idx`: sum_k gamma^k r_{t+k} until a terminal/truncated step, a broken link or n
-        steps; bootstrap from the last step's next_obs unless it was terminal (success ends the episode, §1)."""
+        steps; bootstrap from the last step's next_obs unless it was terminal (success ends the episode, §1).
+        `frames`: the frames even when the buffer samples cached features (use_features)."""
         d = self.data
         cur = idx.copy()
         ret = d["reward"][cur].astype(np.float64)
@@ -151,7 +166,7 @@ class ReplayBuffer:
                "ret": ret.astype(np.float32), "discount": discount.astype(np.float32),
                "next_obs": d["next_obs"][cur], "next_base_action": d["next_base_action"][cur]}
         if self.frames is not None:
-            out.update(self.frames.sample(idx, cur))  # next_image from the row that supplied next_obs
+            out.update(self.frames.sample(idx, cur, frames))  # next_image from the row that supplied next_obs
         return out
 
     def state(self) -> dict[str, np.ndarray]:
@@ -174,7 +189,7 @@ class ReplayBuffer:
         cams = FrameStore.cameras_in(arrays)
         if cams:
             if self.frames is None or self.frames.cameras != cams:
-                self.frames = FrameStore(self.capacity, cams, str(arrays["_frames_codec"]))
+                self._new_frames(cams, str(arrays["_frames_codec"]))
             self.frames.load_state(arrays, size)
         elif self.frames is not None:
             raise ValueError(f"the checkpointed buffer holds no camera frames but this one stores {sorted(self.frames.cameras)}")
@@ -185,7 +200,7 @@ _warned_partial: list[str] = []
 
 def to_batch(parts: list[dict[str, np.ndarray]], device: torch.device) -> Batch:
     """Concatenate n-step samples (e.g. offline + online halves, RLPD) into one tensor batch; frames go to
-    `Batch.images` (uint8, on `device`): the cameras every part carries."""
+    `Batch.images` (uint8, on `device`): the cameras every part carries (or their cached `features` / `next_features`)."""
     keys = set.intersection(*(set(p) for p in parts))
     partial = sorted(set.union(*(set(p) for p in parts)) - keys)
     if partial and partial != _warned_partial:
@@ -193,5 +208,5 @@ def to_batch(parts: list[dict[str, np.ndarray]], device: torch.device) -> Batch:
         log.warning("frames %s are only in some buffers (demos recorded without cameras?): batches leave them out", partial)
         _warned_partial[:] = partial
     cat = {k: torch.from_numpy(np.concatenate([p[k] for p in parts])).to(device) for k in parts[0] if k in keys}
-    images = {k: cat.pop(k) for k in list(cat) if k.startswith(("image.", "next_image."))}
+    images = {k: cat.pop(k) for k in list(cat) if k.startswith(("image.", "next_image.")) or k in ("features", "next_features")}
     return Batch(**cat, images=images)

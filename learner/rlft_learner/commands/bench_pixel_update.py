@@ -2,9 +2,10 @@
 
 Each round times, for `seconds` each and alternating so all see the same machine load: `image_encoder: base` (frozen
 BC encoder) encoding every batch's frames, the same with each frame's features computed once when it arrives
-(`base_cached`: the batch carries features; one frame per camera encoded per env step, timed with the updates), and
-`image_encoder: own` (DrQ encoders trained by the critic). Batches are
-built before timing (the replay's sampling is not timed) from random frames of the base package's camera sizes.
+(`base_cached`: the batch carries features; one frame per camera encoded per env step, timed with the updates), serve's
+own path (`base_replay`: agent.update() sampling the agent's replay, which stores frames once and caches each frame's
+features when first drawn; sampling timed) and `image_encoder: own` (DrQ encoders trained by the critic). Batches of
+the other paths are built before timing from random frames of the base package's camera sizes.
 Without --base-package a pixel base is made once: two 84x84 cameras (front, wrist, as launch/sim_so101.yaml renders),
 train-bc's default encoder sizes, 2 joints (the state is a few numbers beside 128 camera features; its width
 does not move the timing); its weights do not matter either.
@@ -62,6 +63,21 @@ def batches(base: BasePackage, batch_size: int, count: int, seed: int = 0) -> li
     return out
 
 
+def replay_rows(base: BasePackage, seq0: int, n: int, rng: np.random.Generator) -> dict:
+    """`n` consecutive steps of one robot with random frames of the base's cameras (the replay's row format)."""
+    k, m = len(base.obs_names), len(base.action_names)
+    a = rng.uniform(-1, 1, (n, m)).astype(np.float32)
+    rows = {"obs": rng.normal(size=(n, k)).astype(np.float32), "next_obs": rng.normal(size=(n, k)).astype(np.float32),
+            "base_action": a, "action": a.copy(), "next_base_action": a.copy(), "reward": np.zeros(n, np.float32),
+            "terminated": np.zeros(n, np.float32), "truncated": np.zeros(n, np.float32),
+            "intervention": np.zeros(n, np.float32), "robot": np.zeros(n, np.int64),
+            "seq": np.arange(seq0, seq0 + n, dtype=np.int64), "step": np.arange(seq0, seq0 + n, dtype=np.int64)}
+    for cam in base.policy["observation"]["images"]:
+        f = rng.integers(0, 256, (n + 1, cam["height"], cam["width"], 3), dtype=np.uint8)
+        rows[f"image.{cam['camera']}"], rows[f"next_image.{cam['camera']}"] = f[:-1], f[1:]
+    return rows
+
+
 def bench(cfg: ServeConfig, base_package: str = "", seconds: float = 10.0, rounds: int = 2) -> dict:
     torch.set_num_threads(cfg.threads)
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,8 +104,26 @@ def bench(cfg: ServeConfig, base_package: str = "", seconds: float = 10.0, round
                 state["encoded"] += 1
             cached_agent.update_batch(cached[k % len(cached)])
 
+        # Serve's own path: agent.update() samples its replay (frames zlib6 once per step, features cached per frame
+        # when first drawn); a step with new frames arrives every `utd` updates, as in a paced session.
+        replay_agent = PixelResidualTD3(dataclasses.replace(cfg, image_encoder="base").agent_config(), len(base.obs_names),
+                                        len(base.action_names), base)
+        rng = np.random.default_rng(1)
+        arrivals = {"seq": 0}
+
+        def arrive(n: int) -> None:
+            replay_agent.add(replay_rows(base, arrivals["seq"], n, rng))
+            arrivals["seq"] += n
+
+        arrive(max(cfg.batch_size, 512))
+
+        def replay_step(k: int) -> None:
+            while arrivals["seq"] < max(cfg.batch_size, 512) + (k + 1) / cfg.utd:
+                arrive(1)
+            replay_agent.update()
+
         modes = {"base": lambda k: agents["base"].update_batch(data[k % len(data)]), "base_cached": cached_step,
-                 "own": lambda k: agents["own"].update_batch(data[k % len(data)])}
+                 "base_replay": replay_step, "own": lambda k: agents["own"].update_batch(data[k % len(data)])}
         for step in modes.values():
             for k in range(len(data)):  # warm-up: allocator, first-call overheads
                 step(k)
@@ -112,8 +146,11 @@ def bench(cfg: ServeConfig, base_package: str = "", seconds: float = 10.0, round
                 "updates_per_s": {enc: round(u, 2) for enc, u in ups.items()},
                 "env_steps_per_s_at_utd": {enc: round(u / cfg.utd, 2) for enc, u in ups.items()},
                 "base_over_own": round(ups["base"] / ups["own"], 2), "base_cached_over_own": round(ups["base_cached"] / ups["own"], 2),
+                "base_replay_over_own": round(ups["base_replay"] / ups["own"], 2),
                 "modes": {"base": "frozen base encoder, current and next frames encoded in every batch",
                           "base_cached": "frozen base encoder, each frame encoded once on arrival (features in the batch)",
+                          "base_replay": "serve's path: agent.update() sampling its replay (frames stored once, zlib6; "
+                                         "features cached per frame when first drawn), a new step every utd updates",
                           "own": "own encoders (DrQ random shift) trained by the critic"},
                 "cleared_state_only_keys": cleared,
                 "seconds_per_mode": seconds * rounds}

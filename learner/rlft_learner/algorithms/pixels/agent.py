@@ -19,7 +19,8 @@ keeps each step's frames once (offpolicy.Experience.keep_frames, buffers/frames.
 samples such a batch like the state learner does; `update_batch(batch)` runs one update on a batch given as a dict.
 With the frozen encoder the features of a frame never change, so a replay may encode each frame once when it arrives
 (`encode_frames`) and send `features` / `next_features` (B, F) float32 instead of the frames: the same update without
-the per-batch encoder passes (not wired into serve's replay yet: it keeps frames).
+the per-batch encoder passes. The agent's replay does this (buffers/frames.py FrameStore.use_features): a frame is
+encoded the first time a batch draws it, kept until its row is overwritten, and recomputed after a resume.
 """
 
 from __future__ import annotations
@@ -84,7 +85,9 @@ class PixelEncoderPath:
         if self.own:  # the critic loss trains the encoders (DrQ), with the critic optimiser's settings; the actor never does
             self.critic_opt.add_param_group({"params": list(self.encoders.parameters())})
         self.aug_gen = torch.Generator().manual_seed(cfg.seed + 1)
-        self.data.keep_frames(base.cameras)  # the replay stores each step's frames; sample() returns them (Batch.images)
+        # The replay stores each step's frames; sample() returns them (Batch.images), or with the frozen base encoder
+        # their features, each frame encoded once when first sampled (33x the updates/s of encoding every batch).
+        self.data.keep_frames(base.cameras, features=None if self.own else self.encode_frames)
 
     # -- batches with frames --
     def _frames(self, batch: dict, prefix: str) -> list[torch.Tensor]:
