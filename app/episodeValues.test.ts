@@ -5,19 +5,27 @@ import assert from "node:assert/strict";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { episodeValues, sparkline } from "./episodeValues.ts";
+import { episodeValues, sparkline, valueCameras } from "./episodeValues.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
+import { DiffusionPolicy } from "../policies/DiffusionPolicy.ts";
+import type { Indicator } from "../policies/AdvantageConditioning.ts";
 import { makeLearnerFixture, type LearnerFixture } from "../policies/testing/learnerFixture.ts";
 import type { EpisodeArrays } from "./dataset.ts";
 
 let recap: LearnerFixture;
 let plain: LearnerFixture;
+let pixels: LearnerFixture;
 before(async () => {
-  [recap, plain] = await Promise.all([makeLearnerFixture({ indicator: true }), makeLearnerFixture()]);
+  [recap, plain, pixels] = await Promise.all([
+    makeLearnerFixture({ indicator: true }),
+    makeLearnerFixture(),
+    makeLearnerFixture({ indicator: true, cameras: ["front"], imageSize: 32, steps: 20 }),
+  ]);
 });
 after(async () => {
   await recap?.cleanup();
   await plain?.cleanup();
+  await pixels?.cleanup();
 });
 
 function episode(names: string[], T: number, success: boolean): EpisodeArrays {
@@ -75,4 +83,39 @@ test("sparkline spans its range", () => {
   assert.equal(sparkline([0, 1], 0, 1), "▁█");
   assert.equal(sparkline([], 0, 1), "");
   assert.equal(sparkline(Array.from({ length: 200 }, () => 0.5), 0, 1, 10).length, 10);
+});
+
+test("a value head over camera frames (RECAP from pixels) reads each step's frame and agrees with PyTorch", async () => {
+  const pkg = await PolicyPackage.load(pixels.dir);
+  assert.equal(pkg.json.advantage?.value?.input, "obs+images");
+  assert.deepEqual(valueCameras(pkg.json), ["front"]);
+  const { names, mean, std } = pkg.json.observation;
+  const vec = JSON.parse(readFileSync(join(pixels.dir, "test_vectors.json"), "utf8")).value as { obs: number[][]; value: number[]; images: { front: number[][][][] } };
+  const T = vec.obs.length;
+  const ep = episode(names, T, true);
+  ep.obs = vec.obs.map((row) => row.map((z, i) => z * std[i] + mean[i]));
+  const frames = new Uint8Array(vec.images.front.flat(3));
+  ep.images = { front: { width: 32, height: 32, data: frames } };
+  const v = await episodeValues(ep, pixels.dir);
+  v.value.forEach((x, t) => assert.ok(Math.abs(x - vec.value[t]) <= 1e-4, `step ${t}: ${x} vs PyTorch ${vec.value[t]}`));
+  // Frames not read, or of another size: one sentence naming the camera and the fix.
+  await assert.rejects(episodeValues({ ...ep, images: undefined }, pixels.dir), /reads camera front, but its frames were not read — read the episode with cameras \[front\]/);
+  await assert.rejects(episodeValues({ ...ep, images: { front: { width: 16, height: 16, data: new Uint8Array(T * 16 * 16 * 3) } } }, pixels.dir), /camera front recorded 16x16 frames, the value head .* reads 32x32/);
+});
+
+test("the RECAP-from-pixels package's sampler (indicator and camera inputs) runs in onnxruntime-node like PyTorch", async () => {
+  const policy = await DiffusionPolicy.create(pixels.dir, { mode: "graph", threads: 1, logger: { warn: () => undefined, info: () => undefined } });
+  try {
+    const vec = JSON.parse(readFileSync(join(pixels.dir, "test_vectors.json"), "utf8")) as { obs: number[][]; noise: number[][][]; action: number[][][]; indicator: number[]; images: { front: number[][][][] } };
+    const byValue: Record<number, Indicator> = { 0: "negative", 1: "positive", 2: "unconditioned" };
+    for (let b = 0; b < vec.obs.length; b++) {
+      const feeds = policy.imageFeeds({ front: { width: 32, height: 32, data: Uint8Array.from(vec.images.front[b].flat(2)) } });
+      const out = await policy.denoise(Float32Array.from(vec.obs[b]), Float32Array.from(vec.noise[b].flat()), byValue[vec.indicator[b]], feeds);
+      let d = 0;
+      vec.action[b].flat().forEach((v, i) => (d = Math.max(d, Math.abs(v - out[i]))));
+      assert.ok(d <= 1e-4, `vector ${b} (${byValue[vec.indicator[b]]}): max |Δ| = ${d}`);
+    }
+  } finally {
+    await policy.close();
+  }
 });

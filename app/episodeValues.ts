@@ -46,10 +46,20 @@ export async function episodeValues(ep: EpisodeArrays, pkgDir: string, opts: { n
   const d = names.length;
   const x = new Float32Array(T * d);
   ep.obs.forEach((row, t) => row.forEach((v, i) => (x[t * d + i] = (v - mean[i]) / std[i])));
+  const feeds: Record<string, { data: Float32Array | Uint8Array; dims: number[] }> = { obs: { data: x, dims: [T, d] } };
+  if (spec.input === "obs+images") {
+    // A value head over camera frames: the step's frame of each camera the package sees (read with the episode).
+    for (const cam of pkg.json.observation.images ?? []) {
+      const f = ep.images?.[cam.camera];
+      if (!f) throw new Error(`${ep.file}: the value head of ${pkg.json.version} reads camera ${cam.camera}, but its frames were not read — read the episode with cameras [${valueCameras(pkg.json).join(", ")}] (rlft inspect-episode does)`);
+      if (f.width !== cam.width || f.height !== cam.height) throw new Error(`${ep.file}: camera ${cam.camera} recorded ${f.width}x${f.height} frames, the value head of ${pkg.json.version} reads ${cam.width}x${cam.height} — use a package trained with this camera`);
+      feeds[cam.input] = { data: f.data, dims: [T, f.height, f.width, 3] };
+    }
+  }
   const client = await InferenceClient.create({ value: join(pkg.dir, pkg.json.files.value) }, { logger: { warn: () => undefined, info: () => undefined } });
   let value: number[];
   try {
-    value = Array.from((await client.run("value", { obs: { data: x, dims: [T, d] } })).outputs.value.data as Float32Array);
+    value = Array.from((await client.run("value", feeds)).outputs.value.data as Float32Array);
   } finally {
     await client.close();
   }
@@ -67,6 +77,11 @@ export async function episodeValues(ep: EpisodeArrays, pkgDir: string, opts: { n
   const forced = mode === "always" || (mode === "success" && ep.success);
   const indicator = advantage.map((a, t) => (forced && ep.intervention[t] ? 1 : threshold !== null && a > threshold ? 1 : 0));
   return { task: ep.task, outcome: ep.outcome, success: ep.success, steps: T, policy: pkg.json.version, maxEpisodeSteps: tMax, cFail, nStep, threshold, value, ret, advantage, indicator, intervention: ep.intervention };
+}
+
+/** The cameras a package's value head reads ([] for a value over the joints alone). */
+export function valueCameras(json: { advantage?: { value?: { input: string } }; observation: { images?: { camera: string }[] } }): string[] {
+  return json.advantage?.value?.input === "obs+images" ? (json.observation.images ?? []).map((i) => i.camera) : [];
 }
 
 const BARS = "▁▂▃▄▅▆▇█";

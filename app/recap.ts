@@ -17,6 +17,7 @@ import { progress } from "./progress.ts";
 import { wilson } from "../data/stats.ts";
 import { episodeFiles, readEpisodeArrays } from "./dataset.ts";
 import { learnerFlags } from "./learnerOverrides.ts";
+import { packageCameras } from "../policies/PolicyPackage.ts";
 
 /** Episode-level numbers a RECAP report compares (π*0.6's: success, throughput, failures). */
 export interface OutcomeStats {
@@ -83,7 +84,9 @@ export async function trainRecap(o: { data: readonly string[]; pretrained: strin
   try {
     const learnerFailed = learner.done.then(() => new Promise<never>(() => undefined));
     await learner.ready;
-    await Promise.race([streamEpisodes(o.data, endpoint, { includeFailures: true, withInterventions: true, skipUnfinished: true, robotId: "recap" }), learnerFailed]);
+    // A pre-trained policy that sees cameras: its episodes go with their frames (the value and the policy read them).
+    const cameras = await packageCameras(o.pretrained);
+    await Promise.race([streamEpisodes(o.data, endpoint, { includeFailures: true, withInterventions: true, skipUnfinished: true, robotId: "recap", ...(cameras.length ? { cameras } : {}) }), learnerFailed]);
     const done = await learner.done;
     (bar as ReturnType<typeof progress> | null)?.stop();
     const statsPath = String(done.stats ?? join(o.out, "recap.json"));

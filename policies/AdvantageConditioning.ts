@@ -26,10 +26,13 @@ const TrainingFields = {
   positive_fraction_measured: z.number().min(0).max(1).optional(),
   /** Which operator steps were forced positive: all (π*0.6), those of successful episodes, or none. Absent = always. */
   intervention_positive: z.enum(["always", "success", "none"]).optional(),
-  /** The value head (value.onnx in `files.value`): current normalised observation in, E[return] and bin probabilities out. */
+  /**
+   * The value head (value.onnx in `files.value`): current normalised observation in (`obs+images`: and the current
+   * uint8 HWC frame of each camera in observation.images, as `image.<camera>`), E[return] and bin probabilities out.
+   */
   value: z
     .strictObject({
-      input: z.literal("obs"),
+      input: z.enum(["obs", "obs+images"]),
       history: z.literal(1),
       bins: z.number().int().min(2),
       v_min: Finite,

@@ -5,7 +5,8 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { readEpisodeArrays } from "../../app/dataset.ts";
-import { episodeValues, sparkline, type EpisodeValues } from "../../app/episodeValues.ts";
+import { episodeValues, sparkline, valueCameras, type EpisodeValues } from "../../app/episodeValues.ts";
+import { PolicyPackage } from "../../policies/PolicyPackage.ts";
 import { findPython, learnerEnv } from "../../app/python.ts";
 
 function print(v: EpisodeValues, file: string, every: number): void {
@@ -42,7 +43,8 @@ export function registerInspectEpisodeCommand(program: Command): void {
     .option("--plot <png>", "plot V(t), return and A(t) to a PNG (drawn by the learner's matplotlib)")
     .addHelpText("after", "\nExample:\n  rlft inspect-episode runs/recap/iter_1/episodes/episode_000003.mcap --value runs/recap/iter_1/learner/package --plot ep3.png\n")
     .action(async (file: string, o) => {
-      const ep = await readEpisodeArrays(file);
+      const cameras = valueCameras((await PolicyPackage.load(o.value)).json);
+      const ep = await readEpisodeArrays(file, cameras.length ? { cameras } : {});
       const v = await episodeValues(ep, o.value, { nStep: o.nStep });
       print(v, resolve(file), Math.max(1, Math.floor(o.every)));
       if (o.json) {

@@ -137,7 +137,7 @@ def test_fine_tuned_policy_follows_the_indicator():
     net = NoisePredictionNet(ModelConfig(obs_dim=obs_dim, action_dim=1, history=1, horizon=4, hidden=32, blocks=1, indicator=1))
     ac = squared_cosine_alphas_cumprod(100)
     cfg = Config(steps=300, batch_size=64, warmup_steps=10, log_every=1000, indicator_dropout=0.3, device="cpu")
-    net, _ = finetune_policy(cfg, net, obs, act, ind, ac, torch.device("cpu"), lambda m: None)
+    net, _, _ = finetune_policy(cfg, net, obs, act, ind, ac, torch.device("cpu"), lambda m: None)
     sampler = DDIMSampler(net, ac, ddim_timesteps(100, 10))
     o, noise = torch.from_numpy(obs[:64]), torch.randn(64, 4, 1)
     with torch.no_grad():
@@ -244,6 +244,59 @@ def test_one_iteration_end_to_end(tmp_path):
     plain = run(Config(**{**cfg.__dict__, "plain": True, "out": str(tmp_path / "plain")}))
     pj = json.load(open(os.path.join(plain["package"], "policy.json")))
     assert "advantage" not in pj and "value" not in pj["files"] and pj["version"].startswith("bc-mixed-")
+
+
+def _pixel_pretrained(tmp_path, data) -> str:
+    from rlft_learner.algorithms.bc.train import run as run_bc
+
+    npz = str(tmp_path / "demos.npz")
+    save_npz(npz, data)
+    run_bc(BcConfig(dataset=npz, out=str(tmp_path / "bc"), steps=20, batch_size=8, hidden=32, blocks=1, warmup_steps=2,
+                    log_every=20, device="cpu", horizon=8, encoder_channels=8, encoder_features=8, keypoints=4))
+    return str(tmp_path / "bc" / "package")
+
+
+def test_one_iteration_from_pixels_value_reads_the_frames_and_onnx_agrees(tmp_path):
+    """RECAP over a pre-trained policy that sees a camera: V reads [state, the pre-trained encoders' features], the
+    fine-tune trains the encoders with the network, value.onnx takes the camera bytes, and onnxruntime agrees."""
+    import onnxruntime as ort
+    from rlft_learner.data import synthetic_pixel_dataset
+
+    data = synthetic_pixel_dataset(episodes=6, steps=20, size=32, seed=3)
+    pre_dir = _pixel_pretrained(tmp_path, data)
+    for i, ep in enumerate(data.episodes):  # failures and an intervention beside the successes
+        ep.success = i % 3 != 0
+        ep.source = "recap_collect"
+        if i == 1:
+            ep.intervention = np.zeros(len(ep.obs), np.float32)
+            ep.intervention[5:9] = 1
+    npz = str(tmp_path / "all.npz")
+    save_npz(npz, data)
+    done = run(Config(dataset=npz, pretrained=pre_dir, out=str(tmp_path / "it1"), steps=20, value_steps=20, value_bins=11,
+                      value_hidden=16, batch_size=16, warmup_steps=2, log_every=10, device="cpu", n_step=3))
+    pkg = done["package"]
+    policy = json.load(open(os.path.join(pkg, "policy.json")))
+    assert policy["advantage"]["value"]["input"] == "obs+images" and json.load(open(done["stats"]))["intervention_steps"] == 4
+    assert [i["camera"] for i in policy["observation"]["images"]] == ["front"]
+    sampler = ort.InferenceSession(os.path.join(pkg, "sampler.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.name for i in sampler.get_inputs()] == ["obs", "image.front", "noise", "indicator"]
+    value = ort.InferenceSession(os.path.join(pkg, "value.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.name for i in value.get_inputs()] == ["obs", "image.front"]
+    vec = json.load(open(os.path.join(pkg, "test_vectors.json")))["value"]
+    v, _ = value.run(None, {"obs": np.array(vec["obs"], np.float32), "image.front": np.array(vec["images"]["front"], np.uint8)})
+    assert np.abs(v - np.array(vec["value"], np.float32)).max() <= 1e-5
+    # The fine-tuned encoders are in the package (they trained with the network) and differ from the pre-trained ones.
+    pre, fin = load_pretrained(pre_dir), load_pretrained(pkg)
+    assert fin.encoders is not None and fin.config.indicator == 1
+    diff = max((a - b).abs().max().item() for a, b in zip(pre.encoders.state_dict().values(), fin.encoders.state_dict().values())
+               if a.dtype.is_floating_point)
+    assert diff > 0
+    # Episodes without the camera the package sees are refused, naming the camera and the fix.
+    for ep in data.episodes:
+        ep.images = {}
+    save_npz(npz, data)
+    with pytest.raises(ValueError, match="camera 'front' has no frames.*send the episodes with their frames"):
+        run(Config(dataset=npz, pretrained=pre_dir, out=str(tmp_path / "it2"), steps=2, value_steps=2, device="cpu"))
 
 
 def test_wrong_observation_names_are_refused(tmp_path):

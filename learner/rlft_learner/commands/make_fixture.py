@@ -13,7 +13,7 @@ import torch
 from ..data import synthetic_dataset, synthetic_pixel_dataset
 from ..algorithms.bc.diffusion import ModelConfig, NoisePredictionNet, ddim_timesteps, squared_cosine_alphas_cumprod
 from ..export.package import PackageMeta, export_package
-from ..algorithms.recap.value import ValueNet
+from ..algorithms.recap.value import ValueNet, ValueOverImages
 from ..algorithms.bc.train import Config, train
 
 
@@ -35,8 +35,6 @@ def main(args: argparse.Namespace) -> int:
     logging.getLogger("rlft_learner").setLevel(logging.WARNING)
     cameras = [c for c in args.cameras.split(",") if c]
     if cameras:
-        if args.indicator:
-            raise SystemExit("make-fixture: --cameras and --indicator together are not supported")
         data = synthetic_pixel_dataset(episodes=6, steps=30, size=args.image_size, seed=args.seed)
         for ep in data.episodes:  # the same synthetic scene seen by every camera
             ep.images = {c: ep.images["front"] for c in cameras}
@@ -54,9 +52,14 @@ def main(args: argparse.Namespace) -> int:
         conditioned.load_state_dict(net.state_dict(), strict=False)
         torch.nn.init.normal_(conditioned.indicator_emb.weight, std=0.5)
         net = conditioned.eval()
-        value_net = ValueNet(args.obs_dim, bins=21, hidden=32, layers=1).eval()
+        state_dim = len(data.obs_names)
+        if trained.encoders is not None:  # a value over [state, the encoders' features of the frames] (RECAP from pixels)
+            value_net = ValueOverImages(trained.encoders, ValueNet(state_dim + trained.encoders.out_dim, bins=21, hidden=32, layers=1),
+                                        state_dim).eval()
+        else:
+            value_net = ValueNet(state_dim, bins=21, hidden=32, layers=1).eval()
         advantage = {"n_step": 10, "positive_fraction": 0.3, "dropout": 0.3, "thresholds": {data.task: 0.0}, "positive_fraction_measured": 0.3,
-                     "value": {"input": "obs", "history": 1, "bins": 21, "v_min": -1.0, "v_max": 0.0,
+                     "value": {"input": "obs+images" if cameras else "obs", "history": 1, "bins": 21, "v_min": -1.0, "v_max": 0.0,
                                "max_episode_steps": {data.task: 60}, "c_fail": {data.task: 60.0}}}
     meta = PackageMeta(task=data.task, obs_names=data.obs_names, action_names=data.action_names,
                        episodes=len(data.episodes), execute_steps=cfg.execute_steps, steps=cfg.ddim_steps,

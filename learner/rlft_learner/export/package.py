@@ -146,10 +146,18 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
                                                           "eps_uncond": eps_u.tolist(), "eps": cfg_combine(eps_c, eps_u, meta.cfg_beta).tolist()})
         if value_net is not None:
             value_net = value_net.to("cpu").eval()
-            vobs = torch.randn(vectors, cfg.obs_dim, generator=gen)  # (V, obs_dim)
-            onnx_export(value_net, (vobs,), os.path.join(out_dir, "value.onnx"), ["obs"], ["value", "probs"])
-            value, probs = value_net(vobs)
-            vec["value"] = {"obs": vobs.tolist(), "value": value.tolist(), "probs": probs.tolist()}
+            v_cams = list(getattr(getattr(value_net, "encoders", None), "cameras", []))  # recap.value.ValueOverImages
+            if v_cams:
+                vobs = torch.randn(vectors, value_net.obs_dim, generator=gen)  # (V, state_dim)
+                v_imgs = [torch.randint(0, 256, (vectors, e.height, e.width, 3), generator=gen, dtype=torch.uint8)
+                          for e in value_net.encoders.cfgs]
+            else:
+                vobs, v_imgs = torch.randn(vectors, cfg.obs_dim, generator=gen), []  # (V, obs_dim)
+            onnx_export(value_net, (vobs, *v_imgs), os.path.join(out_dir, "value.onnx"), ["obs", *[f"image.{c}" for c in v_cams]],
+                        ["value", "probs"])
+            value, probs = value_net(vobs, *v_imgs)
+            vec["value"] = {"obs": vobs.tolist(), "value": value.tolist(), "probs": probs.tolist(),
+                            **({"images": {c: img.tolist() for c, img in zip(v_cams, v_imgs)}} if v_cams else {})}
     with open(os.path.join(out_dir, "test_vectors.json"), "w") as f:
         json.dump(vec, f)
     # Tensors, ints and strings only: torch 1.13's weights_only unpickler rejects Python floats.

@@ -35,11 +35,12 @@ import torch
 import torch.nn.functional as F
 
 from ...options import allow, help_meta as _h
-from ...data import Episode, Normalizer, load_npz, make_windows
+from ...data import Episode, Normalizer, frame_index, load_npz, make_windows
+from ...vision import CameraEncoders, EncoderConfig, random_shift
 from ..bc.diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
 from ...export.package import PackageMeta, export_package
 from ...finite import StepGuard, finite_values
-from .value import ReturnSpec, ValueConfig, calibration, plot_calibration, predict, train_value
+from .value import ReturnSpec, ValueConfig, ValueOverImages, calibration, frame_features, plot_calibration, predict, train_value
 from ...transport.server import DoorConfig, ExperienceServer
 
 log = logging.getLogger("rlft_learner.recap")
@@ -67,6 +68,7 @@ class Config(DoorConfig):
     value_lr: float = field(default=1e-3, metadata=_h("value function AdamW learning rate"))
     steps: int = field(default=2000, metadata=_h("policy fine-tuning gradient steps"))
     batch_size: int = field(default=256, metadata=_h("windows per gradient step"))
+    image_shift: int = field(default=4, metadata=_h("a pre-trained policy that sees cameras: random-shift augmentation of the fine-tune, pixels of replicate padding (train-bc's default); 0 = off"))
     lr: float = field(default=3e-4, metadata=_h("peak AdamW learning rate of the fine-tune"))
     indicator_lr: float = field(default=1e-2, metadata=_h("peak AdamW learning rate of the new, zero-initialised indicator embedding (its own rate, separate from --lr)"))
     warmup_steps: int = field(default=100, metadata=_h("linear LR warm-up before the cosine decay"))
@@ -83,7 +85,7 @@ allow(Config, {  # options.allow: what each key accepts, checked wherever the va
     "intervention_positive": ('always', 'success', 'none'), "indicator_dropout": "[0, 1)", "cfg_beta": "[0, 10]",
     "value_bins": ">= 2", "value_hidden": ">= 1", "value_steps": ">= 1", "value_lr": "> 0", "steps": ">= 1",
     "batch_size": ">= 1", "lr": "> 0", "indicator_lr": "> 0", "warmup_steps": ">= 0", "ema_decay": "[0, 1)",
-    "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
+    "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1", "image_shift": "[0, 32]",
 })
 
 
@@ -145,6 +147,10 @@ class Pretrained:
     alphas_cumprod: np.ndarray
     timesteps: list[int]
     norm: Normalizer
+    #: The camera encoders of a policy that sees cameras (model.pt encoders_state_dict), else None.
+    encoders: CameraEncoders | None = None
+    #: Steps of state history the policy reads (policy.json observation.history).
+    state_history: int = 1
 
 
 def load_pretrained(path: str) -> Pretrained:
@@ -158,8 +164,17 @@ def load_pretrained(path: str) -> Pretrained:
     o, a = policy["observation"], policy["action"]
     norm = Normalizer(obs_mean=np.asarray(o["mean"], np.float32), obs_std=np.asarray(o["std"], np.float32),
                       act_min=np.asarray(a["min"], np.float32), act_max=np.asarray(a["max"], np.float32))
+    encoders = None
+    if "encoders_state_dict" in ckpt:
+        encoders = CameraEncoders(list(ckpt["cameras"]), [EncoderConfig(**{k: int(v) for k, v in c.items()}) for c in ckpt["encoder_configs"]])
+        encoders.load_state_dict(ckpt["encoders_state_dict"])
+        declared = [i["camera"] for i in o.get("images", [])]
+        if declared != list(encoders.cameras):
+            raise ValueError(f"pre-trained package {path}: policy.json observation.images names {declared} but model.pt's "
+                             f"encoders are for {list(encoders.cameras)} — re-export the package with train-bc")
     return Pretrained(path=path, policy=policy, config=ModelConfig(**ckpt["config"]), state_dict=ckpt["state_dict"],
-                      alphas_cumprod=ckpt["alphas_cumprod"].numpy(), timesteps=[int(t) for t in ckpt["timesteps"]], norm=norm)
+                      alphas_cumprod=ckpt["alphas_cumprod"].numpy(), timesteps=[int(t) for t in ckpt["timesteps"]], norm=norm,
+                      encoders=encoders, state_history=int(o.get("history", 1)))
 
 
 def init_from_pretrained(pre: Pretrained, indicator: bool) -> NoisePredictionNet:
@@ -182,15 +197,39 @@ def cosine_lr(step: int, total: int, warmup: int) -> float:
     return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
 
 
+@dataclass
+class Vision:
+    """What a policy that sees cameras fine-tunes with: its encoders (trained on, from the pre-trained weights), the
+    frames per camera (uint8 (S, H, W, 3), all steps), each window's frame index (N,) and the random shift (DrQ)."""
+
+    encoders: CameraEncoders
+    frames: list[np.ndarray]
+    fidx: np.ndarray
+    shift: int
+
+
 def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: np.ndarray, ind: np.ndarray | None,
-                    alphas_cumprod: np.ndarray, device: torch.device, emit: Callable[[dict], None]) -> tuple[NoisePredictionNet, list[float]]:
+                    alphas_cumprod: np.ndarray, device: torch.device, emit: Callable[[dict], None],
+                    vision: Vision | None = None) -> tuple[NoisePredictionNet, list[float], CameraEncoders | None]:
     """Epsilon-objective fine-tune of `net` on windows obs (N, history*obs_dim) and act (N, H, A), both normalised;
-    `ind` (N,) indicators (None for plain BC). Returns the EMA network (eval) and the losses."""
+    `ind` (N,) indicators (None for plain BC). With `vision` the network's obs is [state history, encoders(frame of
+    the window)], and the encoders train with it, as in train-bc. Returns the EMA network (eval), the losses and the
+    EMA encoders (eval; None without vision)."""
     torch.manual_seed(cfg.seed)
     net = net.to(device).train()
     ema = NoisePredictionNet(net.cfg).to(device)
     ema.load_state_dict(net.state_dict())
     ema.requires_grad_(False)
+    enc = ema_enc = None
+    frames: list[torch.Tensor] = []
+    fidx = None
+    if vision is not None:
+        enc = vision.encoders.to(device).train()
+        ema_enc = CameraEncoders(list(enc.cameras), [EncoderConfig(**c.to_dict()) for c in enc.cfgs]).to(device)
+        ema_enc.load_state_dict(enc.state_dict())
+        ema_enc.requires_grad_(False)
+        frames = [torch.from_numpy(f).to(device) for f in vision.frames]  # uint8 (S, H, W, 3): no per-step copies
+        fidx = torch.from_numpy(vision.fidx).to(device)
     obs_all = torch.from_numpy(obs).to(device)
     act_all = torch.from_numpy(act).to(device)
     ind_all = None if ind is None else torch.from_numpy(ind.astype(np.int64)).to(device)
@@ -199,7 +238,7 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
     # The indicator embedding is new and starts at zero: at the network's lr it stays an order of magnitude smaller
     # than the timestep embedding it is added to, and the policy barely depends on it. It gets its own, larger lr.
     emb = [p for n, p in net.named_parameters() if n.startswith("indicator_emb.")]
-    rest = [p for n, p in net.named_parameters() if not n.startswith("indicator_emb.")]
+    rest = [p for n, p in net.named_parameters() if not n.startswith("indicator_emb.")] + (list(enc.parameters()) if enc is not None else [])
     groups = [{"params": rest, "lr": cfg.lr}] + ([{"params": emb, "lr": cfg.indicator_lr}] if emb else [])
     opt = torch.optim.AdamW(groups, lr=cfg.lr, weight_decay=1e-6)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
@@ -213,18 +252,24 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
         noise = torch.randn(x0.shape, device=device, generator=gen)
         t = torch.randint(0, T_train, (cfg.batch_size,), device=device, generator=gen)  # (B,)
         i_b = None if ind_all is None else drop_indicators(ind_all[idx], cfg.indicator_dropout, gen)  # (B,)
-        loss = F.mse_loss(net(obs_all[idx], add_noise(x0, noise, t, ac), t, i_b), noise)
-        guard.step("policy", loss, opt, net.parameters(), 1.0)
+        obs = obs_all[idx]  # (B, history*obs_dim)
+        if enc is not None:
+            obs = torch.cat([obs, enc(*[random_shift(f[fidx[idx]], vision.shift, gen) for f in frames])], dim=-1)  # (B, cond)
+        loss = F.mse_loss(net(obs, add_noise(x0, noise, t, ac), t, i_b), noise)
+        guard.step("policy", loss, opt, [p for g in groups for p in g["params"]], 1.0)
         sched.step()
         decay = min(cfg.ema_decay, (1 + step) / (10 + step))
         with torch.no_grad():
-            for pe, p in zip(ema.parameters(), net.parameters()):
+            pairs = list(zip(ema.parameters(), net.parameters()))
+            if enc is not None:
+                pairs += list(zip(ema_enc.parameters(), enc.parameters()))
+            for pe, p in pairs:
                 pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
             emit({"phase": "policy", "step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(finite_values(losses[-cfg.log_every:]))),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0)})
-    return ema.eval(), losses
+    return ema.eval(), losses, (ema_enc.eval() if ema_enc is not None else None)
 
 
 INTERVENTION_POSITIVE = ("always", "success", "none")
@@ -294,6 +339,18 @@ def run(cfg: Config) -> dict:
     if list(data.obs_names) != list(pre.policy["observation"]["names"]):
         raise ValueError(f"the episodes' observation names {data.obs_names} differ from the pre-trained package's "
                          f"{pre.policy['observation']['names']} — use episodes of the task the package was trained on")
+    cams = list(pre.encoders.cameras) if pre.encoders is not None else []
+    frames: list[np.ndarray] = []
+    if cams:  # a policy that sees cameras: every episode must carry their frames, at the package's sizes
+        for c, e in zip(cams, pre.encoders.cfgs):
+            for ep in eps:
+                f = ep.images.get(c)
+                if f is None or f.dtype != np.uint8 or f.shape != (len(ep.obs), e.height, e.width, 3):
+                    got = "no frames" if f is None else f"{f.dtype} {list(f.shape)}"
+                    raise ValueError(f"episode {ep.episode_id}: camera {c!r} has {got}; the pre-trained package {cfg.pretrained} "
+                                     f"sees {c} as uint8 [{len(ep.obs)}, {e.height}, {e.width}, 3] — send the episodes with "
+                                     f"their frames (rlft recap does, from the package's cameras)")
+            frames.append(np.concatenate([ep.images[c] for ep in eps]))  # (S, H, W, 3), steps in episode order
     os.makedirs(cfg.out, exist_ok=True)
     metrics = open(os.path.join(cfg.out, "metrics.jsonl"), "w")
 
@@ -309,6 +366,10 @@ def run(cfg: Config) -> dict:
     # 1. Value function on all data.
     spec = ReturnSpec.for_episodes(eps, cfg.max_episode_steps, cfg.c_fail)
     obs_n = [pre.norm.obs(e.obs) for e in eps]  # per episode (T, obs_dim)
+    if cams:  # V reads [state, the pre-trained encoders' features of the step's frames] (frozen: computed once)
+        feats = frame_features(pre.encoders, frames, device)  # (S, F)
+        ends = np.cumsum([len(o) for o in obs_n])[:-1]
+        obs_n = [np.concatenate([o, f], axis=1) for o, f in zip(obs_n, np.split(feats, ends))]
     rets = [spec.returns(e) for e in eps]
     with metrics:
         vnet, vlosses = train_value(np.concatenate(obs_n), np.concatenate(rets),
@@ -324,14 +385,20 @@ def run(cfg: Config) -> dict:
         adv_all = np.concatenate(adv)
         ind, thresholds = indicators(adv_all, np.maximum(inter, demo), tasks, cfg.positive_fraction, forced)
         # 4. Policy, from the pre-trained checkpoint.
-        obs_w, act_w = make_windows(eps, pre.config.history, pre.config.horizon)
+        obs_w, act_w = make_windows(eps, pre.state_history if cams else pre.config.history, pre.config.horizon)
         obs_w = pre.norm.obs(obs_w).reshape(len(obs_w), -1)
         norm = widen_action_range(pre.norm, eps)
         act_w = norm.action(act_w)  # (N, H, A) in [-1, 1] of the widened range
         net = init_from_pretrained(pre, indicator=not cfg.plain)
         log.info("fine-tuning %s on %d windows from %d episodes (%d intervention steps, %.0f%% positive)", "plain BC" if cfg.plain else "RECAP",
                  len(obs_w), len(eps), int(inter.sum()), 100 * ind.mean())
-        net, plosses = finetune_policy(cfg, net, obs_w, act_w, None if cfg.plain else ind, pre.alphas_cumprod, device, emit)
+        vision = None
+        if cams:
+            trainable = CameraEncoders(cams, [EncoderConfig(**c.to_dict()) for c in pre.encoders.cfgs])
+            trainable.load_state_dict(pre.encoders.state_dict())
+            vision = Vision(trainable, frames, frame_index(eps), cfg.image_shift)
+        net, plosses, encoders = finetune_policy(cfg, net, obs_w, act_w, None if cfg.plain else ind, pre.alphas_cumprod,
+                                                 device, emit, vision)
 
     # 5. Statistics, plot, export.
     v_all, g_all = np.concatenate(values), np.concatenate(rets)
@@ -369,15 +436,16 @@ def run(cfg: Config) -> dict:
     advantage = None if cfg.plain else {
         "n_step": cfg.n_step, "positive_fraction": cfg.positive_fraction, "dropout": cfg.indicator_dropout,
         "thresholds": thresholds, "positive_fraction_measured": float(ind.mean()), "intervention_positive": cfg.intervention_positive,
-        "value": {"input": "obs", "history": 1, "bins": cfg.value_bins, "v_min": -1.0, "v_max": 0.0,
+        "value": {"input": "obs+images" if cams else "obs", "history": 1, "bins": cfg.value_bins, "v_min": -1.0, "v_max": 0.0,
                   "max_episode_steps": spec.max_steps, "c_fail": spec.c_fail},
     }
     meta = PackageMeta(task=data.task, obs_names=data.obs_names, action_names=data.action_names, episodes=len(eps),
                        execute_steps=int(pre.policy["action"]["execute_steps"]), steps=len(pre.timesteps),
                        train_timesteps=len(pre.alphas_cumprod), version_prefix="bc-mixed" if cfg.plain else "recap",
                        advantage=advantage, cfg_beta=1.0 if cfg.plain else cfg.cfg_beta)
+    value_head = vnet if not cams else ValueOverImages(pre.encoders, vnet, len(data.obs_names))
     export_package(net, pre.alphas_cumprod, pre.timesteps, norm, meta, package, seed=cfg.seed,
-                   value_net=None if cfg.plain else vnet)
+                   value_net=None if cfg.plain else value_head, encoders=encoders)
     with open(os.path.join(cfg.out, "recap.json"), "w") as f:
         json.dump(stats, f, indent=2)
     with open(os.path.join(cfg.out, "config.json"), "w") as f:

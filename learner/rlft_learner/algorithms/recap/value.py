@@ -107,6 +107,34 @@ class ValueNet(nn.Module):
         return probs @ self.centres, probs  # (B,), (B, bins)
 
 
+class ValueOverImages(nn.Module):
+    """value.onnx of a RECAP package that sees cameras: (obs (B, obs_dim) normalised, one uint8 (B, H, W, 3) image per
+    camera) -> (value, probs) = value_net([obs, encoders(images)]). The encoders are the pre-trained BC policy's, frozen
+    (the value was trained on their features), so the robot or inspect-episode feeds the camera bytes as it does to
+    the sampler."""
+
+    def __init__(self, encoders: nn.Module, value_net: ValueNet, obs_dim: int):
+        super().__init__()
+        self.encoders, self.value_net, self.obs_dim = encoders, value_net, obs_dim
+        self.n_cameras = len(encoders.cameras)
+
+    def cfg_dict(self) -> dict:
+        return {**self.value_net.cfg_dict(), "state_dim": int(self.obs_dim), "cameras": list(self.encoders.cameras)}
+
+    def forward(self, obs: torch.Tensor, *images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.value_net(torch.cat([obs, self.encoders(*images)], dim=-1))
+
+
+@torch.no_grad()
+def frame_features(encoders: nn.Module, frames: list[np.ndarray], device: torch.device, batch: int = 512) -> np.ndarray:
+    """Features (N, F) float32 of N frames per camera (uint8 (N, H, W, 3) each, in the encoders' camera order)."""
+    encoders = encoders.to(device).eval()
+    n = len(frames[0]) if frames else 0
+    out = [encoders(*[torch.from_numpy(np.ascontiguousarray(f[i:i + batch])).to(device) for f in frames]).cpu().numpy()
+           for i in range(0, n, batch)]
+    return np.concatenate(out).astype(np.float32) if out else np.zeros((0, encoders.out_dim), np.float32)
+
+
 def return_bins(returns: torch.Tensor, bins: int) -> torch.Tensor:
     """Index of the nearest bin centre on [-1, 0] for each normalised return (the discretised MC target)."""
     return torch.round((returns.clamp(-1.0, 0.0) + 1.0) * (bins - 1)).long()
