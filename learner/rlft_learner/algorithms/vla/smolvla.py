@@ -94,12 +94,13 @@ KNOWN_VLMS = {
 
 
 def lerobot_config(shapes: SmolVlaShapes, state_dim: int, action_dim: int, cameras: list[str],
-                   source_hw: tuple[int, int] = (480, 640), vlm: str = "HuggingFaceTB/SmolVLM2-500M-Video-Instruct",
+                   source_hw: tuple[int, int] | dict = (480, 640), vlm: str = "HuggingFaceTB/SmolVLM2-500M-Video-Instruct",
                    empty_cameras: int = 0) -> dict:
     """A config.json as LeRobot 0.4 writes it for a SmolVLA policy with these shapes (the fields the exporter reads)."""
     feats = {"observation.state": {"type": "STATE", "shape": [state_dim]}}
     for c in cameras:
-        feats[f"observation.images.{c}"] = {"type": "VISUAL", "shape": [3, *source_hw]}
+        hw = source_hw[c] if isinstance(source_hw, dict) else source_hw
+        feats[f"observation.images.{c}"] = {"type": "VISUAL", "shape": [3, *hw]}
     return {
         "type": "smolvla", "n_obs_steps": 1,
         "normalization_mapping": {"VISUAL": "IDENTITY", "STATE": "MEAN_STD", "ACTION": "MEAN_STD"},
@@ -246,8 +247,8 @@ class RMSNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x):
-        v = x.float().pow(2).mean(-1, keepdim=True)
-        return self.weight * (x.float() * torch.rsqrt(v + self.eps)).to(x.dtype)
+        h = _f32(x)
+        return self.weight * _as(h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps), x.dtype)
 
 
 class LlamaAttention(nn.Module):
@@ -307,7 +308,7 @@ class VisionAttention(nn.Module):
     def forward(self, x):
         B, T, D = x.shape
         q, k, v = (p(x).view(B, T, self.heads, -1).transpose(1, 2) for p in (self.q_proj, self.k_proj, self.v_proj))
-        att = torch.softmax((q @ k.transpose(-1, -2)) * (q.shape[-1] ** -0.5), dim=-1, dtype=torch.float32).to(q.dtype)
+        att = torch.softmax((q @ k.transpose(-1, -2)) * (q.shape[-1] ** -0.5), dim=-1)
         return self.out_proj((att @ v).transpose(1, 2).reshape(B, T, D))
 
 
@@ -419,6 +420,15 @@ class VlmWithExpert(nn.Module):
         self.lm_expert = Expert(s)
 
 
+def _f32(x: torch.Tensor) -> torch.Tensor:
+    """x in float32 (no Cast node in the exported graph when it already is)."""
+    return x if x.dtype == torch.float32 else x.float()
+
+
+def _as(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return x if x.dtype == dtype else x.to(dtype)
+
+
 def apply_rope(x: torch.Tensor, positions: torch.Tensor, max_wavelength: float = 10_000) -> torch.Tensor:
     """LeRobot's apply_rope: x (B, L, H, D), positions (B, L)."""
     d_half = x.shape[-1] // 2
@@ -427,8 +437,8 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor, max_wavelength: float =
     radians = positions[..., None].to(torch.float32) / timescale[None, None, :]
     radians = radians[..., None, :]
     sin, cos = torch.sin(radians), torch.cos(radians)
-    x1, x2 = x.float().split(d_half, dim=-1)
-    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1).to(x.dtype)
+    x1, x2 = _f32(x).split(d_half, dim=-1)
+    return _as(torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1), x.dtype)
 
 
 def attention(mask: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads: int) -> torch.Tensor:
@@ -438,9 +448,9 @@ def attention(mask: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Ten
     g = heads // hkv
     k = k[:, :, :, None, :].expand(B, S, hkv, g, dh).reshape(B, S, heads, dh)
     v = v[:, :, :, None, :].expand(B, S, hkv, g, dh).reshape(B, S, heads, dh)
-    att = torch.matmul(q.float().transpose(1, 2), k.float().transpose(1, 2).transpose(2, 3)) * dh ** -0.5
+    att = torch.matmul(_f32(q).transpose(1, 2), _f32(k).transpose(1, 2).transpose(2, 3)) * dh ** -0.5
     att = torch.where(mask[:, None, :, :], att, torch.finfo(torch.float32).min)
-    probs = torch.softmax(att, dim=-1).to(v.dtype)
+    probs = _as(torch.softmax(att, dim=-1), v.dtype)
     out = torch.matmul(probs, v.permute(0, 2, 1, 3)).permute(0, 2, 1, 3)
     return out.reshape(B, T, heads * dh)
 
@@ -566,7 +576,7 @@ class SmolVla(nn.Module):
                 out = attention(full, q, torch.cat([keys[i], k], 1), torch.cat([values[i], v], 1), s.heads)
             h = _layer_step(layer, h, out)
         h = self.model.vlm_with_expert.lm_expert.norm(h)
-        return self.model.action_out_proj(h[:, -s.chunk_size:].float())
+        return self.model.action_out_proj(_f32(h[:, -s.chunk_size:]))
 
     @torch.no_grad()
     def sample(self, images, img_masks, tokens, lang_masks, state, noise):
@@ -591,7 +601,8 @@ def resize_with_pad(img: torch.Tensor, width: int, height: int, pad_value: float
 
 
 def save_random_checkpoint(out_dir: str, shapes: SmolVlaShapes, state_dim: int, action_dim: int, cameras: list[str],
-                           seed: int = 0, source_hw: tuple[int, int] = (480, 640), vlm_name: str | None = None) -> SmolVla:
+                           seed: int = 0, source_hw: tuple[int, int] | dict = (480, 640), vlm_name: str | None = None,
+                           empty_cameras: int = 0) -> SmolVla:
     """A randomly initialised SmolVLA with these shapes, saved as LeRobot saves a checkpoint: config.json,
     model.safetensors (weights under LeRobot's names) and the normaliser's stats file."""
     torch.manual_seed(seed)
@@ -605,11 +616,15 @@ def save_random_checkpoint(out_dir: str, shapes: SmolVlaShapes, state_dim: int, 
             else:
                 nn.init.normal_(p, std=0.02)
     os.makedirs(out_dir, exist_ok=True)
-    cfg = lerobot_config(shapes, state_dim, action_dim, cameras, source_hw,
+    cfg = lerobot_config(shapes, state_dim, action_dim, cameras, source_hw, empty_cameras=empty_cameras,
                          **({"vlm": vlm_name} if vlm_name else {}))
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     write_safetensors(os.path.join(out_dir, "model.safetensors"), model.state_dict(), {"format": "pt"})
+    if vlm_name is None and any(getattr(shapes, k) != v for k, v in KNOWN_VLMS[cfg["vlm_model_name"]].items()):
+        # Not SmolVLM2-500M's shapes: the VLM's config.json (as the Hub would serve it) goes beside the checkpoint.
+        with open(os.path.join(out_dir, "vlm_config.json"), "w") as f:
+            json.dump(vlm_config(shapes), f, indent=2)
     g = torch.Generator().manual_seed(seed + 1)
     stats = {"observation.state.mean": torch.randn(state_dim, generator=g) * 0.3,
              "observation.state.std": torch.rand(state_dim, generator=g) + 0.5,
@@ -617,6 +632,17 @@ def save_random_checkpoint(out_dir: str, shapes: SmolVlaShapes, state_dim: int, 
              "action.std": torch.rand(action_dim, generator=g) + 0.5}
     write_safetensors(os.path.join(out_dir, "policy_preprocessor_step_5_normalizer_processor.safetensors"), stats)
     return model
+
+
+def vlm_config(s: SmolVlaShapes) -> dict:
+    """The fields of a SmolVLM config.json (transformers' SmolVLMConfig) that the shapes come from."""
+    return {"model_type": "smolvlm", "scale_factor": s.scale_factor,
+            "text_config": {"model_type": "llama", "hidden_size": s.width, "intermediate_size": s.mlp,
+                            "num_attention_heads": s.heads, "num_key_value_heads": s.kv_heads, "head_dim": s.head_dim,
+                            "vocab_size": s.vocab_size, "rms_norm_eps": s.rms_eps, "num_hidden_layers": s.layers},
+            "vision_config": {"hidden_size": s.vision_width, "intermediate_size": s.vision_mlp,
+                              "num_hidden_layers": s.vision_layers, "num_attention_heads": s.vision_heads,
+                              "image_size": s.image_size, "patch_size": s.patch}}
 
 
 def default_shapes() -> SmolVlaShapes:
