@@ -211,8 +211,8 @@ def export_smolvla(ckpt: str, out_dir: str, tokenizer: str, *, vlm_config: dict 
 
 def _test_vectors(model: SmolVla, s: SmolVlaShapes, cams: list[str], src_hw: dict, optional: set, tok_path: str,
                   stats: dict, n: int, seed: int, path: str) -> None:
-    """Raw robot inputs and the PyTorch chunk (robot units) for the TS agreement test; the last optional camera is
-    left out of the second vector (fed as a masked black frame)."""
+    """Raw robot inputs and the PyTorch chunk (robot units) for the TS agreement test; a camera left out is fed as a
+    masked black frame (LeRobot's empty camera: −1 everywhere, mask 0)."""
     from tokenizers import Tokenizer  # the Rust library: the reference tokenisation
     tk = Tokenizer.from_file(tok_path)
     g = torch.Generator().manual_seed(seed + 7)
@@ -230,7 +230,8 @@ def _test_vectors(model: SmolVla, s: SmolVlaShapes, cams: list[str], src_hw: dic
         st = (state - torch.from_numpy(stats["observation.state.mean"])) / torch.from_numpy(stats["observation.state.std"])
         st = torch.nn.functional.pad(st.float()[None], (0, s.max_state_dim - S))
         images, masks, present = [], [], []
-        drop = [c for c in cams if c in optional][-1:] if v == 1 else []
+        # LeRobot's empty cameras never send frames; the optional real cameras are left out of every second vector.
+        drop = [c for c in cams if c.startswith("empty_camera_") or (v % 2 == 1 and c in optional)]
         for c in cams:
             h, w = src_hw[c]
             frame = torch.randint(0, 256, (h, w, 3), generator=g, dtype=torch.uint8)
