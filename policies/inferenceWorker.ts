@@ -4,10 +4,11 @@
  * Started through inferenceWorker.mjs; spoken to only by InferenceClient.ts.
  */
 import { parentPort } from "node:worker_threads";
-import { access } from "node:fs/promises";
+import { access, readFile } from "node:fs/promises";
 import * as ort from "onnxruntime-node";
 import { WIRE_TYPES, type Feeds, type KeptTensor, type WireTensor, type WireType, type WorkerReply, type WorkerRequest } from "./inferenceProtocol.ts";
 import { f16ToF32, f32ToF16 } from "./float16.ts";
+import { graphIo } from "./onnxExternalData.ts";
 
 const port = parentPort;
 if (port === null) throw new Error("inferenceWorker.ts must run in a worker_thread (use InferenceClient)");
@@ -52,7 +53,27 @@ async function createSession(key: string, path: string, providers: string[], int
       if (provider !== "cpu") post({ type: "log", level: "warn", message: `execution provider "${provider}" failed for ${key} (${path}): ${(e as Error).message.split("\n")[0]} — falling back` });
     }
   }
+  // onnxruntime-node refuses a graph whose inputs/outputs it has no JS type for ("Unsupported data type: 16"):
+  // name the input and its type from the file itself.
+  const unsupported = await unsupportedIo(path);
+  if (unsupported) throw new LoadError("unsupported_type", unsupported, path);
   throw new LoadError("invalid_model", `Cannot load ONNX model ${path}: ${(lastError as Error).message} — the file is corrupt or not an ONNX model; re-export the policy package`, path);
+}
+
+/** A sentence naming the first graph input/output whose element type the worker cannot carry, or null. */
+async function unsupportedIo(path: string): Promise<string | null> {
+  let io: ReturnType<typeof graphIo>;
+  try {
+    io = graphIo(await readFile(path));
+  } catch {
+    return null;
+  }
+  const bad = io.find((v) => !WIRE_TYPES.includes(v.type as WireType));
+  return bad ? unsupportedMessage(path, bad.io, bad.name, bad.type) : null;
+}
+
+function unsupportedMessage(path: string, what: "input" | "output", name: string, type: string): string {
+  return `ONNX model ${path} ${what} "${name}" is ${type}, which the robot's runtime cannot ${what === "input" ? "feed" : "fetch"} (onnxruntime-node takes ${WIRE_TYPES.join(", ")}) — export the graph with float32 or float16 ${what}s and cast inside it`;
 }
 
 /** Model key → input name → element type the graph declares. */
@@ -153,7 +174,7 @@ async function handle(req: WorkerRequest): Promise<void> {
           for (const m of list) {
             const type = m.isTensor ? m.type : "a non-tensor value";
             if (!WIRE_TYPES.includes(type as WireType)) {
-              throw new LoadError("unsupported_type", `ONNX model ${path} ${what} "${m.name}" is ${type}, which the robot's runtime cannot ${what === "input" ? "feed" : "fetch"} (onnxruntime-node takes ${WIRE_TYPES.join(", ")}) — export the graph with float32 or float16 ${what}s and cast inside it`, path);
+              throw new LoadError("unsupported_type", unsupportedMessage(path, what, m.name, type), path);
             }
             if (what === "input") {
               declared.set(m.name, type);

@@ -30,6 +30,7 @@ const ENTRY_VALUE = 2;
 export class OnnxParseError extends Error {}
 
 type Visit = (field: number, body: Uint8Array) => void;
+type VisitInt = (field: number, value: number) => void;
 
 function varint(buf: Uint8Array, pos: number): [number, number] {
   let v = 0;
@@ -45,15 +46,18 @@ function varint(buf: Uint8Array, pos: number): [number, number] {
 }
 
 /** Calls `visit` for every length-delimited field of the message in `buf`; skips the other wire types. */
-function fields(buf: Uint8Array, visit: Visit): void {
+function fields(buf: Uint8Array, visit: Visit, visitInt?: VisitInt): void {
   let pos = 0;
   while (pos < buf.length) {
     const [key, p1] = varint(buf, pos);
     pos = p1;
     const field = Math.floor(key / 8);
     const wire = key % 8;
-    if (wire === 0) pos = varint(buf, pos)[1];
-    else if (wire === 1) pos += 8;
+    if (wire === 0) {
+      const [v, p2] = varint(buf, pos);
+      visitInt?.(field, v);
+      pos = p2;
+    } else if (wire === 1) pos += 8;
     else if (wire === 5) pos += 4;
     else if (wire === 2) {
       const [len, p2] = varint(buf, pos);
@@ -127,4 +131,33 @@ export async function externalDataOf(path: string): Promise<string[]> {
   } finally {
     await fh.close();
   }
+}
+
+/** ONNX TensorProto.DataType names by number (onnx.proto3). */
+export const ONNX_TYPES: Record<number, string> = {
+  1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string", 9: "bool", 10: "float16",
+  11: "float64", 12: "uint32", 13: "uint64", 14: "complex64", 15: "complex128", 16: "bfloat16", 17: "float8e4m3fn",
+  18: "float8e4m3fnuz", 19: "float8e5m2", 20: "float8e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4e2m1",
+};
+
+/** The graph's inputs and outputs with their element types (names from the .onnx bytes, as the file declares them). */
+export function graphIo(model: Uint8Array): { name: string; io: "input" | "output"; type: string }[] {
+  const out: { name: string; io: "input" | "output"; type: string }[] = [];
+  const valueInfo = (buf: Uint8Array, io: "input" | "output"): void => {
+    let name = "";
+    let elem = 0;
+    fields(buf, (f, b) => {
+      if (f === 1) name = text.decode(b);
+      else if (f === 2) fields(b, (g, tb) => g === 1 && fields(tb, () => undefined, (k, v) => k === 1 && (elem = v)));
+    });
+    out.push({ name, io, type: ONNX_TYPES[elem] ?? (elem === 0 ? "a non-tensor value" : `type ${elem}`) });
+  };
+  fields(model, (f, body) => {
+    if (f !== MODEL_GRAPH) return;
+    fields(body, (g, b) => {
+      if (g === 11) valueInfo(b, "input");
+      else if (g === 12) valueInfo(b, "output");
+    });
+  });
+  return out;
 }

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { makeSmolVlaFixture } from "../testing/smolvlaFixture.ts";
+import { makeSmolVlaFixture, runLearner } from "../testing/smolvlaFixture.ts";
 import { VlaPolicy } from "./VlaPolicy.ts";
 import { VlaPackage, assertVlaCompatible } from "./VlaPackage.ts";
 import { preprocessFrame } from "./preprocess.ts";
@@ -183,4 +183,49 @@ test("pi0.5's state in the prompt: each normalised value digitised into state_bi
   } finally {
     await policy.close();
   }
+});
+
+test("external data (graphs over 2 GB): the weights file is hashed and covered; unhashed or outside the package is refused", async () => {
+  const toExternal = async (d: string, location: string): Promise<void> => {
+    const script = `import onnx, sys\nm = onnx.load(sys.argv[1])\nonnx.save_model(m, sys.argv[1], save_as_external_data=True, all_tensors_to_one_file=True, location=sys.argv[2], size_threshold=1024)`;
+    await runLearner(["-c", script, join(d, "prefix.onnx"), location]);
+  };
+  const addHash = async (d: string, file: string): Promise<void> => {
+    const pj = JSON.parse(await readFile(join(d, "policy.json"), "utf8")) as { sha256: Record<string, string> };
+    pj.sha256[file] = "0".repeat(64);
+    await writeFile(join(d, "policy.json"), JSON.stringify(pj));
+  };
+  const ok = await edited(async (d) => {
+    await toExternal(d, "prefix.onnx.data");
+    await addHash(d, "prefix.onnx.data");
+  });
+  const policy = await VlaPolicy.create(ok);
+  try {
+    const chunk = await policy.sampleChunk({ state: vec.state[0], instruction: vec.instructions[0], images: { front: frameOf("front", 0)!, wrist: frameOf("wrist", 0)! }, noise: Float32Array.from(vec.noise[0]) });
+    assert.ok(maxAbs(chunk.actions.flat(), vec.actions[0].flat()) < 1e-4);
+  } finally {
+    await policy.close();
+  }
+  const unhashed = await edited((d) => toExternal(d, "prefix.onnx.data"));
+  await assert.rejects(VlaPackage.load(unhashed), /reads external data prefix.onnx.data, which policy.json sha256 does not list/);
+  const outside = await edited(async (d) => {
+    await toExternal(d, "prefix.onnx.data");
+    const script = `import onnx, sys\nm = onnx.load(sys.argv[1], load_external_data=False)\nfor t in m.graph.initializer:\n    for e in t.external_data:\n        if e.key == "location": e.value = "../weights.data"\nonnx.save_model(m, sys.argv[1])`;
+    await runLearner(["-c", script, join(d, "prefix.onnx")]);
+  });
+  await assert.rejects(VlaPackage.load(outside), /reads external data from "..\/weights.data", which is not a plain file name inside the package/);
+});
+
+test("a tampered external-data file fails the package hash check", async () => {
+  const dir = await edited(async (d) => {
+    const script = `import onnx, sys\nm = onnx.load(sys.argv[1])\nonnx.save_model(m, sys.argv[1], save_as_external_data=True, location="prefix.onnx.data", size_threshold=1024)`;
+    await runLearner(["-c", script, join(d, "prefix.onnx")]);
+    const pj = JSON.parse(await readFile(join(d, "policy.json"), "utf8")) as { sha256: Record<string, string> };
+    pj.sha256["prefix.onnx.data"] = "0".repeat(64);
+    await writeFile(join(d, "policy.json"), JSON.stringify(pj));
+  });
+  const bytes = await readFile(join(dir, "prefix.onnx.data"));
+  bytes[bytes.length - 1] ^= 1;
+  await writeFile(join(dir, "prefix.onnx.data"), bytes);
+  await assert.rejects(VlaPackage.load(dir), (e: unknown) => e instanceof PolicyPackageError && e.code === "sha256_mismatch" && /prefix.onnx.data/.test(e.message));
 });
