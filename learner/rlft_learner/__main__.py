@@ -22,6 +22,8 @@ COMMANDS = {
                   "  python3 -m rlft_learner train-vla --synthetic --steps 20 --width 32 --out /tmp/vla"),
     "export-smolvla": (smolvla_export, "turn a LeRobot SmolVLA checkpoint directory (config.json + model.safetensors) into an rlft VLA package",
                        "example:\n  python3 -m rlft_learner export-smolvla outputs/train/smolvla/checkpoints/last/pretrained_model --out runs/smolvla --tokenizer tokenizer.json --state-names q.a,q.b --action-names a,b"),
+    "bench-smolvla": (smolvla_export.BenchCommand, "time a LeRobot SmolVLA checkpoint's prefix and whole chunk in eager PyTorch at batch 1; prints JSON",
+                      "example:\n  python3 -m rlft_learner bench-smolvla --checkpoint runs/smolvla-ckpt --threads 2 --iters 5"),
     "bench-vla": (bench_vla, "time the VLA's prefix and one action-expert step in eager PyTorch at batch 1; prints JSON",
                   "example:\n  python3 -m rlft_learner bench-vla --package runs/vla/package --threads 1 --iters 200"),
     "recap": (RECAP, "RECAP iteration: value function on all episodes, advantage indicators, indicator-conditioned fine-tune, export",

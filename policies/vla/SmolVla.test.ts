@@ -153,7 +153,9 @@ async function edited(edit: (dir: string) => Promise<void>, rehash = true): Prom
 }
 
 test("bad layouts are refused at load with one sentence: optional camera without a mask, padding below the names, unknown template field", async () => {
-  const cases: [string, (pj: Record<string, any>) => void, RegExp][] = [
+  // policy.json edited as plain JSON (the point is to write what the schema refuses).
+  type Pj = { cameras: Record<string, unknown>[]; state: Record<string, unknown>; language: Record<string, unknown> };
+  const cases: [string, (pj: Pj) => void, RegExp][] = [
     ["mask", (pj) => delete pj.cameras[1].mask_input, /camera wrist is optional but has no mask_input/],
     ["pad", (pj) => (pj.state.pad_to = 3), /state.pad_to 3 is below the 5 state names/],
     ["template", (pj) => (pj.language.template = "{task}\n"), /language.template has field\(s\) \{task\}/],
@@ -161,7 +163,7 @@ test("bad layouts are refused at load with one sentence: optional camera without
   ];
   for (const [, edit, re] of cases) {
     const dir = await edited(async (d) => {
-      const pj = JSON.parse(await readFile(join(d, "policy.json"), "utf8")) as Record<string, any>;
+      const pj = JSON.parse(await readFile(join(d, "policy.json"), "utf8")) as Pj;
       edit(pj);
       await writeFile(join(d, "policy.json"), JSON.stringify(pj));
     });
@@ -171,7 +173,7 @@ test("bad layouts are refused at load with one sentence: optional camera without
 
 test("pi0.5's state in the prompt: each normalised value digitised into state_bins bins over [-1, 1]", async () => {
   const dir = await edited(async (d) => {
-    const pj = JSON.parse(await readFile(join(d, "policy.json"), "utf8")) as Record<string, any>;
+    const pj = JSON.parse(await readFile(join(d, "policy.json"), "utf8")) as { language: Record<string, unknown> };
     pj.language.template = "Task: {instruction}, State: {state};\nAction: ";
     pj.language.state_bins = 256;
     await writeFile(join(d, "policy.json"), JSON.stringify(pj));

@@ -288,7 +288,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--external-data", action="store_true", help="store the weights in <graph>.onnx.data files")
     p.add_argument("--vectors", type=int, default=2, help="test vectors to write (0: none)")
     p.add_argument("--make-random", metavar="SHAPES", choices=["real", "tiny"],
-                   help="first write a randomly initialised checkpoint of these shapes into CHECKPOINT (no download)")
+                   help="first write a randomly initialised checkpoint of these shapes into CHECKPOINT (no download): "
+                        "real = SmolVLA on SmolVLM2-500M (cameras front and wrist), tiny = test size (plus one empty camera)")
+    p.add_argument("--depth", type=int, help="with --make-random: text and expert layers (and at most as many vision layers)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -296,8 +298,12 @@ def main(args: argparse.Namespace) -> int:
     split = (lambda v: [x.strip() for x in v.split(",")] if v else None)
     if args.make_random:
         shapes = SmolVlaShapes() if args.make_random == "real" else tiny_shapes()
+        if args.depth:
+            shapes.layers = shapes.expert_layers = args.depth
+            shapes.vision_layers = min(shapes.vision_layers, args.depth)
         save_random_checkpoint(args.checkpoint, shapes, len(split(args.state_names) or [0] * 6),
-                               len(split(args.action_names) or [0] * 6), ["front", "wrist"], empty_cameras=1,
+                               len(split(args.action_names) or [0] * 6), ["front", "wrist"],
+                               empty_cameras=0 if args.make_random == "real" else 1,
                                # tiny: one camera upsampled into the square, one downsampled (both letterboxed)
                                source_hw=(480, 640) if args.make_random == "real" else {"front": (40, 56), "wrist": (96, 72)})
         if not args.tokenizer:
@@ -321,3 +327,54 @@ def main(args: argparse.Namespace) -> int:
 
 
 __all__ = ["export_smolvla", "read_checkpoint", "add_arguments", "main", "shutil", "np"]
+
+
+class BenchCommand:
+    """`bench-smolvla`: eager PyTorch latency of a SmolVLA checkpoint at batch 1 (prefix; whole chunk = prefix +
+    num_steps denoising steps, LeRobot's sample_actions), for `npm run bench -- --only smolvla`; prints JSON."""
+
+    @staticmethod
+    def add_arguments(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--checkpoint", required=True, help="LeRobot SmolVLA checkpoint directory")
+        p.add_argument("--threads", type=int, default=2, help="torch CPU threads (default: 2)")
+        p.add_argument("--iters", type=int, default=5, help="timed chunks (default: 5)")
+        p.add_argument("--vlm-config", help="the VLM's config.json (default: built in / vlm_config.json beside it)")
+
+    @staticmethod
+    def main(args: argparse.Namespace) -> int:
+        torch.set_num_threads(args.threads)
+        vlm = None
+        if args.vlm_config:
+            with open(args.vlm_config) as f:
+                vlm = json.load(f)
+        config, s, weights, _ = read_checkpoint(args.checkpoint, vlm)
+        model = SmolVla(s, lm_head=False)
+        model.load_state_dict({k: v.float() for k, v in weights.items() if ".lm_head." not in k})
+        del weights
+        model.eval()
+        cams = [k for k, v in config["input_features"].items() if v.get("type") == "VISUAL"]
+        n_cams = len(cams) + int(config.get("empty_cameras", 0))
+        g = torch.Generator().manual_seed(0)
+        images = [torch.rand(1, 3, s.image_size, s.image_size, generator=g) * 2 - 1 for _ in range(n_cams)]
+        masks = [torch.ones(1, dtype=torch.bool) for _ in range(n_cams)]
+        ids = torch.randint(0, s.vocab_size, (1, s.tokenizer_max_length), generator=g)
+        lang = torch.ones(1, s.tokenizer_max_length, dtype=torch.int64)
+        state = torch.randn(1, s.max_state_dim, generator=g)
+        noise = torch.randn(1, s.chunk_size, s.max_action_dim, generator=g)
+        prefix_ms, chunk_ms = [], []
+        with torch.inference_mode():
+            model.sample(images, masks, ids, lang, state, noise)  # warm-up
+            for _ in range(args.iters):
+                t0 = time.perf_counter()
+                model.prefix(images, masks, ids, lang.bool(), state)
+                prefix_ms.append((time.perf_counter() - t0) * 1000)
+                t0 = time.perf_counter()
+                model.sample(images, masks, ids, lang, state, noise)
+                chunk_ms.append((time.perf_counter() - t0) * 1000)
+        pct = lambda xs, q: float(np.percentile(xs, q))  # noqa: E731
+        params = sum(p.numel() for p in model.parameters())
+        print(json.dumps({"prefix": {"p50_ms": pct(prefix_ms, 50), "p99_ms": pct(prefix_ms, 99)},
+                          "chunk": {"p50_ms": pct(chunk_ms, 50), "p99_ms": pct(chunk_ms, 99)},
+                          "iters": args.iters, "threads": args.threads, "torch": torch.__version__, "params": params,
+                          "cameras": n_cams, "layers": s.layers, "steps": s.num_steps}))
+        return 0
