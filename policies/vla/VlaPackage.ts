@@ -220,7 +220,7 @@ async function checkExternalData(dir: string, graph: string, json: VlaPolicyJson
   try {
     locations = await externalDataOf(path);
   } catch (cause) {
-    throw new PolicyPackageError("invalid_model", `${path} is not a readable ONNX model: ${(cause as Error).message} — re-export the package`, { cause, path });
+    throw new PolicyPackageError("dims", `${path} is not a readable ONNX model: ${(cause as Error).message} — re-export the package`, { cause, path });
   }
   for (const loc of locations) {
     if (!/^[A-Za-z0-9_.-]+$/.test(loc) || loc === "." || loc === "..") {
