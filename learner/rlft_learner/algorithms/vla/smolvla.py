@@ -24,7 +24,7 @@ import math
 import mmap
 import os
 import struct
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn as nn
@@ -665,4 +665,4 @@ def tiny_shapes(**over) -> SmolVlaShapes:
 
 
 __all__ = ["SmolVla", "SmolVlaShapes", "CheckpointError", "read_safetensors", "write_safetensors", "resize_with_pad",
-           "save_random_checkpoint", "shapes_from_checkpoint", "lerobot_config", "tiny_shapes", "field"]
+           "save_random_checkpoint", "shapes_from_checkpoint", "lerobot_config", "tiny_shapes", "vlm_config"]

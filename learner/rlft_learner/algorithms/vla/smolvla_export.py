@@ -17,7 +17,6 @@ import glob
 import json
 import logging
 import os
-import shutil
 import time
 
 import numpy as np
@@ -326,7 +325,6 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["export_smolvla", "read_checkpoint", "add_arguments", "main", "shutil", "np"]
 
 
 class BenchCommand:
@@ -378,3 +376,6 @@ class BenchCommand:
                           "iters": args.iters, "threads": args.threads, "torch": torch.__version__, "params": params,
                           "cameras": n_cams, "layers": s.layers, "steps": s.num_steps}))
         return 0
+
+
+__all__ = ["export_smolvla", "read_checkpoint", "write_byte_level_bpe", "add_arguments", "main", "BenchCommand"]
