@@ -93,3 +93,15 @@ def test_checkpoints_it_cannot_read_are_refused_naming_why(ckpt, tmp_path):
     write_safetensors(os.path.join(bad, "model.safetensors"), w)
     with pytest.raises(CheckpointError, match="no tensor model.state_proj.weight"):
         read_checkpoint(bad)
+
+
+def test_external_data_is_written_beside_the_graphs_and_hashed(ckpt, tmp_path):
+    out = str(tmp_path / "pkg")
+    export_smolvla(ckpt, out, os.path.join(ckpt, "tokenizer.json"), vectors=0, external_data=True)
+    pj = json.load(open(os.path.join(out, "policy.json")))
+    assert {"prefix.onnx.data", "action_expert.onnx.data"} <= set(pj["sha256"])
+    import onnx
+    m = onnx.load(os.path.join(out, "prefix.onnx"), load_external_data=False)
+    locations = {e.value for t in m.graph.initializer for e in t.external_data if e.key == "location"}
+    assert locations == {"prefix.onnx.data"}
+    ort.InferenceSession(os.path.join(out, "prefix.onnx"))
