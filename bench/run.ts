@@ -14,8 +14,11 @@
  *     one chunk of the 2-camera policy in onnxruntime-node vs PyTorch eager (1 thread each), decision latency p50/p99
  *     in a 30 Hz wall-clock control loop with both cameras rendered (budget ⅓ of the period), and the full stack's sim
  *     speed with both cameras every tick at 10 and 30 Hz. `--only pixels` runs just this section.
+ *  7. A real VLA's export (bench/smolvla.ts, only with `--only smolvla`: minutes of export): SmolVLA of the real shapes,
+ *     prefix and whole chunk in onnxruntime-node vs PyTorch eager on 2 threads, bytes per Euler step with the KV cache
+ *     kept in the worker vs copied. Options: --smolvla-checkpoint DIR, --smolvla-depth N, --smolvla-iters N, --threads N.
  * Usage: npm run bench [-- --package DIR] [-- --vla-package DIR] [-- --pixel-package DIR] [-- --iters N] [-- --best-of N]
- *        [-- --only camera|pixels]
+ *        [-- --only camera|pixels|smolvla]
  */
 import { existsSync, mkdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { spawnSync } from "node:child_process";
@@ -30,6 +33,7 @@ import { runEpisodes } from "../app/runEpisodes.ts";
 import { VlaPolicy } from "../policies/vla/VlaPolicy.ts";
 import { benchCameraRender, formatCameraRender } from "./cameraRender.ts";
 import { pixelRows, formatPixelRows } from "./pixelLatency.ts";
+import { smolvlaRows, formatSmolvlaRows } from "./smolvla.ts";
 
 const argv = process.argv.slice(2);
 const arg = (name: string, dflt: string) => {
@@ -40,7 +44,16 @@ const iters = Number(arg("--iters", "300"));
 const bestOfN = Number(arg("--best-of", "16"));
 if (!(Number.isInteger(bestOfN) && bestOfN >= 2 && bestOfN <= 64)) throw new Error(`--best-of: an integer in [2, 64] (chunks per re-plan, as actor.best_of); got ${bestOfN}`);
 const only = arg("--only", "");
-if (only && only !== "camera" && only !== "pixels") throw new Error(`--only: camera or pixels (the sections that run alone); got ${only}`);
+if (only && only !== "camera" && only !== "pixels" && only !== "smolvla") throw new Error(`--only: camera, pixels or smolvla (the sections that run alone); got ${only}`);
+if (only === "smolvla") {
+  const depth = arg("--smolvla-depth", "");
+  const r = await smolvlaRows({ checkpoint: arg("--smolvla-checkpoint", "") || undefined, depth: depth ? Number(depth) : undefined, iters: Number(arg("--smolvla-iters", "5")), threads: Number(arg("--threads", "2")) });
+  console.log(formatSmolvlaRows(r));
+  mkdirSync("bench/results", { recursive: true });
+  const result = { date: new Date().toISOString(), smolvla: r };
+  writeFileSync("bench/results/run-smolvla-latest.json", JSON.stringify(result, null, 2));
+  process.exit(0);
+}
 if (only === "camera") {
   const cam = await benchCameraRender();
   console.log(formatCameraRender(cam));

@@ -3,9 +3,9 @@
  * Requests carry ids; results come back as transferred Float32Array buffers.
  */
 import { Worker } from "node:worker_threads";
-import type { Feeds, WireTensor, WorkerReply, WorkerRequest } from "./inferenceProtocol.ts";
+import type { Feeds, KeptTensor, WireTensor, WorkerReply, WorkerRequest } from "./inferenceProtocol.ts";
 
-export type { Feeds, WireTensor } from "./inferenceProtocol.ts";
+export type { Feeds, KeptTensor, WireTensor } from "./inferenceProtocol.ts";
 
 /** Why inference failed; `file` names the model when it is about one. */
 export class InferenceError extends Error {
@@ -39,6 +39,16 @@ export interface RunResult {
   outputs: Record<string, WireTensor>;
   /** Time spent in session.run inside the worker. */
   ms: number;
+  /** With `keep`: what stayed in the worker (outputs is then empty). */
+  kept?: Record<string, KeptTensor>;
+}
+
+/** Options of {@link InferenceClient.run}. */
+export interface RunOptions {
+  /** Keep the outputs in the worker under this name instead of sending them back. */
+  keep?: string;
+  /** Feed the outputs kept under this name (in addition to `feeds`) without copying them. */
+  reuse?: string;
 }
 
 interface Pending {
@@ -57,6 +67,7 @@ export class InferenceClient {
   #logger: NonNullable<InferenceClientOptions["logger"]>;
   #providers: Record<string, string> = {};
   #inputs: Record<string, string[]> = {};
+  #inputTypes: Record<string, Record<string, string>> = {};
 
   private constructor(worker: Worker, logger: NonNullable<InferenceClientOptions["logger"]>) {
     this.#worker = worker;
@@ -96,6 +107,7 @@ export class InferenceClient {
       if (reply.type === "loaded") {
         client.#providers = reply.providers;
         client.#inputs = reply.inputs;
+        client.#inputTypes = reply.inputTypes;
       }
     } catch (e) {
       await client.close();
@@ -114,11 +126,16 @@ export class InferenceClient {
     return this.#inputs;
   }
 
+  /** model key → input name → the element type its graph declares (float32, float16, int64, bool, …). */
+  get inputTypes(): Readonly<Record<string, Readonly<Record<string, string>>>> {
+    return this.#inputTypes;
+  }
+
   /** Runs `model` on `feeds`. Feed buffers that span a whole ArrayBuffer are transferred (detached here). */
-  async run(model: string, feeds: Feeds): Promise<RunResult> {
-    const reply = await this.#request({ type: "run", id: 0, model, feeds });
+  async run(model: string, feeds: Feeds, options: RunOptions = {}): Promise<RunResult> {
+    const reply = await this.#request({ type: "run", id: 0, model, feeds, ...options });
     if (reply.type !== "result") throw new InferenceError("protocol", `Inference worker answered ${reply.type} to a run request`);
-    return { outputs: reply.outputs, ms: reply.ms };
+    return { outputs: reply.outputs, ms: reply.ms, kept: reply.kept };
   }
 
   /**

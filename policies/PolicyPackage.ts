@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
+import { createReadStream } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { PolicyPackageError } from "./PolicyPackageError.ts";
@@ -353,13 +354,14 @@ function checkDims(json: DiffusionPolicyJson, jsonPath: string): void {
 export async function verifyHashes(dir: string, json: PolicyJson): Promise<void> {
   for (const [name, expected] of Object.entries(json.sha256)) {
     const path = join(dir, name);
-    let bytes: Buffer;
+    // Streamed: ONNX external-data files can be larger than readFile's 2 GiB limit.
+    const hash = createHash("sha256");
     try {
-      bytes = await readFile(path);
+      for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
     } catch (cause) {
       throw new PolicyPackageError("missing_file", `Cannot read ${path} (listed in policy.json sha256): ${(cause as Error).message}`, { cause, path });
     }
-    const found = createHash("sha256").update(bytes).digest("hex");
+    const found = hash.digest("hex");
     if (found !== expected) {
       throw new PolicyPackageError("sha256_mismatch", `sha256 mismatch for ${path}: policy.json expects ${expected}, the file hashes to ${found} — the package is corrupt or was modified; re-export it`, { path });
     }

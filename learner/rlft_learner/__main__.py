@@ -10,6 +10,7 @@ from . import __version__
 from .commands import bench_pixel_update, bench_sampler, bench_vla, make_fixture, plot_episode, plots
 from .commands.training import RECAP, TRAIN_BC, TRAIN_CLASSIFIER, TRAIN_VLA
 from .commands.serve import BenchUpdateCommand, ServeCommand
+from .algorithms.vla import smolvla_export
 
 COMMANDS = {
     "train-bc": (TRAIN_BC, "train a Diffusion Policy by behaviour cloning and export a policy package",
@@ -19,6 +20,10 @@ COMMANDS = {
     "train-vla": (TRAIN_VLA, "train a tiny language-conditioned VLA (pi0-style flow matching) and export a VLA package",
                   "example:\n  python3 -m rlft_learner train-vla --dataset runs/vla/dataset --out runs/vla --steps 3000\n"
                   "  python3 -m rlft_learner train-vla --synthetic --steps 20 --width 32 --out /tmp/vla"),
+    "export-smolvla": (smolvla_export, "turn a LeRobot SmolVLA checkpoint directory (config.json + model.safetensors) into an rlft VLA package",
+                       "example:\n  python3 -m rlft_learner export-smolvla outputs/train/smolvla/checkpoints/last/pretrained_model --out runs/smolvla --tokenizer tokenizer.json --state-names q.a,q.b --action-names a,b"),
+    "bench-smolvla": (smolvla_export.BenchCommand, "time a LeRobot SmolVLA checkpoint's prefix and whole chunk in eager PyTorch at batch 1; prints JSON",
+                      "example:\n  python3 -m rlft_learner bench-smolvla --checkpoint runs/smolvla-ckpt --threads 2 --iters 5"),
     "bench-vla": (bench_vla, "time the VLA's prefix and one action-expert step in eager PyTorch at batch 1; prints JSON",
                   "example:\n  python3 -m rlft_learner bench-vla --package runs/vla/package --threads 1 --iters 200"),
     "recap": (RECAP, "RECAP iteration: value function on all episodes, advantage indicators, indicator-conditioned fine-tune, export",

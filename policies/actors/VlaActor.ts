@@ -53,7 +53,8 @@ export class VlaActor implements Actor {
   private constructor(policy: VlaPolicy, opts: VlaActorOptions) {
     this.policy = policy;
     this.jointNames = opts.jointNames;
-    this.cameras = policy.package.json.cameras.map((c) => c.name);
+    // An optional camera the robot lacks is not waited for: the policy feeds it blank with its mask 0.
+    this.cameras = policy.package.json.cameras.filter((c) => !c.optional || opts.cameras.includes(c.name)).map((c) => c.name);
     this.#instruction = opts.instruction ?? "";
     this.#maxAge = opts.maxImageAgeSec ?? 0.25;
     this.#logger = opts.logger ?? console;

@@ -95,7 +95,26 @@ const unigram = {
   },
 };
 
-const probes = ["Push the red cube to the left target!", "pushes the cubes leftward, unknown", "PUSH   the  Red  CUBE", "xyz qq push", "", "blue-red,cube", "push the red cube to the left target to the left target"];
+// Gemma-style (PaliGemma's, what openpi's π0 tokenises with): SentencePiece BPE converted to tokenizer.json — spaces
+// replaced by ▁ in the normalizer, no pre-tokenizer, byte fallback (<0xNN> tokens for what the vocabulary lacks), <bos>
+// added by the post-processor, fixed right padding with <pad>.
+const byteTokens = Array.from({ length: 256 }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`);
+const gemmaPieces = ["▁", "p", "u", "s", "h", "t", "e", "r", "d", "c", "b", "l", "f", "a", "g", "o", "▁p", "▁t", "▁r", "▁c", "▁pu", "▁pus", "▁push", "▁th", "▁the", "▁re", "▁red", "▁cu", "▁cub", "▁cube", "▁to", "\n"];
+const gemmaVocab: Record<string, number> = { "<pad>": 0, "<eos>": 1, "<bos>": 2, "<unk>": 3 };
+for (const t of [...byteTokens, ...gemmaPieces]) gemmaVocab[t] = Object.keys(gemmaVocab).length;
+const gemma = {
+  version: "1.0",
+  truncation: { direction: "Right", max_length: 12, strategy: "LongestFirst", stride: 0 },
+  padding: { strategy: { Fixed: 12 }, direction: "Right", pad_to_multiple_of: null, pad_id: 0, pad_type_id: 0, pad_token: "<pad>" },
+  added_tokens: ["<pad>", "<eos>", "<bos>", "<unk>"].map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+  normalizer: { type: "Replace", pattern: { String: " " }, content: "▁" },
+  pre_tokenizer: null,
+  post_processor: { type: "TemplateProcessing", single: [{ SpecialToken: { id: "<bos>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }], pair: [{ SpecialToken: { id: "<bos>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { Sequence: { id: "B", type_id: 1 } }], special_tokens: { "<bos>": { id: "<bos>", ids: [2], tokens: ["<bos>"] } } },
+  decoder: { type: "Sequence", decoders: [{ type: "Replace", pattern: { String: "▁" }, content: " " }, { type: "ByteFallback" }, { type: "Fuse" }] },
+  model: { type: "BPE", dropout: null, unk_token: "<unk>", continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true, byte_fallback: true, ignore_merges: false, vocab: gemmaVocab, merges: ["▁ p", "▁ t", "▁ r", "▁ c", "▁p u", "▁pu s", "▁pus h", "▁t h", "▁th e", "▁r e", "▁re d", "▁c u", "▁cu b", "▁cub e", "▁t o"] },
+};
+
+const probes = ["push the red cube\n", "Pousse le cube rouge é ✓", "push  the   cube", "Push the red cube to the left target!", "pushes the cubes leftward, unknown", "PUSH   the  Red  CUBE", "xyz qq push", "", "blue-red,cube", "push the red cube to the left target to the left target"];
 
 /** Encodings from Hugging Face's Rust `tokenizers` (the .venv's peers extra): the library users check their files with. */
 function rustEncode(doc: unknown, texts: string[]): { ids: number[]; attention_mask: number[] }[] {
@@ -111,7 +130,7 @@ function rustEncode(doc: unknown, texts: string[]): { ids: number[]; attention_m
   return JSON.parse(r.stdout) as { ids: number[]; attention_mask: number[] }[];
 }
 
-for (const [name, doc] of [["the learner's WordLevel", learnerJson], ["WordPiece (BERT-style, left truncation and padding)", wordPiece], ["BPE (pad to a multiple of 4)", bpe], ["Unigram (SentencePiece-style)", unigram]] as const) {
+for (const [name, doc] of [["the learner's WordLevel", learnerJson], ["WordPiece (BERT-style, left truncation and padding)", wordPiece], ["BPE (pad to a multiple of 4)", bpe], ["Unigram (SentencePiece-style)", unigram], ["Gemma-style SentencePiece BPE with byte fallback (π0's PaliGemma)", gemma]] as const) {
   test(`${name} tokenizer.json: same ids and attention mask as Hugging Face's Rust tokenizers`, () => {
     const texts = [...probes, ...golden.map((g) => g.text)];
     const theirs = rustEncode(doc, texts);

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { PolicyPackageError } from "../PolicyPackageError.ts";
 import { readBoundedFile, verifyHashes, type PolicyJson } from "../PolicyPackage.ts";
 import { Tokenizer } from "./Tokenizer.ts";
+import { externalDataOf } from "../onnxExternalData.ts";
 import type { ImageTransform } from "./preprocess.ts";
 
 const FileName = z.string().regex(/^[A-Za-z0-9_.-]+$/, "a plain file name inside the package directory");
@@ -41,6 +42,16 @@ export const VlaPolicyJsonSchema = z.strictObject({
         width: z.number().int().min(1),
         mean: z.array(Finite).length(3),
         std: z.array(Positive).length(3),
+        /** "stretch" (default) or "letterbox": aspect-preserving resize padded with pad_value (LeRobot's resize_with_pad). */
+        resize: z.enum(["stretch", "letterbox"]).optional(),
+        /** Where a letterboxed image sits: LeRobot pads left and top ("bottom_right", default), openpi both sides ("center"). */
+        pad_align: z.enum(["bottom_right", "center", "top_left"]).optional(),
+        /** Letterbox fill in [0, 1] pixel units before normalisation (default 0, black). */
+        pad_value: z.number().min(0).max(1).optional(),
+        /** Input name of a bool [B] mask: 1 for a real frame, 0 for a camera fed as blank (LeRobot's image masks). */
+        mask_input: z.string().min(1).optional(),
+        /** The robot may lack this camera: it is then fed as a blank frame with its mask 0 (needs mask_input). */
+        optional: z.boolean().optional(),
       }),
     )
     .min(1),
@@ -54,18 +65,28 @@ export const VlaPolicyJsonSchema = z.strictObject({
     /** Rows of the graph's embedding table: every id the tokenizer produces must be below it. */
     vocab_size: z.number().int().min(1),
     pad_id: z.number().int().nonnegative(),
+    /**
+     * The text the tokenizer sees, with {instruction} and optionally {state} (the normalised state, each value in
+     * [-1, 1] discretised into `state_bins` bins, space separated: pi0.5's state-in-prompt). Default "{instruction}".
+     */
+    template: z.string().optional(),
+    state_bins: z.number().int().min(2).optional(),
   }),
   state: z.strictObject({
     /** Observation names the state input is made of, in order (a subset of the robot's observation). */
     names: Names,
     input: z.string().min(1),
     normalization: z.enum(["mean_std", "min_max", "quantile", "none"]),
+    /** The graph's state width: the normalised values are followed by zeros up to it (LeRobot max_state_dim, openpi 32). */
+    pad_to: z.number().int().min(1).optional(),
   }),
   action: z.strictObject({
     names: Names,
     horizon: z.number().int().min(1),
     execute_steps: z.number().int().min(1),
     normalization: z.enum(["mean_std", "min_max", "quantile", "none"]),
+    /** The graph's action width (x and velocity): the first names.length dims are the robot's, the rest is dropped. */
+    pad_to: z.number().int().min(1).optional(),
     /**
      * Delta actions (openpi DeltaActions): per action, the state name whose value at the chunk's first tick is added
      * to the unnormalised action, or null for an absolute action. Absent = every action absolute.
@@ -135,8 +156,18 @@ export class VlaPackage {
   }
 
   /** Image transforms, one per camera, in policy.json order. */
-  get transforms(): (ImageTransform & { name: string; input: string })[] {
-    return this.json.cameras.map((c) => ({ name: c.name, input: c.input, crop: c.crop, height: c.height, width: c.width, mean: c.mean, std: c.std, layout: c.layout }));
+  get transforms(): (ImageTransform & { name: string; input: string; maskInput?: string; optional: boolean })[] {
+    return this.json.cameras.map((c) => ({ name: c.name, input: c.input, crop: c.crop, height: c.height, width: c.width, mean: c.mean, std: c.std, layout: c.layout, resize: c.resize, padAlign: c.pad_align, padValue: c.pad_value, maskInput: c.mask_input, optional: c.optional ?? false }));
+  }
+
+  /** Values per chunk of the graph's state input (state.pad_to, or the number of state names). */
+  get stateWidth(): number {
+    return this.json.state.pad_to ?? this.json.state.names.length;
+  }
+
+  /** Values per step of the graph's action chunk (action.pad_to, or the number of action names). */
+  get actionWidth(): number {
+    return this.json.action.pad_to ?? this.json.action.names.length;
   }
 
   /** Reads, schema-checks, hash-checks and cross-checks the package in `dir`; throws {@link PolicyPackageError}. */
@@ -154,6 +185,7 @@ export class VlaPackage {
       if (!(f in json.sha256)) throw new PolicyPackageError("dims", `${jsonPath}: sha256 has no hash for ${f} (every file the robot opens must be hashed)`, { path: jsonPath });
     }
     await verifyHashes(abs, json as unknown as PolicyJson);
+    for (const graph of Object.values(json.files)) await checkExternalData(abs, graph, json);
     const tokenizer = await Tokenizer.load(join(abs, json.language.tokenizer));
     checkTokenizer(json, tokenizer);
     const statsPath = join(abs, json.norm_stats);
@@ -166,6 +198,7 @@ export class VlaPackage {
       const unknown = rel.filter((n): n is string => n !== null && !json.state.names.includes(n));
       if (unknown.length > 0) throw new PolicyPackageError("dims", `${jsonPath}: action.relative_to_state names [${unknown.join(", ")}], which are not in state.names [${json.state.names.join(", ")}]`, { path: jsonPath });
     }
+    checkLayout(json, jsonPath);
     if (json.action.execute_steps > json.action.horizon) throw new PolicyPackageError("dims", `${jsonPath}: action.execute_steps ${json.action.execute_steps} > horizon ${json.action.horizon}`, { path: jsonPath });
     return new VlaPackage(abs, json, tokenizer, state, actions);
   }
@@ -175,6 +208,55 @@ export class VlaPackage {
 export async function policyKind(dir: string): Promise<string> {
   const raw = (await readJson(join(resolve(dir), "policy.json"))) as { kind?: unknown };
   return typeof raw?.kind === "string" ? raw.kind : "unknown";
+}
+
+/**
+ * Every external-data file a graph makes onnxruntime open must be a plain file name in the package, hashed in
+ * policy.json (so the signature over policy.json covers the weights too).
+ */
+async function checkExternalData(dir: string, graph: string, json: VlaPolicyJson): Promise<void> {
+  const path = join(dir, graph);
+  let locations: string[];
+  try {
+    locations = await externalDataOf(path);
+  } catch (cause) {
+    throw new PolicyPackageError("dims", `${path} is not a readable ONNX model: ${(cause as Error).message} — re-export the package`, { cause, path });
+  }
+  for (const loc of locations) {
+    if (!/^[A-Za-z0-9_.-]+$/.test(loc) || loc === "." || loc === "..") {
+      throw new PolicyPackageError("dims", `${path} reads external data from "${loc}", which is not a plain file name inside the package — save the graph with its data beside it (onnx.save_model(..., location="${graph}.data"))`, { path });
+    }
+    if (!(loc in json.sha256)) {
+      throw new PolicyPackageError("dims", `${path} reads external data ${loc}, which policy.json sha256 does not list — every file the robot opens must be hashed; re-export the package`, { path });
+    }
+  }
+}
+
+/** Cameras, padding and the prompt template must describe inputs the runtime can build: one sentence per problem. */
+function checkLayout(json: VlaPolicyJson, jsonPath: string): void {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  const inputs = new Set<string>([json.state.input, json.language.input_ids, ...(json.language.attention_mask ? [json.language.attention_mask] : [])]);
+  for (const c of json.cameras) {
+    if (seen.has(c.name)) problems.push(`camera ${c.name} is listed twice`);
+    seen.add(c.name);
+    for (const name of [c.input, ...(c.mask_input ? [c.mask_input] : [])]) {
+      if (inputs.has(name)) problems.push(`graph input ${name} (camera ${c.name}) is used twice`);
+      inputs.add(name);
+    }
+    if (c.optional && !c.mask_input) problems.push(`camera ${c.name} is optional but has no mask_input: the model could not tell a missing camera from a black frame`);
+    if (c.resize !== "letterbox" && (c.pad_align !== undefined || c.pad_value !== undefined)) problems.push(`camera ${c.name} sets pad_align/pad_value without resize "letterbox"`);
+  }
+  const { state, action, language } = json;
+  if (state.pad_to !== undefined && state.pad_to < state.names.length) problems.push(`state.pad_to ${state.pad_to} is below the ${state.names.length} state names`);
+  if (action.pad_to !== undefined && action.pad_to < action.names.length) problems.push(`action.pad_to ${action.pad_to} is below the ${action.names.length} action names`);
+  if (language.template !== undefined) {
+    const fields = [...language.template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]);
+    const unknown = fields.filter((f) => f !== "instruction" && f !== "state");
+    if (unknown.length > 0) problems.push(`language.template has field(s) {${unknown.join("}, {")}}; it may use {instruction} and {state}`);
+    if (fields.includes("state") && language.state_bins === undefined) problems.push(`language.template writes {state} but language.state_bins is not set`);
+  }
+  if (problems.length > 0) throw new PolicyPackageError("dims", `${jsonPath}: ${problems.join("; ")}`, { path: jsonPath });
 }
 
 /** The tokenizer must produce what the graph takes: fixed length, pad id, ids inside the embedding table. */
@@ -213,7 +295,7 @@ function normStats(s: Record<string, number[]> | undefined, kind: NormStats["kin
 /** Refuses a package whose cameras, state or action names the robot does not have; the message names each mismatch. */
 export function assertVlaCompatible(pkg: VlaPackage, robot: VlaRobotInterface): void {
   const problems: string[] = [];
-  const missingCams = pkg.json.cameras.map((c) => c.name).filter((c) => !robot.cameras.includes(c));
+  const missingCams = pkg.json.cameras.filter((c) => !c.optional && !robot.cameras.includes(c.name)).map((c) => c.name);
   if (missingCams.length > 0) {
     problems.push(`policy needs camera(s) [${missingCams.join(", ")}] but the robot has [${robot.cameras.join(", ") || "no camera"}] — enable/rename the camera in the launch file`);
   }

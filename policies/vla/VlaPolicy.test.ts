@@ -64,6 +64,20 @@ test("preprocessing arithmetic on a hand-made frame: 2×2 → 1×1 averages, NHW
   assert.throws(() => preprocessFrame({ width: 2, height: 2, data }, { crop: [0, 0, 3, 2], height: 1, width: 1, mean: [0, 0, 0], std: [1, 1, 1], layout: "NCHW" }), /does not fit a 2×2 frame/);
 });
 
+test("letterbox by hand: 2×4 into 4×4 keeps the aspect; centred (openpi) pads a row above and below, bottom_right (LeRobot) two above", () => {
+  const data = Uint8Array.from({ length: 2 * 4 * 3 }, (_, i) => Math.floor(i / 3) * 10);
+  const base = { crop: [0, 0, 2, 4], height: 4, width: 4, mean: [0, 0, 0], std: [1, 1, 1], layout: "NCHW" as const, resize: "letterbox" as const, padValue: 0.5 };
+  const centre = preprocessFrame({ width: 4, height: 2, data }, { ...base, padAlign: "center" });
+  const px = (x: Float32Array, y: number) => Array.from(x.slice(y * 4, y * 4 + 4)).map((v) => Math.round(v * 255));
+  assert.deepEqual(Array.from(centre.slice(0, 4)), [0.5, 0.5, 0.5, 0.5], "row 0: the fill");
+  assert.deepEqual(px(centre, 1), [0, 10, 20, 30]);
+  assert.deepEqual(px(centre, 2), [40, 50, 60, 70]);
+  assert.deepEqual(Array.from(centre.slice(12, 16)), [0.5, 0.5, 0.5, 0.5]);
+  const br = preprocessFrame({ width: 4, height: 2, data }, { ...base, padAlign: "bottom_right" });
+  assert.deepEqual(Array.from(br.slice(0, 8)), new Array(8).fill(0.5));
+  assert.deepEqual(px(br, 2), [0, 10, 20, 30]);
+});
+
 test("ONNX (onnxruntime-node) agrees with PyTorch within 1e-4: prefix, one expert step, the whole 10-step chunk", async () => {
   const policy = await VlaPolicy.create(fixture.dir);
   try {
