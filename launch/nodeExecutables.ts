@@ -136,7 +136,8 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
       const { driver: cfg, calibration } = driverConfigFromParams(p);
       const make = new NodeFactory(runtime);
       const driver = await make.driver(cfg, { robot: p.robot, task: p.task, controlHz: p.control_hz, armCalibration: calibration });
-      return { nodes: [make.armDriver(driver, { controlHz: p.control_hz })], close: async () => driver.close?.() };
+      // A Gymnasium environment is a world the driver node steps each tick.
+      return { nodes: [make.armDriver(driver, { controlHz: p.control_hz, world: driver instanceof GymArmDriver ? driver : undefined })], close: async () => driver.close?.() };
     },
   },
   joint_observation: {

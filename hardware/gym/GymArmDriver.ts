@@ -27,6 +27,7 @@ export interface GymDriverConfig {
   observation: { key: string; names: string[] }[];
   cameras: Record<string, string>;
   success: { info?: string };
+  expert?: string;
   step_timeout_sec: number;
   start_timeout_sec: number;
 }
@@ -43,6 +44,7 @@ interface ReplyHead {
   terminated?: boolean;
   truncated?: boolean;
   success?: boolean;
+  expert?: number[] | null;
   action?: { shape: number[]; low: number[]; high: number[] };
   observation?: Record<string, { shape: number[]; dtype: string }>;
   max_episode_steps?: number | null;
@@ -70,6 +72,7 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
   #stderr = "";
   #exited: string | null = null;
   #sock: Request | null = null;
+  #endpoint: string | null = null;
   #token = randomBytes(24).toString("hex");
   #queue: Promise<unknown> = Promise.resolve();
   #stepping: Promise<void> | null = null;
@@ -79,6 +82,7 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
   #frames = new Map<string, CameraFrame>();
   #outcome = { success: false, failed: false, source: "" };
   #reward = 0;
+  #expert: number[] | null = null;
 
   constructor(config: GymDriverConfig, opts: { python?: string; env?: NodeJS.ProcessEnv } = {}) {
     const a = config.action;
@@ -109,10 +113,19 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
   get fault(): string {
     return this.#fault;
   }
+  /** The server's ZeroMQ endpoint (tests: hostile clients), once configured. */
+  get endpoint(): string | null {
+    return this.#endpoint;
+  }
   /** The server's process id (tests). */
   get pid(): number | undefined {
     return this.#proc?.pid ?? undefined;
   }
+  /** The scripted expert's action for the current observation (driver.expert), or null. */
+  get expertAction(): number[] | null {
+    return this.#expert ? [...this.#expert] : null;
+  }
+
   /** The last step's reward (dense, as the env gives it). */
   get reward(): number {
     return this.#reward;
@@ -279,7 +292,8 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
     this.maxEpisodeSteps = hello.max_episode_steps ?? null;
     const ms = this.config.step_timeout_sec * 1000;
     this.#sock = new Request({ linger: 0, receiveTimeout: ms, sendTimeout: ms, maxMessageSize: 64 << 20 });
-    this.#sock.connect(`tcp://127.0.0.1:${hello.port}`);
+    this.#endpoint = `tcp://127.0.0.1:${hello.port}`;
+    this.#sock.connect(this.#endpoint);
   }
 
   async #checkSpec(): Promise<void> {
@@ -372,7 +386,10 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
     }
     const nonFinite = this.observationNames.filter((_, i) => !Number.isFinite(state[i]));
     if (nonFinite.length) return `the observation has NaN or infinite values at ${nonFinite.slice(0, 5).join(", ")}`;
+    const e = h.expert;
+    if (this.config.expert && !(Array.isArray(e) && e.length === this.jointNames.length && e.every((x) => typeof x === "number" && Number.isFinite(x)))) return `the expert's action is missing or malformed`;
     this.#obs = Array.from(state);
+    this.#expert = this.config.expert ? (e as number[]) : null;
     this.#frames = next;
     return null;
   }

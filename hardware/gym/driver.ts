@@ -33,11 +33,16 @@ export const gymDriver = defineDriver({
         })
         .strict(),
       /** /observation: each observation key (`a/b` inside nested dicts, "" for a Box observation) with one name per value. */
-      observation: z.array(z.object({ key: z.string().default(""), names: z.array(name).min(1) }).strict()).default([]),
+      observation: z.array(z.object({ key: z.string().default(""), names: z.array(name).min(1) }).strict()).min(1),
       /** Camera name → image key (height × width × 3 uint8); published on /camera/<name>/image. */
       cameras: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, "lower-case letters, digits and _"), z.string()).default({}),
       /** Success: the info key that says so (e.g. is_success); absent: `terminated` is success. */
       success: z.object({ info: z.string().min(1).optional() }).strict().default({}),
+      /**
+       * A scripted expert in Python, `module:factory`: factory(env.unwrapped) returns an object with act(obs) -> action
+       * (it may read the env's privileged state) and optionally reset(seed). `actor.kind: expert` then runs it.
+       */
+      expert: z.string().regex(/^[A-Za-z_][\w.]*:[A-Za-z_]\w*$/, "module:attribute").optional(),
       /** A step (or reset) not answered within this many seconds is a fault. */
       step_timeout_sec: z.number().positive().max(600).default(30),
       /** How long making the environment may take. */

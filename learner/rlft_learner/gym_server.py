@@ -66,6 +66,15 @@ def _space_layout(space: Any, prefix: str = "") -> dict[str, dict[str, Any]]:
     return {prefix: {"shape": list(getattr(space, "shape", None) or []), "dtype": str(getattr(space, "dtype", ""))}}
 
 
+def _load(spec: str, what: str) -> Any:
+    """`module:attribute` -> the attribute."""
+    mod, _, attr = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(mod), attr)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f"{what} '{spec}' cannot be loaded ({e}) — give module:attribute of an importable module") from e
+
+
 class GymServer:
     """One environment behind one REP socket."""
 
@@ -100,6 +109,20 @@ class GymServer:
             raise ConfigError(f"environment '{env_id}' takes {shape[0]} action values but driver.action.names lists {self.action_size} — list one name per action value")
         self.layout = _space_layout(self.env.observation_space)
         self.max_episode_steps = getattr(self.env.spec, "max_episode_steps", None)
+        # A scripted expert (driver.expert "module:factory"): factory(env.unwrapped) -> an object with act(obs) -> action
+        # and optionally reset(seed). It may read the env's privileged state; its action for each observation rides
+        # along with that observation, so the stack's expert actor answers without a round trip.
+        self.expert = None
+        if d.get("expert"):
+            self.expert = _load(d["expert"], "driver.expert")(self.env.unwrapped)
+
+    def _expert_action(self, obs: Any) -> list[float] | None:
+        if self.expert is None:
+            return None
+        a = np.asarray(self.expert.act(obs), dtype=np.float64).reshape(-1)
+        if a.size != self.action_size or not np.all(np.isfinite(a)):
+            raise ConfigError(f"the expert returned {a.size} action values (expected {self.action_size}, all finite)")
+        return a.tolist()
 
     # -- observation -----------------------------------------------------------------------------------------------
     def _pack(self, obs: Any) -> tuple[dict[str, Any], list[bytes]]:
@@ -147,8 +170,10 @@ class GymServer:
                 if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0 or seed >= 2**63:
                     return self._error("reset needs an integer seed >= 0"), False
                 obs, info = self.env.reset(seed=seed)
+                if self.expert is not None and hasattr(self.expert, "reset"):
+                    self.expert.reset(seed)
                 meta, out = self._pack(obs)
-                return self._reply({**meta, "reward": 0.0, "terminated": False, "truncated": False, "success": False}, out), False
+                return self._reply({**meta, "expert": self._expert_action(obs), "reward": 0.0, "terminated": False, "truncated": False, "success": False}, out), False
             if op == "step":
                 if len(frames) != 2 or len(frames[1]) != 8 * self.action_size:
                     got = len(frames[1]) / 8 if len(frames) == 2 else 0
@@ -159,7 +184,7 @@ class GymServer:
                 obs, reward, terminated, truncated, info = self.env.step(action.astype(self.env.action_space.dtype))
                 meta, out = self._pack(obs)
                 r = float(reward)
-                return self._reply({**meta, "reward": r if np.isfinite(r) else 0.0, "terminated": bool(terminated), "truncated": bool(truncated), "success": self._success(bool(terminated), info)}, out), False
+                return self._reply({**meta, "expert": self._expert_action(obs), "reward": r if np.isfinite(r) else 0.0, "terminated": bool(terminated), "truncated": bool(truncated), "success": self._success(bool(terminated), info)}, out), False
             if op == "close":
                 return self._reply({}, []), True
         except ConfigError as e:

@@ -3,7 +3,8 @@
 `rlft/PointReach-v0`: a point in the plane moves toward the commanded target (the action, in [-1, 1]^2) by at most
 `speed` per step; the episode succeeds (terminated, info["is_success"]) when the point is within 0.05 of the goal.
 Observation: {"agent_pos": (2,), "goal": (2,), "pixels": {"front": (H, W, 3) uint8}} where the image marks the point.
-Fault knobs for the tests: `exit_at_step` (the process dies there), `raise_at_step` (step raises), `image_shape`.
+Fault knobs for the tests: `exit_at_step` (the process dies there), `raise_at_step` (step raises), `bad_obs_at_step`
+(agent_pos has 3 values there), `image_shape`.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from gymnasium import spaces
 class PointReach(gym.Env):
     metadata = {"render_modes": []}
 
-    def __init__(self, speed: float = 0.2, image_shape: tuple[int, ...] = (8, 8, 3), exit_at_step: int = -1, raise_at_step: int = -1):
+    def __init__(self, speed: float = 0.2, image_shape: tuple[int, ...] = (8, 8, 3), exit_at_step: int = -1, raise_at_step: int = -1, bad_obs_at_step: int = -1):
         self.speed = speed
         self.image_shape = tuple(image_shape)
         self.exit_at_step = exit_at_step
         self.raise_at_step = raise_at_step
+        self.bad_obs_at_step = bad_obs_at_step
         self.action_space = spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
         self.observation_space = spaces.Dict(
             {
@@ -62,7 +64,24 @@ class PointReach(gym.Env):
         n = float(np.linalg.norm(d))
         self.pos = self.pos + (d if n <= self.speed else d / n * self.speed)
         success = bool(np.linalg.norm(self.pos - self.goal) < 0.05)
-        return self._obs(), float(-np.linalg.norm(self.pos - self.goal)), success, False, {"is_success": success}
+        obs = self._obs()
+        if self.steps == self.bad_obs_at_step:
+            obs["agent_pos"] = np.zeros(3)
+        return obs, float(-np.linalg.norm(self.pos - self.goal)), success, False, {"is_success": success}
+
+
+class PointReachExpert:
+    """The scripted expert of PointReach (driver.expert: rlft_learner.gym_testenv:PointReachExpert): command the goal,
+    read from the env's privileged state (not from the observation)."""
+
+    def __init__(self, env: PointReach):
+        self.env = env
+
+    def reset(self, seed: int) -> None:
+        pass
+
+    def act(self, obs) -> np.ndarray:
+        return self.env.goal.copy()
 
 
 if "rlft/PointReach-v0" not in gym.registry:

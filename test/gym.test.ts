@@ -1,0 +1,190 @@
+/**
+ * `driver.kind: gym`: a Gymnasium environment (the learner's rlft/PointReach-v0, learner/rlft_learner/gym_testenv.py)
+ * as the robot of the whole embedded stack — recorded episodes read back with an independent MCAP reader — and every
+ * door of it fed bad input: an unregistered id, no Python or no gymnasium, the process dying mid-episode, hostile
+ * clients on its socket, a mapping that does not fit the env's observation.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { McapIndexedReader } from "@mcap/core";
+import { MessageReader } from "@foxglove/rosmsg2-serialization";
+import { parse } from "@foxglove/rosmsg";
+import { Request } from "zeromq";
+import { parseLaunch, loadLaunch } from "../launch/LaunchConfig.ts";
+import { runEpisodes } from "../app/runEpisodes.ts";
+import { GymArmDriver } from "../hardware/gym/GymArmDriver.ts";
+import { gymPythonProblem, testGymConfig } from "../hardware/gym/testing.ts";
+import { DriverSchema } from "../hardware/registry.ts";
+
+const skip = gymPythonProblem();
+const tmp = mkdtempSync(join(tmpdir(), "rlft-gym-"));
+
+const LAUNCH = `
+clock: sim
+control_hz: 10
+driver:
+  kind: gym
+  env: rlft/PointReach-v0
+  modules: [rlft_learner.gym_testenv]
+  KWARGS
+  expert: rlft_learner.gym_testenv:PointReachExpert
+  action: {names: [x, y], lower: [-1, -1], upper: [1, 1]}
+  observation:
+    - {key: agent_pos, names: [pos_x, pos_y]}
+    - {key: goal, names: [goal_x, goal_y]}
+  cameras: {front: pixels/front}
+  success: {info: is_success}
+camera: {rate_hz: 10}
+actor: {kind: expert}
+safety: {max_step: 0.5}
+episodes: {max_steps: 60}
+`;
+const launch = (kwargs = "") => parseLaunch(LAUNCH.replace("KWARGS", kwargs), "gym.yaml");
+
+async function readMcap(file: string) {
+  const bytes = new Uint8Array(readFileSync(file));
+  const reader = await McapIndexedReader.Initialize({ readable: { size: async () => BigInt(bytes.byteLength), read: async (o: bigint, n: bigint) => bytes.subarray(Number(o), Number(o + n)) } });
+  const decoders = new Map<number, MessageReader>();
+  const messages = async (topic: string) => {
+    const out: Record<string, unknown>[] = [];
+    for await (const m of reader.readMessages({ topics: [topic] })) {
+      const ch = reader.channelsById.get(m.channelId)!;
+      if (!decoders.has(ch.schemaId)) decoders.set(ch.schemaId, new MessageReader(parse(new TextDecoder().decode(reader.schemasById.get(ch.schemaId)!.data), { ros2: true })));
+      out.push(decoders.get(ch.schemaId)!.readMessage(m.data));
+    }
+    return out;
+  };
+  const meta = [];
+  for await (const m of reader.readMetadata({ name: "rlft.episode" })) meta.push(m.metadata);
+  return { topics: new Set([...reader.channelsById.values()].map((c) => c.topic)), messages, meta: meta[0] };
+}
+
+test("a Gymnasium env runs the whole stack: the expert succeeds, episodes record to MCAP with observation, camera and reward", { skip }, async () => {
+  const out = join(tmp, "ok");
+  const { results } = await runEpisodes(launch(), { count: 2, seed: 5, label: "gym", recordTo: out });
+  assert.deepEqual(results.map((r) => r.outcome), ["success", "success"], JSON.stringify(results));
+  assert.match(results[0].detail, /gym_success/);
+  const files = readdirSync(out).filter((f) => f.endsWith(".mcap")).sort();
+  assert.equal(files.length, 2);
+  const m = await readMcap(join(out, files[0]));
+  for (const t of ["/joint_states", "/joint_command", "/observation", "/camera/front/image", "/reward", "/episode/event"]) assert.ok(m.topics.has(t), `missing ${t}`);
+  const obs = await m.messages("/observation");
+  assert.deepEqual(obs[0].names, ["pos_x", "pos_y", "goal_x", "goal_y"]);
+  // The point walks to the goal: the last observation's position is within 0.05 of its goal.
+  const last = Array.from(obs.at(-1)!.values as Float64Array);
+  assert.ok(Math.hypot(last[0] - last[2], last[1] - last[3]) < 0.05, `ended at ${last}`);
+  const img = (await m.messages("/camera/front/image"))[0] as { width: number; height: number; encoding: string; data: Uint8Array };
+  assert.deepEqual([img.width, img.height, img.encoding, img.data.length], [8, 8, "rgb8", 8 * 8 * 3]);
+  const rewards = await m.messages("/reward");
+  assert.deepEqual(rewards.map((r) => [r.reward, r.terminal, r.source]), [[1, true, "gym_success"]]);
+  assert.equal(m.meta.get("gym_env"), "rlft/PointReach-v0");
+  assert.equal(m.meta.get("driver"), "gym");
+});
+
+test("the env's process dying mid-episode: the arm faults, the episode ends aborted and is recorded up to there", { skip }, async () => {
+  const out = join(tmp, "dies");
+  const { results } = await runEpisodes(launch("kwargs: {exit_at_step: 4}"), { count: 3, seed: 1, label: "gym", recordTo: out });
+  assert.equal(results.length, 1, "a faulted arm runs no further episode");
+  assert.equal(results[0].outcome, "abort");
+  assert.match(results[0].detail, /arm fault: gym environment 'rlft\/PointReach-v0' process exited/);
+  const files = readdirSync(out).filter((f) => f.endsWith(".mcap"));
+  assert.equal(files.length, 1);
+  const m = await readMcap(join(out, files[0]));
+  const states = await m.messages("/joint_states");
+  assert.ok(states.length >= 3, `recorded ${states.length} joint states`);
+  const events = (await m.messages("/episode/event")).map((e) => e.event);
+  assert.ok(events.includes("abort"), `events: ${events}`);
+});
+
+test("the env answering an observation the mapping does not describe mid-episode: a fault naming the sizes, the episode aborted", { skip }, async () => {
+  const { results } = await runEpisodes(launch("kwargs: {bad_obs_at_step: 3}"), { count: 1, seed: 1, label: "gym", recordTo: join(tmp, "badobs") });
+  assert.equal(results[0].outcome, "abort");
+  assert.match(results[0].detail, /observation key 'agent_pos' has 3 values but driver\.observation lists 2 names/);
+});
+
+test("an environment id that is not registered: one sentence naming the id and how to install or register it", { skip }, async () => {
+  const d = new GymArmDriver(testGymConfig({ env: "NoSuchEnv-v9" }));
+  await assert.rejects(d.configure(), (e: Error) => {
+    assert.match(e.message, /Gymnasium environment 'NoSuchEnv-v9' is not registered/);
+    assert.match(e.message, /pip install the package that provides it and list its module under driver\.modules/);
+    assert.doesNotMatch(e.message, /\n/);
+    return true;
+  });
+  await d.close();
+});
+
+test("no Python, or a Python without gymnasium: the error names it and the fix", { skip }, async () => {
+  const none = new GymArmDriver(testGymConfig(), { python: join(tmp, "no-such-python") });
+  await assert.rejects(none.configure(), /cannot run .*no-such-python.*set RLFT_PYTHON or run node scripts\/setup-python\.mjs/);
+  // A Python where `import gymnasium` fails: a stub module that raises ImportError shadows the real one.
+  const stubDir = mkdtempSync(join(tmp, "nogym-"));
+  writeFileSync(join(stubDir, "gymnasium.py"), "raise ImportError('no gymnasium here')\n");
+  const bare = new GymArmDriver(testGymConfig(), { env: { ...process.env, PYTHONPATH: stubDir } });
+  await assert.rejects(bare.configure(), /gymnasium is not installed in .* — pip install 'rlft-learner\[gym\]'/);
+});
+
+test("a mapping that does not fit the env's spaces is refused at configure, naming the key, the shapes and the fix", { skip }, async () => {
+  const cases: [Parameters<typeof testGymConfig>[0], RegExp][] = [
+    [{ observation: [{ key: "agent_pos", names: ["a", "b", "c"] }] }, /driver\.observation key 'agent_pos' has shape \[2\] \(2 values\).*lists 3 names/],
+    [{ observation: [{ key: "velocity", names: ["v"] }] }, /driver\.observation key 'velocity' is not in 'rlft\/PointReach-v0''s observation \(it has: agent_pos, goal, pixels\/front\)/],
+    [{ cameras: { front: "goal" } }, /camera front: 'goal' .* not an rgb8 image/],
+    [{ action: { names: ["x", "y", "z"], lower: [-1, -1, -1], upper: [1, 1, 1], unit: "" } }, /takes 2 action values but driver\.action\.names lists 3/],
+    [{ action: { names: ["x", "y"], lower: [-2, -1], upper: [1, 1], unit: "" } }, /driver\.action limits of x lie outside/],
+  ];
+  for (const [over, want] of cases) {
+    const d = new GymArmDriver(testGymConfig(over));
+    await assert.rejects(d.configure(), want);
+    await d.close();
+  }
+});
+
+test("hostile clients on the env's socket: no token, a wrong token, garbage, oversize — refused, and the stack's driver carries on", { skip }, async () => {
+  const d = new GymArmDriver(testGymConfig({ expert: "rlft_learner.gym_testenv:PointReachExpert" }));
+  await d.configure();
+  await d.activate();
+  assert.match(d.endpoint!, /^tcp:\/\/127\.0\.0\.1:\d+$/);
+  const before = d.read(0).reading!.position;
+  const steps = d.stats.steps;
+  const ask = async (frames: (string | Buffer)[]) => {
+    const s = new Request({ linger: 0, receiveTimeout: 3000 });
+    s.connect(d.endpoint!);
+    try {
+      await s.send(frames);
+      const [h] = await s.receive();
+      return JSON.parse(h.toString()) as { ok: boolean; error?: string };
+    } catch (e) {
+      return { ok: false, error: `no reply (${(e as Error).message})` };
+    } finally {
+      s.close();
+    }
+  };
+  const step = Buffer.from(new Float64Array([0.9, 0.9]).buffer);
+  assert.match((await ask([JSON.stringify({ op: "step" }), step])).error!, /unauthorized/);
+  assert.match((await ask([JSON.stringify({ op: "step", token: "0".repeat(48) }), step])).error!, /unauthorized/);
+  assert.match((await ask([JSON.stringify({ op: "close", token: "x" })])).error!, /unauthorized/);
+  assert.match((await ask(["\u0000\u00ff garbage"])).error!, /malformed/);
+  assert.match((await ask([JSON.stringify([1, 2, 3])])).error!, /unauthorized/);
+  // Over the server's message limit: the connection is dropped, no reply, nothing done.
+  assert.equal((await ask([JSON.stringify({ op: "step" }), Buffer.alloc(2 << 20)])).ok, false);
+  // Nothing moved the env, and the stack's own requests still work.
+  assert.equal(d.stats.steps, steps);
+  assert.deepEqual(d.read(0).reading!.position, before);
+  assert.ok(d.write([0.5, 0.5]).ok);
+  await d.advance();
+  assert.equal(d.fault, "", d.fault);
+  assert.deepEqual(d.read(0).reading!.position, [0.5, 0.5]);
+  await d.close();
+});
+
+test("driver.kind gym: the block is strict (unknown keys refused), and launch/gym_hil.yaml parses", () => {
+  const ok = DriverSchema.safeParse({ kind: "gym", env: "X-v0", action: { names: ["a"], lower: [-1], upper: [1] }, observation: [{ key: "", names: ["o"] }] });
+  assert.ok(ok.success, JSON.stringify(ok.error?.issues));
+  const bad = DriverSchema.safeParse({ kind: "gym", env: "X-v0", action: { names: ["a"], lower: [-1], upper: [1] }, observation: [{ key: "", names: ["o"] }], port: 5 });
+  assert.equal(bad.success, false);
+  assert.throws(() => parseLaunch("driver: {kind: gym, env: X-v0, action: {names: [a], lower: [-1], upper: [1]}, observation: [{names: [o]}], pyhton: x}\n", "t.yaml"), /unknown key 'driver\.pyhton'/);
+  const cfg = loadLaunch(join(import.meta.dirname, "..", "launch", "gym_hil.yaml"));
+  assert.equal(cfg.driver.kind, "gym");
+});
