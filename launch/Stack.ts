@@ -33,6 +33,7 @@ import { cameraPlans } from "../hardware/camera/CameraConfig.ts";
 import { loadIntrinsics } from "../calibration/CalibrationFiles.ts";
 import type { KeyInput } from "../hardware/teleop/KeyboardTeleop.ts";
 import type { JointPositionSource } from "../hardware/teleop/JointPositionSource.ts";
+import { GymOperatorNode } from "../nodes/GymOperatorNode.ts";
 import { SuccessClassifierNode } from "../nodes/SuccessClassifierNode.ts";
 import { homeTrajectory } from "../hardware/homeTrajectory.ts";
 import { simOnlySignals, type SimRobotName } from "../sim/tasks.ts";
@@ -238,7 +239,9 @@ export class Stack {
     // The operator always wins; with no operator the arbiter forwards the policy's commands unchanged.
     const op = config.operator;
     const operator = op.enabled && op.kind === "scripted"
-      ? make.operator({ robot: simRobot, task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
+      ? gym
+        ? new GymOperatorNode(runtime.createNode("operator"), gym)
+        : make.operator({ robot: simRobot, task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
       : null;
     const arbiter = make.arbiter({ withOperator: op.enabled, blendSec: op.blend_sec, controlHz: hz, jointNames: names });
     const human = op.enabled && op.kind !== "scripted";

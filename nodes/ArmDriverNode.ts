@@ -90,7 +90,8 @@ export class ArmDriverNode extends NodeBase {
 
   /** One control tick: write → advance (sim) → read → publish. An asynchronous world's step is awaited. */
   tick(): void | Promise<void> {
-    if (this.#resetting) return this.#resetting.then(() => this.#afterAdvance());
+    // The reset's observation is this tick's (published when the reset completes): no step on top of it.
+    if (this.#resetting) return this.#resetting.then(() => this.#checkFault());
     if (this.#command) {
       const st = this.driver.write(this.#command);
       if (!st.ok) this.#logOnce(`write failed: ${st.error}`);
@@ -105,6 +106,10 @@ export class ArmDriverNode extends NodeBase {
 
   #afterAdvance(): void {
     this.#publish();
+    this.#checkFault();
+  }
+
+  #checkFault(): void {
     const fault = this.driver.fault ?? "";
     if (fault && fault !== this.#reportedFault) {
       this.node.logger.error(`arm fault: ${fault}`);

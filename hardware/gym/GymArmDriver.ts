@@ -23,11 +23,14 @@ export interface GymDriverConfig {
   env: string;
   kwargs: Record<string, unknown>;
   modules: string[];
-  action: { names: string[]; lower: number[]; upper: number[]; unit: string; initial?: number[] };
+  action: { names: string[]; lower: number[]; upper: number[]; unit: string; initial?: number[]; delta?: boolean };
   observation: { key: string; names: string[] }[];
   cameras: Record<string, string>;
   success: { info?: string };
   expert?: string;
+  expert_kwargs?: Record<string, unknown>;
+  operator?: string;
+  operator_kwargs?: Record<string, unknown>;
   step_timeout_sec: number;
   start_timeout_sec: number;
 }
@@ -45,6 +48,7 @@ interface ReplyHead {
   truncated?: boolean;
   success?: boolean;
   expert?: number[] | null;
+  operator?: number[] | null;
   action?: { shape: number[]; low: number[]; high: number[] };
   observation?: Record<string, { shape: number[]; dtype: string }>;
   max_episode_steps?: number | null;
@@ -78,11 +82,13 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
   #stepping: Promise<void> | null = null;
   #command: number[];
   #applied: number[];
+  #still: number[];
   #obs: number[];
   #frames = new Map<string, CameraFrame>();
   #outcome = { success: false, failed: false, source: "" };
   #reward = 0;
   #expert: number[] | null = null;
+  #operator: number[] | null = null;
 
   constructor(config: GymDriverConfig, opts: { python?: string; env?: NodeJS.ProcessEnv } = {}) {
     const a = config.action;
@@ -100,6 +106,7 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
     const dup = this.observationNames.find((x, i) => this.observationNames.indexOf(x) !== i);
     if (dup) throw new GymDriverError(`driver.observation: the name ${dup} is listed twice — give every observation value its own name`);
     const initial = a.initial ?? a.names.map((_, i) => Math.min(a.upper[i], Math.max(a.lower[i], 0)));
+    this.#still = [...initial];
     this.#command = [...initial];
     this.#applied = [...initial];
     this.#obs = this.observationNames.map(() => 0);
@@ -124,6 +131,11 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
   /** The scripted expert's action for the current observation (driver.expert), or null. */
   get expertAction(): number[] | null {
     return this.#expert ? [...this.#expert] : null;
+  }
+
+  /** The scripted operator's action for the current observation while it has taken over (driver.operator), else null. */
+  get operatorAction(): number[] | null {
+    return this.#operator ? [...this.#operator] : null;
   }
 
   /** The last step's reward (dense, as the env gives it). */
@@ -152,7 +164,8 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
   read(): { status: DriverStatus; reading?: JointReading } {
     if (this.#state === "unconfigured") return { status: { ok: false, error: "gym driver not configured" } };
     const n = this.jointNames.length;
-    return { status: this.#fault ? { ok: false, error: this.#fault } : { ok: true }, reading: { position: [...this.#applied], velocity: Array(n).fill(0), effort: Array(n).fill(0) } };
+    const position = this.config.action.delta ? [...this.#still] : [...this.#applied];
+    return { status: this.#fault ? { ok: false, error: this.#fault } : { ok: true }, reading: { position, velocity: Array(n).fill(0), effort: Array(n).fill(0) } };
   }
 
   write(positions: readonly number[]): DriverStatus {
@@ -176,6 +189,8 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
     const r = await this.#request({ token: this.#token, op: "reset", seed: Math.max(0, Math.floor(seed)) });
     if (r) {
       this.stats.resets++;
+      // A delta action stands still after a reset; a position target stays where it was commanded.
+      if (this.config.action.delta) this.#command = [...this.#still];
       this.#applied = [...this.#command];
     }
   }
@@ -388,6 +403,9 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
     if (nonFinite.length) return `the observation has NaN or infinite values at ${nonFinite.slice(0, 5).join(", ")}`;
     const e = h.expert;
     if (this.config.expert && !(Array.isArray(e) && e.length === this.jointNames.length && e.every((x) => typeof x === "number" && Number.isFinite(x)))) return `the expert's action is missing or malformed`;
+    const op = h.operator;
+    if (op !== null && op !== undefined && !(this.config.operator && Array.isArray(op) && op.length === this.jointNames.length && op.every((x) => typeof x === "number" && Number.isFinite(x)))) return `the operator's action is malformed`;
+    this.#operator = op ?? null;
     this.#obs = Array.from(state);
     this.#expert = this.config.expert ? (e as number[]) : null;
     this.#frames = next;

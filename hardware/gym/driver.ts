@@ -30,6 +30,13 @@ export const gymDriver = defineDriver({
           unit: z.string().default(""),
           /** The action held until the first command (default 0, clamped into the limits). */
           initial: z.array(z.number()).optional(),
+          /**
+           * true: the action is a step (a delta or a velocity), and `initial` is the one that stands still. The joints
+           * then read as `initial`, so that what the safety supervisor does with the measured position — hold it
+           * (watchdog, e-stop, pause), bound each command to max_step from it — stands the robot still and bounds the
+           * step. false (default): the action is a position target, and the joints read as the last action applied.
+           */
+          delta: z.boolean().default(false),
         })
         .strict(),
       /** /observation: each observation key (`a/b` inside nested dicts, "" for a Box observation) with one name per value. */
@@ -43,6 +50,16 @@ export const gymDriver = defineDriver({
        * (it may read the env's privileged state) and optionally reset(seed). `actor.kind: expert` then runs it.
        */
       expert: z.string().regex(/^[A-Za-z_][\w.]*:[A-Za-z_]\w*$/, "module:attribute").optional(),
+      /** Keyword arguments of the expert's factory. */
+      expert_kwargs: z.record(z.string(), z.unknown()).default({}),
+      /**
+       * A scripted operator in Python, `module:factory`: factory(env.unwrapped) returns an object with observe(obs) ->
+       * the action while it has taken over, else None (and optionally reset(seed)). `operator: {enabled: true, kind:
+       * scripted}` then runs it: its interventions reach the arbiter as the sim's scripted operator's do.
+       */
+      operator: z.string().regex(/^[A-Za-z_][\w.]*:[A-Za-z_]\w*$/, "module:attribute").optional(),
+      /** Keyword arguments of the operator's factory (e.g. patience_steps). */
+      operator_kwargs: z.record(z.string(), z.unknown()).default({}),
       /** A step (or reset) not answered within this many seconds is a fault. */
       step_timeout_sec: z.number().positive().max(600).default(30),
       /** How long making the environment may take. */
@@ -52,5 +69,5 @@ export const gymDriver = defineDriver({
   create: async (cfg) => new GymArmDriver(cfg),
   joints: (cfg) => cfg.action.names.map((n, i) => ({ name: n, unit: cfg.action.unit, lower: cfg.action.lower[i], upper: cfg.action.upper[i] })),
   contract: async () => (await import("./contractFixture.ts")).gymFixture,
-  example: { env: "rlft/PointReach-v0", modules: ["rlft_learner.gym_testenv"], action: { names: ["x", "y"], lower: [-1, -1], upper: [1, 1] } },
+  example: { env: "rlft/PointReach-v0", modules: ["rlft_learner.gym_testenv"], action: { names: ["x", "y"], lower: [-1, -1], upper: [1, 1] }, observation: [{ key: "agent_pos", names: ["pos_x", "pos_y"] }] },
 });

@@ -114,7 +114,23 @@ class GymServer:
         # along with that observation, so the stack's expert actor answers without a round trip.
         self.expert = None
         if d.get("expert"):
-            self.expert = _load(d["expert"], "driver.expert")(self.env.unwrapped)
+            self.expert = _load(d["expert"], "driver.expert")(self.env.unwrapped, **(d.get("expert_kwargs") or {}))
+        # A scripted operator (driver.operator "module:factory"): factory(env.unwrapped) -> observe(obs) -> the action
+        # while it has the robot, else None; and optionally reset(seed).
+        self.operator = None
+        if d.get("operator"):
+            self.operator = _load(d["operator"], "driver.operator")(self.env.unwrapped, **(d.get("operator_kwargs") or {}))
+
+    def _operator_action(self, obs: Any) -> list[float] | None:
+        if self.operator is None:
+            return None
+        a = self.operator.observe(obs)
+        if a is None:
+            return None
+        a = np.asarray(a, dtype=np.float64).reshape(-1)
+        if a.size != self.action_size or not np.all(np.isfinite(a)):
+            raise ConfigError(f"the operator returned {a.size} action values (expected {self.action_size}, all finite)")
+        return a.tolist()
 
     def _expert_action(self, obs: Any) -> list[float] | None:
         if self.expert is None:
@@ -169,11 +185,15 @@ class GymServer:
                 seed = head.get("seed")
                 if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0 or seed >= 2**63:
                     return self._error("reset needs an integer seed >= 0"), False
+                # Some environments draw from NumPy's global generator (gym-hil's random block position): seed it too, so
+                # that an episode's seed alone reproduces it.
+                np.random.seed(seed % 2**32)
                 obs, info = self.env.reset(seed=seed)
-                if self.expert is not None and hasattr(self.expert, "reset"):
-                    self.expert.reset(seed)
+                for script in (self.expert, self.operator):
+                    if script is not None and hasattr(script, "reset"):
+                        script.reset(seed)
                 meta, out = self._pack(obs)
-                return self._reply({**meta, "expert": self._expert_action(obs), "reward": 0.0, "terminated": False, "truncated": False, "success": False}, out), False
+                return self._reply({**meta, "expert": self._expert_action(obs), "operator": self._operator_action(obs), "reward": 0.0, "terminated": False, "truncated": False, "success": False}, out), False
             if op == "step":
                 if len(frames) != 2 or len(frames[1]) != 8 * self.action_size:
                     got = len(frames[1]) / 8 if len(frames) == 2 else 0
@@ -184,7 +204,7 @@ class GymServer:
                 obs, reward, terminated, truncated, info = self.env.step(action.astype(self.env.action_space.dtype))
                 meta, out = self._pack(obs)
                 r = float(reward)
-                return self._reply({**meta, "expert": self._expert_action(obs), "reward": r if np.isfinite(r) else 0.0, "terminated": bool(terminated), "truncated": bool(truncated), "success": self._success(bool(terminated), info)}, out), False
+                return self._reply({**meta, "expert": self._expert_action(obs), "operator": self._operator_action(obs), "reward": r if np.isfinite(r) else 0.0, "terminated": bool(terminated), "truncated": bool(truncated), "success": self._success(bool(terminated), info)}, out), False
             if op == "close":
                 return self._reply({}, []), True
         except ConfigError as e:
