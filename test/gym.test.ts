@@ -12,7 +12,9 @@ import { join } from "node:path";
 import { McapIndexedReader } from "@mcap/core";
 import { MessageReader } from "@foxglove/rosmsg2-serialization";
 import { parse } from "@foxglove/rosmsg";
+import { spawnSync } from "node:child_process";
 import { Request } from "zeromq";
+import { findPython, learnerEnv } from "../app/python.ts";
 import { parseLaunch, loadLaunch } from "../launch/LaunchConfig.ts";
 import { runEpisodes } from "../app/runEpisodes.ts";
 import { GymArmDriver } from "../hardware/gym/GymArmDriver.ts";
@@ -84,6 +86,21 @@ test("a Gymnasium env runs the whole stack: the expert succeeds, episodes record
   assert.equal(m.meta.get("driver"), "gym");
 });
 
+test("driver.operator: the scripted operator's takeovers reach the arbiter and the arm, and are recorded", { skip }, async () => {
+  const cfg = parseLaunch(LAUNCH.replace("KWARGS", "operator: rlft_learner.gym_testenv:PointReachOperator\n  operator_kwargs: {steps: [2, 3]}") + "operator: {enabled: true, kind: scripted}\n", "op.yaml");
+  const out = join(tmp, "operator");
+  const { results } = await runEpisodes(cfg, { count: 1, seed: 2, label: "gym", recordTo: out });
+  assert.equal(results[0].outcome, "success");
+  const m = await readMcap(join(out, readdirSync(out).find((f) => f.endsWith(".mcap"))!));
+  const iv = (await m.messages("/operator/intervention")) as { active: boolean; source: string; action: Float64Array }[];
+  assert.deepEqual(iv.slice(0, 5).map((x) => x.active), [false, false, true, true, false]);
+  assert.equal(iv[2].source, "scripted_operator");
+  assert.deepEqual(Array.from(iv[2].action), [-0.5, -0.5]);
+  // What the arm did on those ticks is the operator's action, not the expert's (the goal).
+  const cmds = (await m.messages("/joint_command")).map((c) => Array.from(c.position as Float64Array));
+  assert.ok(cmds.some((c) => c[0] === -0.5 && c[1] === -0.5), `no command was the operator's: ${JSON.stringify(cmds.slice(0, 6))}`);
+});
+
 test("the env's process dying mid-episode: the arm faults, the episode ends aborted and is recorded up to there", { skip }, async () => {
   const out = join(tmp, "dies");
   const { results } = await runEpisodes(launch("kwargs: {exit_at_step: 4}"), { count: 3, seed: 1, label: "gym", recordTo: out });
@@ -103,6 +120,25 @@ test("the env answering an observation the mapping does not describe mid-episode
   const { results } = await runEpisodes(launch("kwargs: {bad_obs_at_step: 3}"), { count: 1, seed: 1, label: "gym", recordTo: join(tmp, "badobs") });
   assert.equal(results[0].outcome, "abort");
   assert.match(results[0].detail, /observation key 'agent_pos' has 3 values but driver\.observation lists 2 names/);
+});
+
+const gymHil = skip || ((): string | false => {
+  const r = spawnSync(findPython(), ["-c", "import gym_hil"], { env: learnerEnv(), encoding: "utf8" });
+  return r.status === 0 ? false : "gym-hil is not installed in the learner's Python (pip install gym-hil==0.1.14)";
+})();
+
+test("gym-hil PandaPickCube (launch/gym_hil.yaml): the scripted expert picks the cube through the stack", { skip: gymHil }, async () => {
+  const cfg = loadLaunch(join(import.meta.dirname, "..", "launch", "gym_hil.yaml"));
+  const env = { ...process.env, MUJOCO_GL: process.env.MUJOCO_GL ?? "osmesa" };
+  const saved = process.env.MUJOCO_GL;
+  process.env.MUJOCO_GL = env.MUJOCO_GL;
+  try {
+    const { results } = await runEpisodes(cfg, { count: 3, seed: 0, label: "gym_hil", recordTo: join(tmp, "gym_hil") });
+    assert.deepEqual(results.map((r) => r.outcome), ["success", "success", "success"], JSON.stringify(results));
+  } finally {
+    if (saved === undefined) delete process.env.MUJOCO_GL;
+    else process.env.MUJOCO_GL = saved;
+  }
 });
 
 test("an environment id that is not registered: one sentence naming the id and how to install or register it", { skip }, async () => {

@@ -84,5 +84,20 @@ class PointReachExpert:
         return self.env.goal.copy()
 
 
+class PointReachOperator:
+    """A scripted operator for the tests (driver.operator: rlft_learner.gym_testenv:PointReachOperator): it has the robot
+    on the observations numbered in `steps` (0 is the reset's) and commands `action` there."""
+
+    def __init__(self, env: PointReach, steps: tuple[int, ...] = (2, 3), action: tuple[float, ...] = (-0.5, -0.5)):
+        self.steps, self.action, self.t = set(steps), np.asarray(action, dtype=np.float64), -1
+
+    def reset(self, seed: int) -> None:
+        self.t = -1
+
+    def observe(self, obs):
+        self.t += 1
+        return self.action.copy() if self.t in self.steps else None
+
+
 if "rlft/PointReach-v0" not in gym.registry:
     gym.register("rlft/PointReach-v0", entry_point=PointReach, max_episode_steps=50)
