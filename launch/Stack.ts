@@ -135,8 +135,8 @@ export class Stack {
     const world = driver instanceof SimArmDriver ? driver : null;
     // A Gymnasium environment: a world the stack steps, whose observation names the launch file maps.
     const gym = driver instanceof GymArmDriver ? driver : null;
-    const observationNames = world ? world.sim.observation().names : gym ? gym.observationNames : jointObservationNames(names);
     const names = driver.jointNames;
+    const observationNames = world ? world.sim.observation().names : gym ? gym.observationNames : jointObservationNames(names);
     const maxStep = typeof config.safety.max_step === "number" ? names.map(() => config.safety.max_step as number) : config.safety.max_step;
     if (maxStep.length !== names.length) throw new Error(`safety.max_step: expected ${names.length} values (${names.join(", ")}), got ${maxStep.length}`);
 

@@ -87,11 +87,13 @@ export function createCameraNodes(runtime: Runtime, config: LaunchConfig, world:
     // Each camera's calibration goes into every episode, as calibration.camera / hand_eye do for one camera.
     for (const [k, v] of Object.entries(calibrationMetadata({ camera: p.intrinsics, hand_eye: p.handEye }))) metadata[k.replace(/^calibration_(camera|hand_eye)/, `calibration_$1_${p.name}`)] = v;
   }
-  for (const name of gym && cc.enabled ? Object.keys(gym.config.cameras) : []) {
-    if (nodes.some((n) => n.name === name)) throw new Error(`camera ${name} is named both in camera.cameras and in driver.cameras — give each camera its own name`);
-    nodes.push(new CameraNode(runtime.createNode(`camera_${name}`), gym.camera(name), { rateHz: cc.rate_hz, name, depth: false }));
-    metadata[`camera.${name}.kind`] = "gym";
-    metadata[`camera.${name}.gym_key`] = gym.config.cameras[name];
+  if (gym && cc.enabled) {
+    for (const name of Object.keys(gym.config.cameras)) {
+      if (nodes.some((n) => n.name === name)) throw new Error(`camera ${name} is named both in camera.cameras and in driver.cameras — give each camera its own name`);
+      nodes.push(new CameraNode(runtime.createNode(`camera_${name}`), gym.camera(name), { rateHz: cc.rate_hz, name, depth: false }));
+      metadata[`camera.${name}.kind`] = "gym";
+      metadata[`camera.${name}.gym_key`] = gym.config.cameras[name];
+    }
   }
   if (sources) {
     metadata["camera.renderer"] = cc.renderer;

@@ -9,6 +9,7 @@ import { ARM_SPEC } from "../sim/armSpec.ts";
 import { taskSpec, type SimRobotName } from "../sim/tasks.ts";
 import { SIM_ROBOT_MODELS } from "../sim/ArmSim.ts";
 import type { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
+import { GymArmDriver } from "../hardware/gym/GymArmDriver.ts";
 import { SimCameraSources } from "../sim/render/SimCameraSources.ts";
 import { defaultFrontCamera, randomizationRanges } from "./cameraNodes.ts";
 import { simCameraFromFiles } from "../sim/render/cameraCalibration.ts";

@@ -161,7 +161,7 @@ export class GymArmDriver implements ArmDriver, DriverWorld {
     if (this.#state === "active") this.#state = "inactive";
   }
 
-  read(): { status: DriverStatus; reading?: JointReading } {
+  read(_periodSec = 0): { status: DriverStatus; reading?: JointReading } {
     if (this.#state === "unconfigured") return { status: { ok: false, error: "gym driver not configured" } };
     const n = this.jointNames.length;
     const position = this.config.action.delta ? [...this.#still] : [...this.#applied];
