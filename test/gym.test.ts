@@ -17,6 +17,8 @@ import { Request } from "zeromq";
 import { findPython, learnerEnv } from "../app/python.ts";
 import { parseLaunch, loadLaunch } from "../launch/LaunchConfig.ts";
 import { runEpisodes } from "../app/runEpisodes.ts";
+import { runSession } from "../app/session.ts";
+import { makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
 import { GymArmDriver } from "../hardware/gym/GymArmDriver.ts";
 import { gymPythonProblem, testGymConfig } from "../hardware/gym/testing.ts";
 import { DriverSchema } from "../hardware/registry.ts";
@@ -99,6 +101,40 @@ test("driver.operator: the scripted operator's takeovers reach the arbiter and t
   // What the arm did on those ticks is the operator's action, not the expert's (the goal).
   const cmds = (await m.messages("/joint_command")).map((c) => Array.from(c.position as Float64Array));
   assert.ok(cmds.some((c) => c[0] === -0.5 && c[1] === -0.5), `no command was the operator's: ${JSON.stringify(cmds.slice(0, 6))}`);
+});
+
+const torchProblem = skip || (spawnSync(findPython(), ["-c", "import torch"], { env: learnerEnv() }).status === 0 ? false : "the learner's Python has no torch (node scripts/setup-python.mjs)");
+
+test("a policy and the experience link run unchanged over a Gymnasium env: a session streams every transition to the real learner", { skip: torchProblem }, async (t) => {
+  const fx = await makeLearnerFixture({ obsDim: 4, actionDim: 2 });
+  t.after(() => fx.cleanup());
+  const file = join(fx.dir, "policy.json");
+  const pj = JSON.parse(readFileSync(file, "utf8"));
+  pj.observation.names = ["pos_x", "pos_y", "goal_x", "goal_y"];
+  pj.action.names = ["x", "y"];
+  writeFileSync(file, JSON.stringify(pj, null, 2));
+  const cfg = parseLaunch(
+    LAUNCH.replace("KWARGS", "operator: rlft_learner.gym_testenv:PointReachOperator").replace("actor: {kind: expert}", `actor: {kind: policy, package: ${JSON.stringify(fx.dir)}}`) +
+      "operator: {enabled: true, kind: scripted}\n",
+    "session.yaml",
+  );
+  const out = join(tmp, "session");
+  const res = await runSession({
+    config: { ...cfg, episodes: { ...cfg.episodes, max_steps: 20 } },
+    learner: true,
+    episodes: 3,
+    seed: 4,
+    out,
+    pace: true,
+    learnerConfig: { critic_heads: 2, critic_hidden: 32, actor_hidden: 32, learning_starts: 20, critic_warmup_updates: 10, publish_every: 20, batch_size: 16, utd: 1 },
+  });
+  assert.equal(res.episodes.length, 3);
+  assert.ok(res.transitions.pushed >= 30, `only ${res.transitions.pushed} transitions`);
+  assert.equal(res.transitions.acked, res.transitions.pushed, "every transition reached the learner");
+  assert.ok(res.learnerUpdates > 0, "the learner trained on them");
+  // The operator takes over on 2 observations of each episode (the arbiter's hand-back blend counts as intervention too).
+  const iv = res.episodes.map((e) => e.interventionSteps);
+  assert.ok(iv.every((n) => n >= 2), `intervention steps per episode: ${iv}`);
 });
 
 test("the env's process dying mid-episode: the arm faults, the episode ends aborted and is recorded up to there", { skip }, async () => {
