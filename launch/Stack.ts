@@ -240,7 +240,7 @@ export class Stack {
     const op = config.operator;
     const operator = op.enabled && op.kind === "scripted"
       ? gym
-        ? new GymOperatorNode(runtime.createNode("operator"), gym)
+        ? new GymOperatorNode(runtime.createNode("operator"), gym, { controlHz: hz })
         : make.operator({ robot: simRobot, task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
       : null;
     const arbiter = make.arbiter({ withOperator: op.enabled, blendSec: op.blend_sec, controlHz: hz, jointNames: names });

@@ -132,9 +132,18 @@ test("a policy and the experience link run unchanged over a Gymnasium env: a ses
   assert.ok(res.transitions.pushed >= 30, `only ${res.transitions.pushed} transitions`);
   assert.equal(res.transitions.acked, res.transitions.pushed, "every transition reached the learner");
   assert.ok(res.learnerUpdates > 0, "the learner trained on them");
-  // The operator takes over on 2 observations of each episode (the arbiter's hand-back blend counts as intervention too).
-  const iv = res.episodes.map((e) => e.interventionSteps);
-  assert.ok(iv.every((n) => n >= 2), `intervention steps per episode: ${iv}`);
+  // The operator takes over on 2 observations of each episode; the transitions flagged as intervention are exactly the
+  // ticks the arbiter reports active (the operator's and its hand-back blend), as recorded.
+  const files = readdirSync(join(out, "episodes")).filter((f) => f.endsWith(".mcap")).sort();
+  const recorded = [];
+  for (const f of files) {
+    const m = await readMcap(join(out, "episodes", f));
+    const op = (await m.messages("/operator/intervention")).filter((x) => x.active).length;
+    assert.equal(op, 2, `${f}: the operator had 2 ticks`);
+    recorded.push((await m.messages("/arbiter/intervention")).filter((x) => x.active).length);
+  }
+  assert.deepEqual(res.episodes.map((e) => e.interventionSteps), recorded);
+  assert.ok(recorded.every((n) => n >= 2), `${recorded}`);
 });
 
 test("the env's process dying mid-episode: the arm faults, the episode ends aborted and is recorded up to there", { skip }, async () => {
