@@ -36,3 +36,20 @@ export interface ArmDriver {
   /** Releases the port or socket (real arms); after deactivate. */
   close?(): Promise<void>;
 }
+
+/**
+ * What a simulated world adds to its driver (the MuJoCo sim, a Gymnasium environment): reset from a seed, one step per
+ * control tick, the full observation (object state stands in for perception) and the ground-truth outcome. The arm
+ * driver node resets it on the episode's reset event, advances it each tick (awaiting an asynchronous step before the
+ * tick ends, so a stepped clock waits for it) and publishes /observation and the terminal /reward from it.
+ */
+export interface DriverWorld {
+  reset(seed: number): void | Promise<void>;
+  /** Advances the world by one control period (applying the last written command). */
+  advance(): void | Promise<void>;
+  observation(): { names: string[]; values: number[] };
+  /** `source` names who decided (default sim_success / sim_failure). */
+  status(): { success: boolean; failed: boolean; source?: string };
+  /** The episode's language instruction, or null. */
+  readonly instruction?: string | null;
+}

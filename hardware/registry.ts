@@ -12,6 +12,7 @@ import { feetechDriver } from "./feetech/driver.ts";
 import { dynamixelDriver } from "./dynamixel/driver.ts";
 import { urRtdeDriver } from "./ur/driver.ts";
 import { ros2ControlDriver } from "./ros2control/driver.ts";
+import { gymDriver } from "./gym/driver.ts";
 
 /** The registered drivers. */
 export const DRIVERS = [
@@ -20,6 +21,7 @@ export const DRIVERS = [
   dynamixelDriver, // Koch
   urRtdeDriver, // UR e-Series
   ros2ControlDriver, // any ros2_control arm
+  gymDriver, // any Gymnasium environment (gym-hil, a user's own)
 ] as const;
 
 /** Every registered `driver.kind`. */

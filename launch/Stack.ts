@@ -7,6 +7,7 @@ import type { LaunchConfig } from "./LaunchConfig.ts";
 import type { Runtime } from "../runtime/Runtime.ts";
 import { createRuntime } from "../runtime/index.ts";
 import { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
+import { GymArmDriver } from "../hardware/gym/GymArmDriver.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
 import { driverOwnsJointStates } from "../hardware/registry.ts";
 import { motionLimits } from "./safetyLimits.ts";
@@ -15,6 +16,7 @@ import type { ActorNode } from "../nodes/ActorNode.ts";
 import type { Actor } from "../policies/actors/Actor.ts";
 import { PolicyActor } from "../policies/actors/PolicyActor.ts";
 import { VlaActor } from "../policies/actors/VlaActor.ts";
+import { GymExpertActor } from "../policies/actors/GymExpertActor.ts";
 import { policyKind } from "../policies/vla/VlaPackage.ts";
 import type { SafetySupervisorNode } from "../nodes/SafetySupervisorNode.ts";
 import type { EpisodeManagerNode, EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
@@ -31,6 +33,7 @@ import { cameraPlans } from "../hardware/camera/CameraConfig.ts";
 import { loadIntrinsics } from "../calibration/CalibrationFiles.ts";
 import type { KeyInput } from "../hardware/teleop/KeyboardTeleop.ts";
 import type { JointPositionSource } from "../hardware/teleop/JointPositionSource.ts";
+import { GymOperatorNode } from "../nodes/GymOperatorNode.ts";
 import { SuccessClassifierNode } from "../nodes/SuccessClassifierNode.ts";
 import { homeTrajectory } from "../hardware/homeTrajectory.ts";
 import { simOnlySignals, type SimRobotName } from "../sim/tasks.ts";
@@ -121,22 +124,29 @@ export class Stack {
     const runtime = await createRuntime(config.runtime, { clock: config.clock, logLevel: opts.quiet ? "error" : "info" });
     const hz = config.control_hz;
     const dc = config.driver;
-    if (dc.kind !== "sim" && config.clock === "sim") throw new Error(`driver.kind ${dc.kind} drives a real arm: set clock: wall in the launch file`);
-    if (dc.kind !== "sim" && config.actor.kind === "expert") throw new Error(`actor.kind expert is the simulator's scripted expert: it needs driver.kind sim (use a policy package on a real arm)`);
+    // A Gymnasium environment is stepped by the stack like the sim: either clock works.
+    if (dc.kind !== "sim" && dc.kind !== "gym" && config.clock === "sim") throw new Error(`driver.kind ${dc.kind} drives a real arm: set clock: wall in the launch file`);
+    if (dc.kind !== "sim" && dc.kind !== "gym" && config.actor.kind === "expert") throw new Error(`actor.kind expert is the simulator's scripted expert: it needs driver.kind sim (use a policy package on a real arm)`);
     // driver.kind sim: `robot` names the simulated model (parseLaunch checked it has the task).
     const simRobot = dc.kind === "sim" ? (config.robot as SimRobotName) : undefined;
     const log = nodeLogger(opts.quiet);
     const make = new NodeFactory(runtime, log);
     const driver = await make.driver(dc, { robot: config.robot, task: config.task, controlHz: hz, instruction: config.instruction, armCalibration: config.calibration.arm });
     const world = driver instanceof SimArmDriver ? driver : null;
+    // A Gymnasium environment: a world the stack steps, whose observation names the launch file maps.
+    const gym = driver instanceof GymArmDriver ? driver : null;
     const names = driver.jointNames;
+    const observationNames = world ? world.sim.observation().names : gym ? gym.observationNames : jointObservationNames(names);
     const maxStep = typeof config.safety.max_step === "number" ? names.map(() => config.safety.max_step as number) : config.safety.max_step;
     if (maxStep.length !== names.length) throw new Error(`safety.max_step: expected ${names.length} values (${names.join(", ")}), got ${maxStep.length}`);
 
     let actor: Actor;
     let policyVersion = "none";
     let policyActor: PolicyActor | null = null;
-    if (config.actor.kind === "expert") {
+    if (config.actor.kind === "expert" && gym) {
+      actor = new GymExpertActor(gym);
+      policyVersion = `gym_expert@${gym.config.expert}`;
+    } else if (config.actor.kind === "expert") {
       actor = make.expert({ robot: simRobot, task: config.task, quality: config.actor.expert_quality, jointNames: names, controlHz: hz });
       policyVersion = `scripted_expert@${config.actor.expert_quality}`;
     } else if (!config.actor.package) {
@@ -144,7 +154,7 @@ export class Stack {
     } else if ((await policyKind(config.actor.package)) === "vla") {
       const v = await VlaActor.create(config.actor.package, {
         jointNames: names,
-        observationNames: world ? world.sim.observation().names : jointObservationNames(names),
+        observationNames,
         cameras: cameraNames(config),
         maxImageAgeSec: config.actor.max_image_age_sec,
         instruction: config.instruction,
@@ -158,11 +168,11 @@ export class Stack {
     } else {
       const p = await PolicyActor.create(config.actor.package, {
         jointNames: names,
-        observationNames: world ? world.sim.observation().names : jointObservationNames(names),
+        observationNames,
         cameras: cameraNames(config),
         cameraSizes: cameraSizes(config),
         maxImageAgeSec: config.actor.max_image_age_sec,
-        simOnlySignals: config.driver.kind === "sim" ? undefined : simOnlySignals(),
+        simOnlySignals: config.driver.kind === "sim" || gym ? undefined : simOnlySignals(),
         providers: config.actor.providers,
         mode: config.actor.sampler,
         threads: config.actor.threads,
@@ -185,11 +195,12 @@ export class Stack {
     // every episode's metadata; a camera that cannot be set up stops the stack here with its name and the fix.
     let cameras: CameraSet;
     try {
-      cameras = createCameraNodes(runtime, config, world?.sim ?? null, log);
+      cameras = createCameraNodes(runtime, config, world?.sim ?? null, log, gym);
       await cameras.start();
     } catch (e) {
       await policyActor?.close().catch(() => undefined);
       world?.sim.close();
+      await driver.close?.().catch(() => undefined);
       await runtime.shutdown();
       throw e;
     }
@@ -207,6 +218,7 @@ export class Stack {
           driver: config.driver.kind,
           // What exact replay needs (docs/data.md): physics settings, and how the policy's noise was seeded.
           ...(dc.kind === "sim" && world ? { randomize_physics: String(dc.randomize_physics), physics_dt: String(world.sim.model.opt.timestep) } : {}),
+          ...(dc.kind === "gym" ? { gym_env: dc.env, gym_kwargs: JSON.stringify(dc.kwargs), gym_modules: dc.modules.join(",") } : {}),
           ...(policyActor ? { policy_package: config.actor.package ?? "", sampler: config.actor.sampler, policy_seed: "episode_seed", residual_package: config.actor.residual ?? "" } : {}),
           ...opts.metadata,
         }),
@@ -216,7 +228,7 @@ export class Stack {
     // the actor answers it, safety forwards the command, the manager counts the tick.
     const armNode = make.armDriver(driver, {
       controlHz: hz,
-      world: world ?? undefined,
+      world: world ?? gym ?? undefined,
       groundTruthReward: config.reward.sim_ground_truth,
       publishJointStates: !driverOwnsJointStates(dc),
       // A latched driver fault (servo overload, protective stop, program stopped) ends the episode as aborted; the
@@ -227,7 +239,9 @@ export class Stack {
     // The operator always wins; with no operator the arbiter forwards the policy's commands unchanged.
     const op = config.operator;
     const operator = op.enabled && op.kind === "scripted"
-      ? make.operator({ robot: simRobot, task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
+      ? gym
+        ? new GymOperatorNode(runtime.createNode("operator"), gym, { controlHz: hz })
+        : make.operator({ robot: simRobot, task: config.task, controlHz: hz, patienceSec: op.patience_sec, correctionSec: op.correction_sec })
       : null;
     const arbiter = make.arbiter({ withOperator: op.enabled, blendSec: op.blend_sec, controlHz: hz, jointNames: names });
     const human = op.enabled && op.kind !== "scripted";
@@ -255,7 +269,7 @@ export class Stack {
           })
         : null;
     if (recorder) nodes.push(recorder);
-    if (!world) nodes.push(make.jointObservation(names));
+    if (!world && !gym) nodes.push(make.jointObservation(names));
     // The camera ticks right after the driver: a frame shows the state the actor is about to answer.
     nodes.push(armNode);
     nodes.push(...cameras.nodes);
@@ -456,5 +470,6 @@ export function cameraSizes(config: LaunchConfig): Record<string, { width: numbe
 export function cameraNames(config: LaunchConfig): string[] {
   return cameraPlans(config.camera)
     .filter((p) => p.kind !== "sim" || config.driver.kind === "sim")
-    .map((p) => p.name);
+    .map((p) => p.name)
+    .concat(config.driver.kind === "gym" && config.camera.enabled ? Object.keys(config.driver.cameras) : []);
 }

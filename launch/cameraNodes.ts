@@ -16,6 +16,7 @@ import { simCameraFromFiles } from "../sim/render/cameraCalibration.ts";
 import { lookAtPose, pinholeModel } from "../sim/render/mujocoCamera.ts";
 import { SimCameraSources, type MujocoWorld } from "../sim/render/SimCameraSources.ts";
 import type { SimCameraSpec } from "../sim/render/cameraPose.ts";
+import type { GymArmDriver } from "../hardware/gym/GymArmDriver.ts";
 
 /** The cameras of a stack, before they start. */
 export interface CameraSet {
@@ -40,8 +41,11 @@ export function randomizationRanges(r: RandomizeConfig): RandomizationRanges {
   return { colorHue: r.color_hue, colorSaturation: r.color_saturation, colorValue: r.color_value, lightDirectionDeg: r.light_direction_deg, lightIntensity: r.light_intensity, cameraPositionM: r.camera_position_m, cameraRotationDeg: r.camera_rotation_deg };
 }
 
-/** Builds (does not start) the camera nodes of `config`; `world` is the sim (null on a real arm). */
-export function createCameraNodes(runtime: Runtime, config: LaunchConfig, world: MujocoWorld | null, log: { info(m: string): void; warn(m: string): void }): CameraSet {
+/**
+ * Builds (does not start) the camera nodes of `config`; `world` is the sim (null on a real arm); `gym` a Gymnasium
+ * driver, whose image keys (driver.cameras) are cameras too, at camera.rate_hz.
+ */
+export function createCameraNodes(runtime: Runtime, config: LaunchConfig, world: MujocoWorld | null, log: { info(m: string): void; warn(m: string): void }, gym: GymArmDriver | null = null): CameraSet {
   const cc = config.camera;
   const named = !!cc.cameras;
   const plans = cameraPlans(cc);
@@ -49,7 +53,7 @@ export function createCameraNodes(runtime: Runtime, config: LaunchConfig, world:
   const nodes: CameraNode[] = [];
   const ffmpeg: { name: string; cam: FfmpegCamera }[] = [];
   const sims = plans.filter((p) => p.kind === "sim");
-  if (sims.length && !world) {
+  if (sims.length && !world && !(gym && !named)) {
     // The default single camera is the sim's; a real arm simply has none unless the launch file names one.
     if (named) throw new Error(`camera ${sims[0].name}: kind sim renders the simulator, but driver.kind is ${config.driver.kind} — give the camera kind v4l2 or topic`);
     log.warn("camera: the default sim camera needs driver.kind sim; no camera runs (set camera.enabled: false, or camera.kind v4l2 / topic)");
@@ -82,6 +86,14 @@ export function createCameraNodes(runtime: Runtime, config: LaunchConfig, world:
     metadata[`camera.${p.name}.kind`] = p.kind;
     // Each camera's calibration goes into every episode, as calibration.camera / hand_eye do for one camera.
     for (const [k, v] of Object.entries(calibrationMetadata({ camera: p.intrinsics, hand_eye: p.handEye }))) metadata[k.replace(/^calibration_(camera|hand_eye)/, `calibration_$1_${p.name}`)] = v;
+  }
+  if (gym && cc.enabled) {
+    for (const name of Object.keys(gym.config.cameras)) {
+      if (nodes.some((n) => n.name === name)) throw new Error(`camera ${name} is named both in camera.cameras and in driver.cameras — give each camera its own name`);
+      nodes.push(new CameraNode(runtime.createNode(`camera_${name}`), gym.camera(name), { rateHz: cc.rate_hz, name, depth: false }));
+      metadata[`camera.${name}.kind`] = "gym";
+      metadata[`camera.${name}.gym_key`] = gym.config.cameras[name];
+    }
   }
   if (sources) {
     metadata["camera.renderer"] = cc.renderer;

@@ -9,6 +9,7 @@ import { ARM_SPEC } from "../sim/armSpec.ts";
 import { taskSpec, type SimRobotName } from "../sim/tasks.ts";
 import { SIM_ROBOT_MODELS } from "../sim/ArmSim.ts";
 import type { SimArmDriver } from "../hardware/sim/SimArmDriver.ts";
+import { GymArmDriver } from "../hardware/gym/GymArmDriver.ts";
 import { SimCameraSources } from "../sim/render/SimCameraSources.ts";
 import { defaultFrontCamera, randomizationRanges } from "./cameraNodes.ts";
 import { simCameraFromFiles } from "../sim/render/cameraCalibration.ts";
@@ -136,7 +137,8 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
       const { driver: cfg, calibration } = driverConfigFromParams(p);
       const make = new NodeFactory(runtime);
       const driver = await make.driver(cfg, { robot: p.robot, task: p.task, controlHz: p.control_hz, armCalibration: calibration });
-      return { nodes: [make.armDriver(driver, { controlHz: p.control_hz })], close: async () => driver.close?.() };
+      // A Gymnasium environment is a world the driver node steps each tick.
+      return { nodes: [make.armDriver(driver, { controlHz: p.control_hz, world: driver instanceof GymArmDriver ? driver : undefined })], close: async () => driver.close?.() };
     },
   },
   joint_observation: {

@@ -5,16 +5,15 @@
  */
 import type { NodeHandle, Publisher } from "../runtime/Runtime.ts";
 import { NodeBase } from "./NodeBase.ts";
-import type { ArmDriver } from "../hardware/ArmDriver.ts";
-import type { SimWorld } from "../hardware/sim/SimArmDriver.ts";
+import type { ArmDriver, DriverWorld } from "../hardware/ArmDriver.ts";
 import { TOPICS } from "../contracts/topics.ts";
 import { jointState, header, type EpisodeEventMsg, type JointStateMsg } from "../contracts/msgs.ts";
 
 /** Options of the arm driver node. */
 export interface ArmDriverNodeOptions {
   controlHz: number;
-  /** Present for the sim driver: reset on episode "reset" events, publish observation and reward. */
-  world?: SimWorld;
+  /** Present for simulated worlds (the sim, a Gymnasium env): reset on episode "reset" events, publish observation and reward. */
+  world?: DriverWorld;
   /** Sim: publish the task's ground-truth terminal reward (default true; off when people label success). */
   groundTruthReward?: boolean;
   /** False when the robot itself already publishes /joint_states (ros2_control's joint_state_broadcaster). */
@@ -35,6 +34,8 @@ export class ArmDriverNode extends NodeBase {
   #successSent = false;
   #lastError = "";
   #reportedFault = "";
+  /** An asynchronous world's reset in flight: the next tick waits for it instead of stepping the old episode. */
+  #resetting: Promise<void> | null = null;
 
   constructor(node: NodeHandle, driver: ArmDriver, opts: ArmDriverNodeOptions) {
     super(node);
@@ -56,13 +57,21 @@ export class ArmDriverNode extends NodeBase {
     });
     this.subscribe<EpisodeEventMsg>(TOPICS.episodeEvent, (e) => {
       if (e.event === "reset" && this.#opts.world) {
-        this.#opts.world.reset(Number(e.seed));
         this.#command = null;
         this.#successSent = false;
-        this.#publish();
+        const r = this.#opts.world.reset(Number(e.seed));
+        if (r instanceof Promise) {
+          const p: Promise<void> = r.then(
+            () => this.#publish(),
+            (err: Error) => this.#logOnce(`world reset failed: ${err.message}`),
+          ).finally(() => {
+            if (this.#resetting === p) this.#resetting = null;
+          });
+          this.#resetting = p;
+        } else this.#publish();
       }
       // On start (the recorder has opened the episode's file by then), before the first tick: the episode's instruction.
-      const instruction = this.#opts.world?.sim.instruction ?? null;
+      const instruction = this.#opts.world?.instruction ?? null;
       if (e.event === "start" && instruction !== null) this.#pubInstruction?.publish({ data: instruction });
     });
   }
@@ -79,14 +88,28 @@ export class ArmDriverNode extends NodeBase {
     await this.driver.deactivate();
   }
 
-  /** One control tick: write → advance (sim) → read → publish. */
-  tick(): void {
+  /** One control tick: write → advance (sim) → read → publish. An asynchronous world's step is awaited. */
+  tick(): void | Promise<void> {
+    // The reset's observation is this tick's (published when the reset completes): no step on top of it.
+    if (this.#resetting) return this.#resetting.then(() => this.#checkFault());
     if (this.#command) {
       const st = this.driver.write(this.#command);
       if (!st.ok) this.#logOnce(`write failed: ${st.error}`);
     }
-    this.#opts.world?.advance();
+    const stepped = this.#opts.world?.advance();
+    if (stepped instanceof Promise) return stepped.then(() => this.#afterAdvance(), (err: Error) => {
+      this.#logOnce(`world step failed: ${err.message}`);
+      this.#afterAdvance();
+    });
+    this.#afterAdvance();
+  }
+
+  #afterAdvance(): void {
     this.#publish();
+    this.#checkFault();
+  }
+
+  #checkFault(): void {
     const fault = this.driver.fault ?? "";
     if (fault && fault !== this.#reportedFault) {
       this.node.logger.error(`arm fault: ${fault}`);
@@ -105,12 +128,12 @@ export class ArmDriverNode extends NodeBase {
     this.#pubState?.publish(jointState(stamp, this.driver.jointNames, r.reading.position, r.reading.velocity, r.reading.effort));
     const world = this.#opts.world;
     if (!world) return;
-    const obs = world.sim.observation();
+    const obs = world.observation();
     this.#pubObs?.publish({ header: header(stamp), names: obs.names, values: obs.values });
-    const status = world.sim.status();
+    const status = world.status();
     if ((status.success || status.failed) && !this.#successSent && this.#opts.groundTruthReward !== false) {
       this.#successSent = true;
-      this.#pubReward?.publish({ header: header(stamp), reward: status.success ? 1 : 0, terminal: true, source: status.success ? "sim_success" : "sim_failure" });
+      this.#pubReward?.publish({ header: header(stamp), reward: status.success ? 1 : 0, terminal: true, source: status.source ?? (status.success ? "sim_success" : "sim_failure") });
     }
   }
 

@@ -4,10 +4,10 @@
  * stand-in, ground-truth success) through SimWorld, which the sim-only nodes use.
  */
 import { ArmSim, type ArmSimOptions } from "../../sim/ArmSim.ts";
-import type { ArmDriver, DriverStatus, JointReading } from "../ArmDriver.ts";
+import type { ArmDriver, DriverStatus, DriverWorld, JointReading } from "../ArmDriver.ts";
 
-/** What a simulated world adds to a driver. */
-export interface SimWorld {
+/** What the MuJoCo world adds to a driver. */
+export interface SimWorld extends DriverWorld {
   readonly sim: ArmSim;
   reset(seed: number): void;
   /** Advances physics by one control period. */
@@ -73,5 +73,17 @@ export class SimArmDriver implements ArmDriver, SimWorld {
 
   advance(): void {
     this.sim.stepControl();
+  }
+
+  observation(): { names: string[]; values: number[] } {
+    return this.sim.observation();
+  }
+
+  status(): { success: boolean; failed: boolean } {
+    return this.sim.status();
+  }
+
+  get instruction(): string | null {
+    return this.sim.instruction;
   }
 }
