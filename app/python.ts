@@ -4,7 +4,7 @@
  * The CLI, the tests and the benches all ask here, so they never disagree about which torch they get.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
@@ -50,4 +50,21 @@ export function ensurePython(env: NodeJS.ProcessEnv = process.env): string {
 export function learnerEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const parts = [LEARNER_DIR, env.PYTHONPATH].filter(Boolean);
   return { ...env, PYTHONPATH: parts.join(":"), PYTHONUNBUFFERED: "1" };
+}
+
+/**
+ * A peer learner/peers-aside.txt installs without its dependencies (.venv/peers/<name>-<version>, on no sys.path):
+ * its pinned version and its folder ("" when it is not installed: run scripts/setup-python.mjs).
+ */
+export function asidePeer(name: string): { version: string; path: string } {
+  const list = readFileSync(join(LEARNER_DIR, "peers-aside.txt"), "utf8");
+  const version = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}==(\\S+)`, "m").exec(list)?.[1] ?? "";
+  const dir = version ? join(REPO_ROOT, ".venv", "peers", `${name}-${version}`) : "";
+  return { version, path: dir && existsSync(dir) ? dir : "" };
+}
+
+/** `env` with a peers-aside package's folder first on PYTHONPATH (unchanged when it is not installed). */
+export function withAsidePeer(name: string, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const { path } = asidePeer(name);
+  return path ? { ...env, PYTHONPATH: [path, env.PYTHONPATH].filter(Boolean).join(":") } : env;
 }

@@ -11,7 +11,8 @@
  * Writes bench/results/peer-<date>.{json,md,png} and peer-latest.*. Work (demos, BC, session) goes to bench/work/peer/.
  *
  * Usage: npm run bench:peer [-- --demos 50] [-- --bc-steps 2000] [-- --online 50] [-- --eval 200] [-- --quick]
- * Needs gym-hil (pip install gym-hil==0.1.14) in the learner's Python, and MUJOCO_GL=egl (or osmesa) headless.
+ * Needs gym-hil (scripts/setup-python.mjs installs it aside, learner/peers-aside.txt); MUJOCO_GL defaults to osmesa
+ * (headless, CPU; egl is faster where a GPU driver is installed).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,7 +21,7 @@ import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
 import { gitRevision } from "../launch/nodeFactory.ts";
 import { runEpisodes, type EpisodeSummary } from "../app/runEpisodes.ts";
 import { trainBc } from "../app/trainBc.ts";
-import { REPO_ROOT, findPython, learnerEnv } from "../app/python.ts";
+import { REPO_ROOT, findPython, learnerEnv, withAsidePeer } from "../app/python.ts";
 import { runSession } from "../app/session.ts";
 import { percentile } from "../data/stats.ts";
 import { benchArgs, resultJson } from "./args.ts";
@@ -65,14 +66,16 @@ ax.legend(fontsize=7, loc="lower right"); fig.tight_layout(); fig.savefig(sys.ar
 const t0 = performance.now();
 const log = (m: string) => console.log(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${m}`);
 const python = findPython();
+// gym-hil as scripts/setup-python.mjs installs it (learner/peers-aside.txt), for every process this bench starts.
+process.env.PYTHONPATH = withAsidePeer("gym-hil").PYTHONPATH;
+process.env.MUJOCO_GL ??= "osmesa";
 const env = learnerEnv();
 
 const probe = spawnSync(python, ["-c", "import gym_hil, gymnasium; print(gymnasium.__version__)"], { env, encoding: "utf8" });
 if (probe.status !== 0) {
-  console.error(`bench:peer needs gym-hil in the learner's Python (${python}): pip install gym-hil==0.1.14 there (${probe.stderr.trim().split("\n").at(-1)})`);
+  console.error(`bench:peer needs gym-hil in the learner's Python (${python}): run node scripts/setup-python.mjs (it installs gym-hil aside, learner/peers-aside.txt) (${probe.stderr.trim().split("\n").at(-1)})`);
   process.exit(1);
 }
-process.env.MUJOCO_GL ??= "egl";
 
 function launch(over: (c: LaunchConfig) => void): LaunchConfig {
   const c = loadLaunch(LAUNCH);

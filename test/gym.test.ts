@@ -14,7 +14,7 @@ import { MessageReader } from "@foxglove/rosmsg2-serialization";
 import { parse } from "@foxglove/rosmsg";
 import { spawnSync } from "node:child_process";
 import { Request } from "zeromq";
-import { findPython, learnerEnv } from "../app/python.ts";
+import { asidePeer, findPython, learnerEnv, withAsidePeer } from "../app/python.ts";
 import { parseLaunch, loadLaunch } from "../launch/LaunchConfig.ts";
 import { runEpisodes } from "../app/runEpisodes.ts";
 import { runSession } from "../app/session.ts";
@@ -167,22 +167,28 @@ test("the env answering an observation the mapping does not describe mid-episode
   assert.match(results[0].detail, /observation key 'agent_pos' has 3 values but driver\.observation lists 2 names/);
 });
 
+/** gym-hil as learner/peers-aside.txt installs it (.venv/peers/gym-hil-<v>, on PYTHONPATH), or a user's own install. */
+const GYM_HIL = asidePeer("gym-hil");
+const gymHilEnv = (): NodeJS.ProcessEnv => withAsidePeer("gym-hil", { ...process.env, MUJOCO_GL: process.env.MUJOCO_GL ?? "osmesa" });
 const gymHil = skip || ((): string | false => {
-  const r = spawnSync(findPython(), ["-c", "import gym_hil"], { env: learnerEnv(), encoding: "utf8" });
-  return r.status === 0 ? false : "gym-hil is not installed in the learner's Python (pip install gym-hil==0.1.14)";
+  const r = spawnSync(findPython(), ["-c", "import gym_hil"], { env: learnerEnv(gymHilEnv()), encoding: "utf8" });
+  return r.status === 0 ? false : `gym-hil is not installed in the learner's Python (node scripts/setup-python.mjs installs gym-hil==${GYM_HIL.version} aside)`;
 })();
 
 test("gym-hil PandaPickCube (launch/gym_hil.yaml): the scripted expert picks the cube through the stack", { skip: gymHil }, async () => {
   const cfg = loadLaunch(join(import.meta.dirname, "..", "launch", "gym_hil.yaml"));
-  const env = { ...process.env, MUJOCO_GL: process.env.MUJOCO_GL ?? "osmesa" };
-  const saved = process.env.MUJOCO_GL;
+  const env = gymHilEnv();
+  const saved = { MUJOCO_GL: process.env.MUJOCO_GL, PYTHONPATH: process.env.PYTHONPATH };
   process.env.MUJOCO_GL = env.MUJOCO_GL;
+  if (env.PYTHONPATH !== undefined) process.env.PYTHONPATH = env.PYTHONPATH;
   try {
     const { results } = await runEpisodes(cfg, { count: 3, seed: 0, label: "gym_hil", recordTo: join(tmp, "gym_hil") });
     assert.deepEqual(results.map((r) => r.outcome), ["success", "success", "success"], JSON.stringify(results));
   } finally {
-    if (saved === undefined) delete process.env.MUJOCO_GL;
-    else process.env.MUJOCO_GL = saved;
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
 });
 
