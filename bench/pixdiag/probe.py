@@ -6,6 +6,8 @@ EVAL_DIR (held-out seeds), for the trained encoders and for the same architectur
 both together. Dirs from bench/pixdiag/dump.ts.
 
 Usage: python bench/pixdiag/probe.py PACKAGE TRAIN_DIR EVAL_DIR
+       python bench/pixdiag/probe.py - TRAIN_DIR EVAL_DIR   (random encoders only, shaped like the default pixel BC's
+       for the frames' sizes: compares cameras without training a policy)
 """
 import json
 import sys
@@ -15,12 +17,19 @@ import torch
 
 from rlft_learner.vision import CameraEncoders, EncoderConfig
 
+if len(sys.argv) != 4:
+    sys.exit("usage: probe.py PACKAGE|- TRAIN_DIR EVAL_DIR (dirs from bench/pixdiag/dump.ts)")
 pkg, td, ed = sys.argv[1:4]
-ck = torch.load(f"{pkg}/model.pt", weights_only=True)
-cams = ck["cameras"]
-cfgs = [EncoderConfig(**c) for c in ck["encoder_configs"]]
-trained = CameraEncoders(cams, cfgs).eval()
-trained.load_state_dict(ck["encoders_state_dict"])
+if pkg == "-":
+    cams = ["front", "wrist"]
+    cfgs = [EncoderConfig(height=s[1], width=s[2]) for s in (np.load(f"{td}/image.{c}.npy", mmap_mode="r").shape for c in cams)]
+    trained = None
+else:
+    ck = torch.load(f"{pkg}/model.pt", weights_only=True)
+    cams = ck["cameras"]
+    cfgs = [EncoderConfig(**c) for c in ck["encoder_configs"]]
+    trained = CameraEncoders(cams, cfgs).eval()
+    trained.load_state_dict(ck["encoders_state_dict"])
 torch.manual_seed(0)
 random = CameraEncoders(cams, cfgs).eval()
 WANT = ["cube.x", "cube.y", "target.x", "target.y"]
@@ -46,6 +55,8 @@ def r2(xtr, ytr, xte, yte, lam=1e-2):
 
 print(f"R^2 of a linear probe on held-out frames, columns {WANT}")
 for label, enc in (("trained encoders", trained), ("random encoders", random)):
+    if enc is None:
+        continue
     (ftr, ytr), (fte, yte) = load(td, enc), load(ed, enc)
     for name, a, b in [*((c, ftr[i], fte[i]) for i, c in enumerate(cams)), ("both", np.concatenate(ftr, 1), np.concatenate(fte, 1))]:
         print(f"  {label:16s} {name:6s}: {np.round(r2(a, ytr, b, yte), 2).tolist()}")
