@@ -93,13 +93,14 @@ test("the shipped SO-101 calibration files are the front view and Menagerie's wr
     for (let i = 0; i < 3; i++) assert.ok(Math.abs(w.t[i] - xpos[i]) < 1e-9);
     // Optical = MuJoCo camera frame with y and z flipped.
     for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) assert.ok(Math.abs(w.R[3 * i + j] - (j === 0 ? 1 : -1) * xmat[3 * i + j]) < 1e-9);
-    for (const size of [84, 128]) {
-      const specs = ["front", "wrist"].map((name) => simCameraFromFiles({ name, ...so101CalibrationPaths(CAMERAS_DIR, name), width: size, height: size }));
-      const rig = SimCameras.create(s.mj, s.model, s.data, specs);
-      for (const name of ["front", "wrist"]) {
+    const sizes: Record<string, [number, number][]> = { front: [[144, 96], [72, 48], [216, 144]], wrist: [[84, 84], [128, 128]] };
+    for (const [name, list] of Object.entries(sizes)) {
+      for (const [width, height] of list) {
+        const rig = SimCameras.create(s.mj, s.model, s.data, [simCameraFromFiles({ name, ...so101CalibrationPaths(CAMERAS_DIR, name), width, height })]);
         const f = rig.render(name);
-        assert.equal(f.rgb.length, size * size * 3);
-        assert.ok(f.segmentation.some((g) => g >= 0), `${name} ${size}: sees nothing`);
+        assert.equal(f.rgb.length, width * height * 3);
+        assert.ok(f.segmentation.some((g) => g >= 0), `${name} ${width}×${height}: sees nothing`);
+        rig.close();
       }
     }
   } finally {

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import type { MainModule, MjData, MjModel } from "mujoco-js";
 import type { SimCameraSpec } from "./cameraPose.ts";
 import { lookAtPose, pinholeModel, specFromMujocoCamera } from "./mujocoCamera.ts";
-import { calibrationFilesFor } from "./cameraCalibration.ts";
+import { calibrationFilesFor, simCameraFromFiles } from "./cameraCalibration.ts";
 
 /**
  * Where the front camera stands and looks (world frame: arm base at the origin, x forward, z up), and its frame. The
@@ -35,6 +35,17 @@ export function so101CameraSpecs(mj: MainModule, model: MjModel, data: MjData, w
 /** The calibration file paths of SO-101 camera `name` in `dir`. */
 export function so101CalibrationPaths(dir: string, name: string): { intrinsics: string; handEye: string } {
   return { intrinsics: join(dir, `so101_${name}.intrinsics.json`), handEye: join(dir, `so101_${name}.hand_eye.json`) };
+}
+
+/**
+ * Camera `name` from its calibration files in `dir`, its frames resized by `scale` (1: the calibrated size; the
+ * aspect ratio is kept, so benches can render every camera "at 1.5×" whatever its own frame size).
+ */
+export function so101CameraFromFiles(dir: string, name: string, scale = 1): SimCameraSpec {
+  const paths = so101CalibrationPaths(dir, name);
+  const spec = simCameraFromFiles({ name, ...paths });
+  if (scale === 1) return spec;
+  return simCameraFromFiles({ name, ...paths, width: Math.round(spec.model.width * scale), height: Math.round(spec.model.height * scale) });
 }
 
 /** Writes both cameras' calibration files into `dir`. */
