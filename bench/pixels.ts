@@ -1,7 +1,8 @@
 /**
  * `npm run bench:pixels`: diffusion BC from pixels on the SO-101 against BC on privileged state, same demos, same
  * held-out seeds. Per task (push_cube, pick_place):
- *   1. scripted demos with the front and wrist cameras recorded (launch/sim_so101.yaml, 84×84, a frame per tick);
+ *   1. scripted demos with the front and wrist cameras recorded (launch/sim_so101.yaml: front 144×96, wrist 84×84, a
+ *      frame per tick);
  *   2. pixel BC: joint positions + both cameras (`rlft train-bc --state joints --cameras front,wrist`), and state BC
  *      on the same demos with the whole simulator observation (cube, target: sim-only, for reference);
  *   3. both evaluated on held-out seeds (disjoint from the demo seeds), success with a Wilson 95% interval.
@@ -20,7 +21,8 @@ import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 import { gitRevision } from "../launch/nodeFactory.ts";
-import type { LaunchConfig } from "../launch/LaunchConfig.ts";
+import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
+import { cameraSizes } from "../launch/Stack.ts";
 import { parseOverrides } from "../app/learnerOverrides.ts";
 import { findPython, learnerEnv } from "../app/python.ts";
 import { SO101_LAUNCH, cached, collectDemos, evalSo101Bc, trainSo101Bc, type ObsKind, type TrainedBc } from "../app/pixelBc.ts";
@@ -107,7 +109,7 @@ const result: PixelsBench = {
   date: new Date().toISOString(),
   git: gitRevision(),
   command: `npm run bench:pixels -- ${process.argv.slice(2).join(" ")}`.trim(),
-  settings: { ...P, pixelSet: PIXEL_SET, launch: SO101_LAUNCH },
+  settings: { ...P, pixelSet: PIXEL_SET, launch: SO101_LAUNCH, cameras: Object.entries(cameraSizes(loadLaunch(SO101_LAUNCH))).map(([c, s]) => `${c} ${s.width}×${s.height}`).join(" + ") },
   minutes: (performance.now() - t0) / 60_000,
   tasks: tasks.map((task): PixelsTask => ({
     task,
