@@ -1,6 +1,6 @@
 /**
  * Camera render rows of `npm run bench`: ms per frame of the SO-101's front and wrist cameras (the calibration files
- * in launch/cameras/) for each renderer, at their calibrated size and 1.5× it, on sim/render's SO-101 scene, and what one 30 Hz control tick costs
+ * in launch/cameras/) for each renderer, at their calibrated size (84 × 84) and 128/84 of it, on sim/render's SO-101 scene, and what one 30 Hz control tick costs
  * with both cameras (physics + both frames) as a real-time factor. Every frame is of a new arm pose, so nothing is
  * reused between frames except what a real tick shares (shadow maps between the two cameras of one tick).
  * Times: wall and CPU (process.cpuUsage) per frame, median over batches; on a busy machine CPU time is the steadier.
@@ -13,7 +13,7 @@ import { so101CameraFromFiles } from "../sim/render/so101Cameras.ts";
 export interface CameraRenderRow {
   renderer: RendererKind;
   shadows: boolean;
-  /** Frame size: the camera's calibrated size (front 144 × 96, wrist 84 × 84) times `scale`. */
+  /** Frame size: the camera's calibrated size times `scale`. */
   scale: number;
   width: number;
   height: number;
@@ -75,7 +75,7 @@ export async function benchCameraRender(o: { frames?: number; batches?: number; 
     SimCameras.create(mj, model, data, ["front", "wrist"].map((name) => so101CameraFromFiles(dir, name, scale)), { renderer, shadows });
   try {
     for (const [renderer, shadows] of [["raster", false], ["raster", true], ["ray", false]] as const) {
-      for (const scale of [1, 1.5]) {
+      for (const scale of [1, 128 / 84]) {
         const cams = rig(renderer, shadows, scale);
         for (const camera of ["front", "wrist"]) {
           const { width, height } = cams.spec(camera).model;

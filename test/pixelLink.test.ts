@@ -28,7 +28,7 @@ import type { Transition, TransitionFrame } from "../contracts/Transition.ts";
 
 const CAMS = ["front", "wrist"];
 /** The SO-101 sim cameras' frame sizes (width, height), as their calibration files in launch/cameras/ give them. */
-const SIM_SIZE: Record<string, [number, number]> = { front: [144, 96], wrist: [84, 84] };
+const SIM_SIZE: Record<string, [number, number]> = { front: [84, 84], wrist: [84, 84] };
 const SIM_BYTES = Object.fromEntries(CAMS.map((c) => [c, SIM_SIZE[c][0] * SIM_SIZE[c][1] * 3]));
 
 /** A frame whose bytes name (episode, step, camera); `h`x`w` rgb8. */

@@ -56,10 +56,10 @@ test("rlft demo --robot so101 --obs pixels: demos with both cameras → pixel BC
   assert.equal(JSON.parse(ev.stdout.trim().split("\n").pop()!).episodes, 1);
   // ... and a camera whose frames are not the size the policy was trained on is refused at load, naming it and the fix.
   const small = join(tmp, "small_front.yaml");
-  writeFileSync(small, readFileSync("launch/sim_so101.yaml", "utf8").replace("{name: front, ", "{name: front, width: 72, height: 48, "));
+  writeFileSync(small, readFileSync("launch/sim_so101.yaml", "utf8").replace("{name: front, ", "{name: front, width: 64, height: 64, "));
   const wrong = rlft(["eval", "--launch", small, "--policy", s.train.package, "--episodes", "1", "--seed", "500"]);
   assert.equal(wrong.status, 1);
-  assert.match(wrong.stderr, /camera "front" sends 72×48 frames but the policy was trained on 144×96 — set the camera's size to 144×96 in the launch file/);
+  assert.match(wrong.stderr, /camera "front" sends 64×64 frames but the policy was trained on 84×84 — set the camera's size to 84×84 in the launch file/);
   // The evaluation seeds must not be the demos'.
   const bad = rlft(["demo", "--robot", "so101", "--obs", "pixels", "--demos", "2", "--eval-seed", "1", "--out", join(tmp, "bad")]);
   assert.equal(bad.status, 1);

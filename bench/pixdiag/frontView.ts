@@ -6,11 +6,11 @@
  * of all seeds).
  *
  * Usage: node --import tsx bench/pixdiag/frontView.ts [count] [x,y,z/tx,ty,tz/fovy[/WxH] ...] (frame 84x84 unless given)
- *   without views: the shipped front camera (SO101_FRONT_VIEW) and the one it replaced.
+ *   without views: the shipped front camera (SO101_FRONT_VIEW) and the wide one (SO101_FRONT_WIDE_VIEW).
  */
 import { project } from "../../calibration/CameraModel.ts";
 import { lookAtPose, pinholeModel } from "../../sim/render/mujocoCamera.ts";
-import { SO101_FRONT_VIEW } from "../../sim/render/so101Cameras.ts";
+import { SO101_FRONT_VIEW, SO101_FRONT_WIDE_VIEW } from "../../sim/render/so101Cameras.ts";
 import { sampleSo101Episode } from "../../sim/so101/sampleSo101Episode.ts";
 import { SO101_SPEC } from "../../sim/so101/so101Spec.ts";
 
@@ -26,7 +26,7 @@ const parseView = (s: string): View => {
 };
 const [countArg, ...viewArgs] = process.argv.slice(2);
 const count = Number(countArg ?? 300);
-const views: View[] = viewArgs.length ? viewArgs.map(parseView) : [{ position: [0.5, 0, 0.36], target: [0.2, 0, 0], fovyDeg: 55, width: 84, height: 84 }, SO101_FRONT_VIEW];
+const views: View[] = viewArgs.length ? viewArgs.map(parseView) : [SO101_FRONT_VIEW, SO101_FRONT_WIDE_VIEW];
 
 function hullArea(pts: [number, number][]): number {
   const p = [...pts].sort((a, b) => a[0] - b[0] || a[1] - b[1]);

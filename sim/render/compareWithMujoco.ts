@@ -1,8 +1,8 @@
 /**
  * Side-by-side image and numbers for docs/sim.md: the SO-101's front and wrist cameras (launch/cameras/) at a few arm
  * poses, through rlft's raster renderer (with shadows), its ray renderer, and MuJoCo's own OpenGL renderer.
- *   node --import tsx sim/render/compareWithMujoco.ts [--out docs/img/sim_cameras_vs_mujoco.png] [--scale 1.5]
- * --scale: frames at that multiple of each camera's calibrated size (front 144 × 96, wrist 84 × 84).
+ *   node --import tsx sim/render/compareWithMujoco.ts [--out docs/img/sim_cameras_vs_mujoco.png] [--scale 1.524]
+ * --scale: frames at that multiple of each camera's calibrated size (default 128/84: 84 × 84 → 128 × 128).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
@@ -18,7 +18,7 @@ import { compareFrames, referencePose, renderWithMujoco } from "./mujocoReferenc
 const argv = process.argv.slice(2);
 const arg = (name: string, dflt: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : dflt);
 const out = arg("--out", "docs/img/sim_cameras_vs_mujoco.png");
-const scale = Number(arg("--scale", "1.5"));
+const scale = Number(arg("--scale", String(128 / 84)));
 if (!(scale > 0)) throw new Error(`--scale ${arg("--scale", "")}: a positive multiple of the cameras' calibrated sizes, e.g. 1.5`);
 const POSES = [
   [0, -1.0, 1.0, 1.1, 0, 0.3],
