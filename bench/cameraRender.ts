@@ -1,20 +1,22 @@
 /**
  * Camera render rows of `npm run bench`: ms per frame of the SO-101's front and wrist cameras (the calibration files
- * in launch/cameras/) for each renderer and size, on sim/render's SO-101 scene, and what one 30 Hz control tick costs
+ * in launch/cameras/) for each renderer, at their calibrated size (84 × 84) and 128/84 of it, on sim/render's SO-101 scene, and what one 30 Hz control tick costs
  * with both cameras (physics + both frames) as a real-time factor. Every frame is of a new arm pose, so nothing is
  * reused between frames except what a real tick shares (shadow maps between the two cameras of one tick).
  * Times: wall and CPU (process.cpuUsage) per frame, median over batches; on a busy machine CPU time is the steadier.
  */
 import { loadSo101RenderScene } from "../sim/render/so101RenderScene.ts";
 import { SimCameras, type RendererKind } from "../sim/render/SimCameras.ts";
-import { simCameraFromFiles } from "../sim/render/cameraCalibration.ts";
-import { so101CalibrationPaths } from "../sim/render/so101Cameras.ts";
+import { so101CameraFromFiles } from "../sim/render/so101Cameras.ts";
 
 /** One measured configuration. */
 export interface CameraRenderRow {
   renderer: RendererKind;
   shadows: boolean;
-  size: number;
+  /** Frame size: the camera's calibrated size times `scale`. */
+  scale: number;
+  width: number;
+  height: number;
   camera: string;
   wallMs: number;
   cpuMs: number;
@@ -23,7 +25,7 @@ export interface CameraRenderRow {
 /** The whole camera section's result. */
 export interface CameraRenderResult {
   rows: CameraRenderRow[];
-  /** One control tick at 30 Hz: physics steps for 1/30 s, then both cameras at 84 × 84 (raster, no shadows / shadows). */
+  /** One control tick at 30 Hz: physics steps for 1/30 s, then both cameras at their calibrated sizes (raster, no shadows / shadows). */
   tick: { physicsMs: number; bothCamerasMs: number; bothCamerasShadowsMs: number; realtimeFactor: number; realtimeFactorShadows: number };
   loadAverage: number[];
 }
@@ -69,14 +71,15 @@ export async function benchCameraRender(o: { frames?: number; batches?: number; 
     return { wallMs: median(wall), cpuMs: median(cpu) };
   };
   const rows: CameraRenderRow[] = [];
-  const rig = (renderer: RendererKind, shadows: boolean, size: number) =>
-    SimCameras.create(mj, model, data, ["front", "wrist"].map((name) => simCameraFromFiles({ name, ...so101CalibrationPaths(dir, name), width: size, height: size })), { renderer, shadows });
+  const rig = (renderer: RendererKind, shadows: boolean, scale: number) =>
+    SimCameras.create(mj, model, data, ["front", "wrist"].map((name) => so101CameraFromFiles(dir, name, scale)), { renderer, shadows });
   try {
     for (const [renderer, shadows] of [["raster", false], ["raster", true], ["ray", false]] as const) {
-      for (const size of [84, 128]) {
-        const cams = rig(renderer, shadows, size);
+      for (const scale of [1, 128 / 84]) {
+        const cams = rig(renderer, shadows, scale);
         for (const camera of ["front", "wrist"]) {
-          rows.push({ renderer, shadows, size, camera, ...time(() => {
+          const { width, height } = cams.spec(camera).model;
+          rows.push({ renderer, shadows, scale, width, height, camera, ...time(() => {
             nextPose();
             cams.render(camera);
           }) });
@@ -90,7 +93,7 @@ export async function benchCameraRender(o: { frames?: number; batches?: number; 
       for (let i = 0; i < steps; i++) mj.mj_step(model, data);
     });
     const both = (shadows: boolean) => {
-      const cams = rig("raster", shadows, 84);
+      const cams = rig("raster", shadows, 1);
       const t = time(() => {
         nextPose();
         cams.render("front");
@@ -115,9 +118,9 @@ export async function benchCameraRender(o: { frames?: number; batches?: number; 
 /** The rows as the table docs/sim.md shows. */
 export function formatCameraRender(r: CameraRenderResult): string {
   const lines = ["camera render, SO-101 scene (launch/cameras/so101_*.json), ms per frame    wall ms    CPU ms"];
-  for (const x of r.rows) lines.push(`  ${`${x.renderer}${x.shadows ? " + shadows" : ""}`.padEnd(17)} ${`${x.size}×${x.size}`.padEnd(8)} ${x.camera.padEnd(6)}                            ${x.wallMs.toFixed(2).padStart(7)}   ${x.cpuMs.toFixed(2).padStart(7)}`);
+  for (const x of r.rows) lines.push(`  ${`${x.renderer}${x.shadows ? " + shadows" : ""}`.padEnd(17)} ${`${x.width}×${x.height}`.padEnd(8)} ${x.camera.padEnd(6)}                            ${x.wallMs.toFixed(2).padStart(7)}   ${x.cpuMs.toFixed(2).padStart(7)}`);
   const t = r.tick;
-  lines.push(`  one 30 Hz tick (CPU ms): physics ${t.physicsMs.toFixed(2)} + both cameras 84×84 raster ${t.bothCamerasMs.toFixed(2)} → ${t.realtimeFactor.toFixed(1)}× real time; with shadows ${t.bothCamerasShadowsMs.toFixed(2)} → ${t.realtimeFactorShadows.toFixed(1)}×`);
+  lines.push(`  one 30 Hz tick (CPU ms): physics ${t.physicsMs.toFixed(2)} + both cameras raster ${t.bothCamerasMs.toFixed(2)} → ${t.realtimeFactor.toFixed(1)}× real time; with shadows ${t.bothCamerasShadowsMs.toFixed(2)} → ${t.realtimeFactorShadows.toFixed(1)}×`);
   lines.push(`  (load average ${r.loadAverage.map((x) => x.toFixed(1)).join(" ")}; CPU time is the steadier number on a busy machine)`);
   return lines.join("\n");
 }

@@ -1,12 +1,11 @@
 /**
  * Camera frames for the experience-link benches: the SO-101's front and wrist cameras (launch/cameras/ calibration,
- * raster renderer, 84 × 84 as launch/sim_so101.yaml) rendered along a smooth arm motion, so the learner compresses what
+ * raster renderer, at their calibrated sizes as launch/sim_so101.yaml renders them) rendered along a smooth arm motion, so the learner compresses what
  * a session sends rather than noise or a flat colour. The wire carries raw bytes, so its cost does not depend on them.
  */
 import { loadSo101RenderScene } from "../sim/render/so101RenderScene.ts";
 import { SimCameras } from "../sim/render/SimCameras.ts";
-import { simCameraFromFiles } from "../sim/render/cameraCalibration.ts";
-import { so101CalibrationPaths } from "../sim/render/so101Cameras.ts";
+import { so101CameraFromFiles } from "../sim/render/so101Cameras.ts";
 import type { Transition, TransitionFrame } from "../contracts/Transition.ts";
 
 export const LINK_CAMERAS = ["front", "wrist"] as const;
@@ -20,10 +19,10 @@ const POSES = [
 ];
 
 /** `count` consecutive frames per camera of an arm moving through POSES (one pose every count/4 frames). */
-export async function renderLinkFrames(count = 64, size = 84): Promise<Record<string, TransitionFrame[]>> {
+export async function renderLinkFrames(count = 64): Promise<Record<string, TransitionFrame[]>> {
   const s = await loadSo101RenderScene();
   const { mj, model, data } = s;
-  const cams = SimCameras.create(mj, model, data, LINK_CAMERAS.map((name) => simCameraFromFiles({ name, ...so101CalibrationPaths("launch/cameras", name), width: size, height: size })), { renderer: "raster", shadows: false });
+  const cams = SimCameras.create(mj, model, data, LINK_CAMERAS.map((name) => so101CameraFromFiles("launch/cameras", name)), { renderer: "raster", shadows: false });
   const out: Record<string, TransitionFrame[]> = Object.fromEntries(LINK_CAMERAS.map((c) => [c, []]));
   try {
     for (let i = 0; i < count; i++) {

@@ -12,18 +12,20 @@
  * Usage: npm run bench:pixels [-- --tasks push_cube,pick_place] [-- --demos 100] [-- --quality 1]
  *        [-- --pixel-steps 3000] [-- --state-steps 10000] [-- --eval 200] [-- --eval-seed 1000]
  *        [-- --pixel-set key=value ...] [-- --obs pixels,state] [-- --cache DIR] [-- --fresh] [-- --parallel 3]
- *        [-- --name pixels]
+ *        [-- --name pixels] [-- --launch launch/sim_so101_wide.yaml]
  * --obs pixels leaves out the state BC reference (a run that varies only the pixel policy); --name NAME writes
- * NAME-<date>.* and NAME-latest.* instead of pixels-* (so such a run does not replace the main table).
+ * NAME-<date>.* and NAME-latest.* instead of pixels-* (so such a run does not replace the main table). --launch: another
+ * SO-101 launch file (other cameras); cached work is keyed by it, so give such a run its own --cache as well.
  */
-import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 import { gitRevision } from "../launch/nodeFactory.ts";
-import type { LaunchConfig } from "../launch/LaunchConfig.ts";
+import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
+import { cameraSizes } from "../launch/Stack.ts";
 import { parseOverrides } from "../app/learnerOverrides.ts";
 import { findPython, learnerEnv } from "../app/python.ts";
-import { SO101_LAUNCH, cached, collectDemos, evalSo101Bc, trainSo101Bc, type ObsKind, type TrainedBc } from "../app/pixelBc.ts";
+import { SO101_LAUNCH as DEFAULT_LAUNCH, cached, collectDemos, evalSo101Bc, trainSo101Bc, type ObsKind, type TrainedBc } from "../app/pixelBc.ts";
 import type { EpisodeSummary } from "../app/runEpisodes.ts";
 import { benchArgs, resultJson } from "./args.ts";
 import { pixelsMarkdown, type PixelsBench, type PixelsTask } from "./pixelsReport.ts";
@@ -49,6 +51,10 @@ if (P.evalSeed < P.demos) throw new Error(`--eval-seed ${P.evalSeed}: the held-o
 const PIXEL_SET = parseOverrides(args("--pixel-set"), "--pixel-set");
 const TARGET: Record<string, number> = { push_cube: 0.6, pick_place: 0.4 };
 const CACHE = resolve(arg("--cache", "bench/work/pixels"));
+const LAUNCH = arg("--launch", DEFAULT_LAUNCH);
+if (!existsSync(LAUNCH)) throw new Error(`--launch ${LAUNCH}: no such file — give an SO-101 launch file with cameras, e.g. launch/sim_so101_wide.yaml`);
+/** Cached work made with another launch file than the default is keyed by it too (the default's keys stay as they were). */
+const launchTag = LAUNCH === DEFAULT_LAUNCH ? "" : `-${LAUNCH}`;
 const fresh = flag("--fresh");
 
 const t0 = performance.now();
@@ -69,9 +75,9 @@ async function pool<T>(jobs: (() => Promise<T>)[], n: number): Promise<T[]> {
 
 const demos: Record<string, EpisodeSummary> = {};
 for (const task of tasks) {
-  demos[task] = await cached(join(CACHE, task, "demos.json"), `${P.demos}-${P.quality}`, fresh, async () => {
+  demos[task] = await cached(join(CACHE, task, "demos.json"), `${P.demos}-${P.quality}${launchTag}`, fresh, async () => {
     log(`${task}: collecting ${P.demos} scripted demos (quality ${P.quality}, seeds 0..${P.demos - 1}) with both cameras`);
-    return collectDemos({ launch: SO101_LAUNCH, task, count: P.demos, quality: P.quality, out: join(CACHE, task, "demos") });
+    return collectDemos({ launch: LAUNCH, task, count: P.demos, quality: P.quality, out: join(CACHE, task, "demos") });
   }, log);
   log(`${task}: demos ${demos[task].successes}/${demos[task].episodes} successful`);
 }
@@ -82,12 +88,12 @@ const NAME = arg("--name", "pixels");
 if (!/^[a-z0-9-]+$/.test(NAME)) throw new Error(`--name: lower-case letters, digits and dashes (a file name stem); got ${NAME}`);
 const steps = (obs: ObsKind) => (obs === "pixels" ? P.pixelSteps : P.stateSteps);
 const learnerSet = (obs: ObsKind) => (obs === "pixels" ? PIXEL_SET : {});
-const trainTag = (obs: ObsKind) => `${P.demos}-${P.quality}-${steps(obs)}-${JSON.stringify(learnerSet(obs))}`;
+const trainTag = (obs: ObsKind) => `${P.demos}-${P.quality}-${steps(obs)}-${JSON.stringify(learnerSet(obs))}${launchTag}`;
 const trained: Record<string, TrainedBc> = {};
 await pool(kinds.flatMap((obs) => tasks.map((task) => async () => {
   trained[`${task}/${obs}`] = await cached(join(CACHE, task, `${obs}.json`), trainTag(obs), fresh, async () => {
     log(`${task}: training ${obs} BC, ${steps(obs)} steps`);
-    const r = await trainSo101Bc({ launch: SO101_LAUNCH, data: join(CACHE, task, "demos"), out: join(CACHE, task, obs), obs, steps: steps(obs), learner: learnerSet(obs), label: `${task} ${obs}` });
+    const r = await trainSo101Bc({ launch: LAUNCH, data: join(CACHE, task, "demos"), out: join(CACHE, task, obs), obs, steps: steps(obs), learner: learnerSet(obs), label: `${task} ${obs}` });
     log(`${task}: ${obs} BC trained in ${(r.seconds / 60).toFixed(1)} min, final loss ${r.finalLoss.toFixed(4)}`);
     return r;
   }, log);
@@ -97,7 +103,7 @@ const evals: Record<string, EpisodeSummary> = {};
 await pool(kinds.flatMap((obs) => tasks.map((task) => async () => {
   evals[`${task}/${obs}`] = await cached(join(CACHE, task, `${obs}.eval.json`), `${trainTag(obs)}-${P.eval}-${P.evalSeed}`, fresh, async () => {
     log(`${task}: evaluating ${obs} BC on ${P.eval} held-out seeds (${P.evalSeed}..)`);
-    const s = await evalSo101Bc({ launch: SO101_LAUNCH, task, package: trained[`${task}/${obs}`].package, obs, count: P.eval, seed: P.evalSeed });
+    const s = await evalSo101Bc({ launch: LAUNCH, task, package: trained[`${task}/${obs}`].package, obs, count: P.eval, seed: P.evalSeed });
     log(`${task}: ${obs} BC ${s.successes}/${s.episodes} (${(100 * s.rate).toFixed(1)}%)`);
     return s;
   }, log);
@@ -107,7 +113,7 @@ const result: PixelsBench = {
   date: new Date().toISOString(),
   git: gitRevision(),
   command: `npm run bench:pixels -- ${process.argv.slice(2).join(" ")}`.trim(),
-  settings: { ...P, pixelSet: PIXEL_SET, launch: SO101_LAUNCH },
+  settings: { ...P, pixelSet: PIXEL_SET, launch: LAUNCH, cameras: Object.entries(cameraSizes(loadLaunch(LAUNCH))).map(([c, s]) => `${c} ${s.width}×${s.height}`).join(" + ") },
   minutes: (performance.now() - t0) / 60_000,
   tasks: tasks.map((task): PixelsTask => ({
     task,

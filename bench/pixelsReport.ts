@@ -39,7 +39,7 @@ export function pixelsMarkdown(r: PixelsBench): string {
   const lines = [
     `# bench:pixels — ${r.date} (git ${r.git})`,
     "",
-    `\`${r.command}\`; ${r.minutes.toFixed(1)} min in all. Demos: scripted expert, quality ${String(r.settings.quality)}, seeds 0..${Number(r.settings.demos) - 1}, front + wrist cameras 84×84 every tick; held-out seeds ${String(r.settings.evalSeed)}.. (success, Wilson 95% CI).`,
+    `\`${r.command}\`; ${r.minutes.toFixed(1)} min in all. Demos: scripted expert, quality ${String(r.settings.quality)}, seeds 0..${Number(r.settings.demos) - 1}, ${typeof r.settings.cameras === "string" ? `cameras ${r.settings.cameras}` : "front + wrist cameras 84×84"} every tick; held-out seeds ${String(r.settings.evalSeed)}.. (success, Wilson 95% CI).`,
     "",
     "| task (pixel target) | demos successful | pixel BC (joints + front + wrist) | state BC (privileged, reference) | pixel target | pixel BC training | state BC training | eval speed pixels / state |",
     "|---|---|---|---|---|---|---|---|",

@@ -16,7 +16,7 @@ const cams = ["front", "wrist"];
 const files = episodeFiles(dir).slice(0, maxArg ? Number(maxArg) : undefined);
 const obs: number[] = [], full: number[] = [], act: number[] = [], lengths: number[] = [], seeds: number[] = [], success: number[] = [];
 const frames: Record<string, Uint8Array[]> = { front: [], wrist: [] };
-let hw = [0, 0];
+const hw: Record<string, number[]> = { front: [0, 0], wrist: [0, 0] };
 let names: string[] = [];
 let allNames: string[] = [];
 for (const f of files) {
@@ -34,7 +34,7 @@ for (const f of files) {
   success.push(ep.success ? 1 : 0);
   for (const c of cams) {
     frames[c].push(ep.images![c].data);
-    hw = [ep.images![c].height, ep.images![c].width];
+    hw[c] = [ep.images![c].height, ep.images![c].width];
   }
   if (ep.ticksWithoutFrames) console.log(`${f}: ${ep.ticksWithoutFrames} ticks without frames`);
 }
@@ -49,10 +49,10 @@ writeFileSync(join(out, "lengths.npy"), npy("<i8", [lengths.length], i64(lengths
 writeFileSync(join(out, "seeds.npy"), npy("<i8", [seeds.length], i64(seeds)));
 writeFileSync(join(out, "success.npy"), npy("<i8", [success.length], i64(success)));
 for (const c of cams) {
-  const all = new Uint8Array(n * hw[0] * hw[1] * 3);
+  const all = new Uint8Array(n * hw[c][0] * hw[c][1] * 3);
   let o = 0;
   for (const d of frames[c]) { all.set(d, o); o += d.length; }
-  writeFileSync(join(out, `image.${c}.npy`), npy("|u1", [n, hw[0], hw[1], 3], all));
+  writeFileSync(join(out, `image.${c}.npy`), npy("|u1", [n, hw[c][0], hw[c][1], 3], all));
 }
 writeFileSync(join(out, "names.json"), JSON.stringify(names));
 writeFileSync(join(out, "names_full.json"), JSON.stringify(allNames));

@@ -10,6 +10,15 @@ from PIL import Image
 d, out, eps = sys.argv[1], sys.argv[2], [int(x) for x in sys.argv[3].split(",")]
 L = np.load(f"{d}/lengths.npy"); starts = np.concatenate([[0], np.cumsum(L)[:-1]])
 F = np.load(f"{d}/image.front.npy"); W = np.load(f"{d}/image.wrist.npy")
+
+
+def pad_to(a, w):
+    """Pads frames (..., H, W, 3) with black columns to width w (cameras of different sizes side by side)."""
+    return np.pad(a, [(0, 0)] * (a.ndim - 2) + [(0, w - a.shape[-2]), (0, 0)])
+
+
+width = max(F.shape[2], W.shape[2])
+F, W = pad_to(F, width), pad_to(W, width)
 rows = []
 for e in eps:
     s, n = starts[e], L[e]
@@ -31,4 +40,4 @@ for cam in ("front", "wrist"):
         # where in the image is the cube: row extent
         ys = np.nonzero(((R > 120) & (G < 70) & (B < 70))[starts])[1]
         xs = np.nonzero(((R > 120) & (G < 70) & (B < 70))[starts])[2]
-        print(f"  front cube rows {ys.min()}..{ys.max()}, cols {xs.min()}..{xs.max()} of 84")
+        print(f"  front cube rows {ys.min()}..{ys.max()} of {F.shape[1]}, cols {xs.min()}..{xs.max()} of {F.shape[2]}")

@@ -3,7 +3,9 @@
  * push_cube with both cameras, as bench:pixels evaluates it) or `collect <seed> <count> <out>` (scripted demos with
  * the cameras, as bench:pixels records them). Prints the summary as JSON.
  */
-import { SO101_LAUNCH, collectDemos, evalSo101Bc } from "../../app/pixelBc.ts";
+import { SO101_LAUNCH as DEFAULT_LAUNCH, collectDemos, evalSo101Bc } from "../../app/pixelBc.ts";
+
+const SO101_LAUNCH = process.env.LAUNCH ?? DEFAULT_LAUNCH;
 
 const [cmd, ...a] = process.argv.slice(2);
 const task = (process.env.TASK ?? "push_cube") as "push_cube";

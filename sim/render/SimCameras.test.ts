@@ -12,7 +12,7 @@ import { SimCameraSources } from "./SimCameraSources.ts";
 import { lookAtPose, pinholeModel } from "./mujocoCamera.ts";
 import { loadSceneWithAssets } from "./loadScene.ts";
 import { loadSo101RenderScene } from "./so101RenderScene.ts";
-import { so101CalibrationPaths, so101CameraSpecs } from "./so101Cameras.ts";
+import { fixedCameraSpec, so101CalibrationPaths, so101CameraSpecs, SO101_FRONT_WIDE_VIEW } from "./so101Cameras.ts";
 import { calibrationFilesFor, simCameraFromFiles } from "./cameraCalibration.ts";
 import { project } from "../../calibration/CameraModel.ts";
 import { defaultFrontCamera } from "../../launch/cameraNodes.ts";
@@ -93,13 +93,19 @@ test("the shipped SO-101 calibration files are the front view and Menagerie's wr
     for (let i = 0; i < 3; i++) assert.ok(Math.abs(w.t[i] - xpos[i]) < 1e-9);
     // Optical = MuJoCo camera frame with y and z flipped.
     for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) assert.ok(Math.abs(w.R[3 * i + j] - (j === 0 ? 1 : -1) * xmat[3 * i + j]) < 1e-9);
-    for (const size of [84, 128]) {
-      const specs = ["front", "wrist"].map((name) => simCameraFromFiles({ name, ...so101CalibrationPaths(CAMERAS_DIR, name), width: size, height: size }));
-      const rig = SimCameras.create(s.mj, s.model, s.data, specs);
-      for (const name of ["front", "wrist"]) {
+    // launch/sim_so101_wide.yaml's front camera: its own files, the same camera name.
+    const wide = fixedCameraSpec("front", SO101_FRONT_WIDE_VIEW);
+    const widePaths = so101CalibrationPaths(CAMERAS_DIR, "front", "front_wide");
+    assert.deepEqual(JSON.parse(readFileSync(widePaths.intrinsics, "utf8")), JSON.parse(JSON.stringify(calibrationFilesFor(wide).intrinsics)), `${widePaths.intrinsics} is stale`);
+    assert.deepEqual(JSON.parse(readFileSync(widePaths.handEye, "utf8")), JSON.parse(JSON.stringify(calibrationFilesFor(wide).handEye)), `${widePaths.handEye} is stale`);
+    const sizes: [string, string, [number, number][]][] = [["front", "front", [[84, 84], [128, 128]]], ["wrist", "wrist", [[84, 84], [128, 128]]], ["front", "front_wide", [[144, 96], [72, 48]]]];
+    for (const [name, stem, list] of sizes) {
+      for (const [width, height] of list) {
+        const rig = SimCameras.create(s.mj, s.model, s.data, [simCameraFromFiles({ name, ...so101CalibrationPaths(CAMERAS_DIR, name, stem), width, height })]);
         const f = rig.render(name);
-        assert.equal(f.rgb.length, size * size * 3);
-        assert.ok(f.segmentation.some((g) => g >= 0), `${name} ${size}: sees nothing`);
+        assert.equal(f.rgb.length, width * height * 3);
+        assert.ok(f.segmentation.some((g) => g >= 0), `${stem} ${width}×${height}: sees nothing`);
+        rig.close();
       }
     }
   } finally {

@@ -1,7 +1,8 @@
 /**
  * Side-by-side image and numbers for docs/sim.md: the SO-101's front and wrist cameras (launch/cameras/) at a few arm
  * poses, through rlft's raster renderer (with shadows), its ray renderer, and MuJoCo's own OpenGL renderer.
- *   node --import tsx sim/render/compareWithMujoco.ts [--out docs/img/sim_cameras_vs_mujoco.png] [--size 128]
+ *   node --import tsx sim/render/compareWithMujoco.ts [--out docs/img/sim_cameras_vs_mujoco.png] [--scale 1.524]
+ * --scale: frames at that multiple of each camera's calibrated size (default 128/84: 84 × 84 → 128 × 128).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
@@ -11,14 +12,14 @@ import { npy } from "../../data/npy.ts";
 import { findPython, learnerEnv } from "../../app/python.ts";
 import { loadSo101RenderScene, so101RenderSceneXml, SO101_ASSETS } from "./so101RenderScene.ts";
 import { SimCameras, type RendererKind } from "./SimCameras.ts";
-import { simCameraFromFiles } from "./cameraCalibration.ts";
-import { so101CalibrationPaths } from "./so101Cameras.ts";
+import { so101CameraFromFiles } from "./so101Cameras.ts";
 import { compareFrames, referencePose, renderWithMujoco } from "./mujocoReference.ts";
 
 const argv = process.argv.slice(2);
 const arg = (name: string, dflt: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : dflt);
 const out = arg("--out", "docs/img/sim_cameras_vs_mujoco.png");
-const size = Number(arg("--size", "128"));
+const scale = Number(arg("--scale", String(128 / 84)));
+if (!(scale > 0)) throw new Error(`--scale ${arg("--scale", "")}: a positive multiple of the cameras' calibrated sizes, e.g. 1.5`);
 const POSES = [
   [0, -1.0, 1.0, 1.1, 0, 0.3],
   [0.4, -0.6, 0.8, 1.3, -0.5, 0.8],
@@ -27,7 +28,7 @@ const POSES = [
 
 const s = await loadSo101RenderScene();
 const { mj, model, data } = s;
-const specs = ["front", "wrist"].map((name) => simCameraFromFiles({ name, ...so101CalibrationPaths("launch/cameras", name), width: size, height: size }));
+const specs = ["front", "wrist"].map((name) => so101CameraFromFiles("launch/cameras", name, scale));
 const poses = POSES.map((q) => {
   (data.qpos as Float64Array).set(q, 0);
   mj.mj_forward(model, data);
@@ -58,9 +59,15 @@ rows.push({ label: `MuJoCo ${ref.version} (OpenGL, OSMesa)`, tiles: ref.frames.f
 // The grid is drawn by matplotlib (the learner's Python): one labelled row per renderer, one tile per pose and camera.
 const tmp = mkdtempSync(join(tmpdir(), "rlft-compare-"));
 const cols = POSES.length * specs.length;
-const grid = new Uint8Array(rows.length * cols * size * size * 3);
-rows.forEach((row, r) => row.tiles.forEach((rgb, c) => grid.set(rgb, (r * cols + c) * size * size * 3)));
-writeFileSync(join(tmp, "tiles.npy"), npy("|u1", [rows.length, cols, size, size, 3], grid));
+// Tiles of cameras of different sizes: each in the top-left of a white tile of the largest size.
+const H = Math.max(...specs.map((c) => c.model.height));
+const W = Math.max(...specs.map((c) => c.model.width));
+const grid = new Uint8Array(rows.length * cols * H * W * 3).fill(255);
+rows.forEach((row, r) => row.tiles.forEach((rgb, c) => {
+  const { width, height } = specs[c % specs.length].model;
+  for (let y = 0; y < height; y++) grid.set(rgb.subarray(y * width * 3, (y + 1) * width * 3), ((r * cols + c) * H + y) * W * 3);
+}));
+writeFileSync(join(tmp, "tiles.npy"), npy("|u1", [rows.length, cols, H, W, 3], grid));
 writeFileSync(join(tmp, "labels.json"), JSON.stringify(rows.map((r) => r.label)));
 const script = `
 import json, sys
@@ -70,7 +77,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 tiles = np.load(sys.argv[1]); labels = json.load(open(sys.argv[2]))
 rows, cols = tiles.shape[:2]
-fig, axes = plt.subplots(rows, cols, figsize=(1.6 * cols, 1.8 * rows), squeeze=False)
+h, w = tiles.shape[2:4]
+fig, axes = plt.subplots(rows, cols, figsize=(1.6 * cols * w / h, 1.8 * rows), squeeze=False)
 for r in range(rows):
     for c in range(cols):
         ax = axes[r][c]; ax.imshow(tiles[r, c]); ax.set_xticks([]); ax.set_yticks([])

@@ -7,7 +7,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadSo101RenderScene, so101RenderSceneXml, SO101_ASSETS } from "./so101RenderScene.ts";
 import { SimCameras } from "./SimCameras.ts";
-import { lookAtPose, pinholeModel, specFromMujocoCamera } from "./mujocoCamera.ts";
+import { lookAtPose, pinholeModel } from "./mujocoCamera.ts";
+import { fixedCameraSpec, so101CameraSpecs, SO101_FRONT_WIDE_VIEW } from "./so101Cameras.ts";
 import { compareFrames, mujocoGlUnavailable, referencePose, renderWithMujoco } from "./mujocoReference.ts";
 import type { SimCameraSpec } from "./cameraPose.ts";
 import { ArmSim } from "../ArmSim.ts";
@@ -27,8 +28,9 @@ test("SO-101: front and wrist cameras agree with MuJoCo's renderer, with either 
   const s = await loadSo101RenderScene();
   try {
     const { mj, model, data } = s;
-    const front: SimCameraSpec = { name: "front", model: pinholeModel(84, 84, 50), parentBody: "world", pose: lookAtPose([0.62, 0, 0.38], [0.18, 0, 0.02]) };
-    const wrist = specFromMujocoCamera(mj, model, data, "wrist_cam", { name: "wrist", parentBody: "gripper", width: 96, height: 96 });
+    // The shipped front cameras (launch/cameras/: 84 × 84, and the wide one at 144 × 96) and Menagerie's wrist_cam at 96 × 96.
+    const [front, wrist] = so101CameraSpecs(mj, model, data, 96);
+    const wide = fixedCameraSpec("front_wide", SO101_FRONT_WIDE_VIEW);
     const qs = [
       [0, 0, 0, 0, 0, 0],
       [0.3, -1.0, 1.0, 1.1, 0, 0.3],
@@ -39,14 +41,15 @@ test("SO-101: front and wrist cameras agree with MuJoCo's renderer, with either 
       mj.mj_forward(model, data);
       return referencePose(data);
     });
-    const ref = renderWithMujoco(so101RenderSceneXml(), SO101_ASSETS, poses, [front, wrist]);
+    const ref = renderWithMujoco(so101RenderSceneXml(), SO101_ASSETS, poses, [front, wrist, wide]);
     for (const renderer of ["raster", "ray"] as const) {
-      const cams = SimCameras.create(mj, model, data, [front, wrist], { renderer });
+      const cams = SimCameras.create(mj, model, data, [front, wrist, wide], { renderer });
       poses.forEach((pose, i) => {
         (data.qpos as Float64Array).set(pose.qpos);
         mj.mj_forward(model, data);
         check(`${renderer} pose ${i} front`, cams.render("front"), ref.frames[i][0]);
         check(`${renderer} pose ${i} wrist`, cams.render("wrist"), ref.frames[i][1]);
+        check(`${renderer} pose ${i} front_wide`, cams.render("front_wide"), ref.frames[i][2]);
       });
       cams.close();
     }
