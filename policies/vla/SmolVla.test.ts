@@ -16,6 +16,7 @@ import { VlaPackage, assertVlaCompatible } from "./VlaPackage.ts";
 import { preprocessFrame } from "./preprocess.ts";
 import { PolicyPackageError } from "../PolicyPackageError.ts";
 import { VlaActor } from "../actors/VlaActor.ts";
+import { maxAbs } from "../testing/maxAbs.ts";
 
 interface Vectors {
   instructions: string[];
@@ -43,12 +44,6 @@ after(async () => {
   for (const d of scratch) await rm(d, { recursive: true, force: true });
 });
 
-const maxAbs = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
-  assert.equal(a.length, b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
-};
 
 function frameOf(camera: string, v: number) {
   const t = pkg.transforms.find((c) => c.name === camera)!;

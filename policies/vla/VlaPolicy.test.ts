@@ -11,6 +11,7 @@ import { preprocessFrame } from "./preprocess.ts";
 import { gaussian } from "../gaussian.ts";
 import { PolicyPackageError } from "../PolicyPackageError.ts";
 import { VlaActor } from "../actors/VlaActor.ts";
+import { maxAbs } from "../testing/maxAbs.ts";
 
 interface Vectors {
   instructions: string[];
@@ -37,12 +38,6 @@ after(async () => {
   for (const d of scratch) await rm(d, { recursive: true, force: true });
 });
 
-const maxAbs = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
-  assert.equal(a.length, b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
-};
 
 test("preprocessing (crop, bilinear resize, normalise) matches the learner's torch transform", async () => {
   const pkg = await VlaPackage.load(fixture.dir);
