@@ -82,6 +82,17 @@ def cosine_lr(step: int, total: int, warmup: int) -> float:
     return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
 
 
+@torch.no_grad()
+def ema_update(pairs: list[tuple[torch.nn.Module | None, torch.nn.Module | None]], step: int, max_decay: float) -> None:
+    """EMA of each (ema, live) module pair's weights (pairs with None are skipped), the decay warming up as in
+    Diffusion Policy's EMAModel so early steps are not frozen in."""
+    decay = min(max_decay, (1 + step) / (10 + step))
+    for ema, live in pairs:
+        if ema is not None and live is not None:
+            for pe, p in zip(ema.parameters(), live.parameters()):
+                pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
+
+
 @dataclass
 class TrainedPolicy:
     """What BC training returns: the EMA noise network, the camera encoders (None for state-only data) and the
@@ -157,14 +168,7 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
         loss = F.mse_loss(net(obs, add_noise(x0, noise, t, alphas_cumprod), t), noise)  # epsilon objective (DDPM)
         guard.step("diffusion", loss, opt, params, 1.0)
         sched.step()
-        # EMA of the weights, warming up as in Diffusion Policy's EMAModel so early steps are not frozen in.
-        decay = min(cfg.ema_decay, (1 + step) / (10 + step))
-        with torch.no_grad():
-            pairs = list(zip(ema.parameters(), net.parameters()))
-            if encoders is not None:
-                pairs += list(zip(ema_enc.parameters(), encoders.parameters()))
-            for pe, p in pairs:
-                pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
+        ema_update([(ema, net), (ema_enc, encoders)], step, cfg.ema_decay)
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
             window = finite_values(losses[-cfg.log_every:])

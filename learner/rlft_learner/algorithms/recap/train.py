@@ -21,9 +21,9 @@ pi.website/blog/pistar06; docs/algorithms.md §3). One iteration of the learner 
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
-import math
 import os
 import sys
 import time
@@ -36,7 +36,9 @@ import torch.nn.functional as F
 
 from ...options import allow, help_meta as _h
 from ...data import Episode, Normalizer, frame_index, load_npz, make_windows
-from ...vision import CameraEncoders, EncoderConfig, random_shift
+from ...vision import CameraEncoders, random_shift
+from ..pixels.nets import load_base_encoders
+from ..bc.train import cosine_lr, ema_update
 from ..bc.diffusion import POSITIVE, UNCONDITIONED, ModelConfig, NoisePredictionNet, add_noise
 from ...export.package import PackageMeta, export_package
 from ...finite import StepGuard, finite_values
@@ -166,8 +168,7 @@ def load_pretrained(path: str) -> Pretrained:
                       act_min=np.asarray(a["min"], np.float32), act_max=np.asarray(a["max"], np.float32))
     encoders = None
     if "encoders_state_dict" in ckpt:
-        encoders = CameraEncoders(list(ckpt["cameras"]), [EncoderConfig(**{k: int(v) for k, v in c.items()}) for c in ckpt["encoder_configs"]])
-        encoders.load_state_dict(ckpt["encoders_state_dict"])
+        encoders = load_base_encoders(path)
         declared = [i["camera"] for i in o.get("images", [])]
         if declared != list(encoders.cameras):
             raise ValueError(f"pre-trained package {path}: policy.json observation.images names {declared} but model.pt's "
@@ -190,12 +191,6 @@ def init_from_pretrained(pre: Pretrained, indicator: bool) -> NoisePredictionNet
 
 
 # --- training ---------------------------------------------------------------------------------------------------
-
-def cosine_lr(step: int, total: int, warmup: int) -> float:
-    if step < warmup:
-        return (step + 1) / warmup
-    return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup)))
-
 
 @dataclass
 class Vision:
@@ -225,9 +220,7 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
     fidx = None
     if vision is not None:
         enc = vision.encoders.to(device).train()
-        ema_enc = CameraEncoders(list(enc.cameras), [EncoderConfig(**c.to_dict()) for c in enc.cfgs]).to(device)
-        ema_enc.load_state_dict(enc.state_dict())
-        ema_enc.requires_grad_(False)
+        ema_enc = copy.deepcopy(enc).requires_grad_(False)
         frames = [torch.from_numpy(f).to(device) for f in vision.frames]  # uint8 (S, H, W, 3): no per-step copies
         fidx = torch.from_numpy(vision.fidx).to(device)
     obs_all = torch.from_numpy(obs).to(device)
@@ -258,13 +251,7 @@ def finetune_policy(cfg: Config, net: NoisePredictionNet, obs: np.ndarray, act: 
         loss = F.mse_loss(net(obs, add_noise(x0, noise, t, ac), t, i_b), noise)
         guard.step("policy", loss, opt, [p for g in groups for p in g["params"]], 1.0)
         sched.step()
-        decay = min(cfg.ema_decay, (1 + step) / (10 + step))
-        with torch.no_grad():
-            pairs = list(zip(ema.parameters(), net.parameters()))
-            if enc is not None:
-                pairs += list(zip(ema_enc.parameters(), enc.parameters()))
-            for pe, p in pairs:
-                pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
+        ema_update([(ema, net), (ema_enc, enc)], step, cfg.ema_decay)
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
             emit({"phase": "policy", "step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(finite_values(losses[-cfg.log_every:]))),
@@ -394,9 +381,7 @@ def run(cfg: Config) -> dict:
                  len(obs_w), len(eps), int(inter.sum()), 100 * ind.mean())
         vision = None
         if cams:
-            trainable = CameraEncoders(cams, [EncoderConfig(**c.to_dict()) for c in pre.encoders.cfgs])
-            trainable.load_state_dict(pre.encoders.state_dict())
-            vision = Vision(trainable, frames, frame_index(eps), cfg.image_shift)
+            vision = Vision(copy.deepcopy(pre.encoders), frames, frame_index(eps), cfg.image_shift)
         net, plosses, encoders = finetune_policy(cfg, net, obs_w, act_w, None if cfg.plain else ind, pre.alphas_cumprod,
                                                  device, emit, vision)
 
