@@ -132,3 +132,15 @@ def test_noise_samples_give_the_denoiser_several_noise_draws_per_encoded_window(
     four = train(_small(steps=150, noise_samples=4), data)
     assert all(np.isfinite(four.losses)) and len(four.losses) == 150
     assert np.mean(four.losses[-50:]) < np.mean(one.losses[-50:]), (np.mean(four.losses[-50:]), np.mean(one.losses[-50:]))
+
+
+def test_freeze_encoders_keeps_the_random_encoders_and_trains_the_denoiser():
+    """freeze_encoders: the exported encoders are exactly their seeded random initialisation, the denoiser still
+    learns (its loss falls)."""
+    data = synthetic_pixel_dataset(episodes=8, steps=20, size=40, seed=4)
+    frozen = train(_small(steps=120, freeze_encoders=True), data)
+    torch.manual_seed(0)  # the seed train() sets before building the encoders
+    start = train(_small(steps=1, freeze_encoders=True), data).encoders
+    for a, b in zip(frozen.encoders.state_dict().values(), start.state_dict().values()):
+        assert torch.equal(a, b)
+    assert np.mean(frozen.losses[-30:]) < np.mean(frozen.losses[:30])

@@ -58,6 +58,7 @@ class Config(DoorConfig):
     encoder_channels: int = field(default=32, metadata=_h("camera data: conv width of each camera's encoder"))
     encoder_features: int = field(default=64, metadata=_h("camera data: features per camera after the spatial softmax"))
     keypoints: int = field(default=32, metadata=_h("camera data: spatial-softmax keypoints per camera"))
+    freeze_encoders: bool = field(default=False, metadata=_h("camera data: keep the camera encoders at their random initialisation and train only the denoiser (a random conv + spatial-softmax encoder already locates objects; see docs/results.md, bench:pixels)"))
     noise_samples: int = field(default=1, metadata=_h("noise draws (and timesteps) per window and step: the denoiser sees batch_size x this many samples while the camera encoders run once per window (they cost ~30x the denoiser)"))
     seed: int = field(default=1, metadata=_h("random seed"))
     device: str = field(default="auto", metadata=_h("auto = cuda if available, else cpu"))
@@ -142,7 +143,9 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
     ema = NoisePredictionNet(mcfg).to(device)
     ema.load_state_dict(net.state_dict())
     ema.requires_grad_(False)
-    params = list(net.parameters()) + (list(encoders.parameters()) if encoders is not None else [])
+    if encoders is not None and cfg.freeze_encoders:
+        encoders.requires_grad_(False)
+    params = list(net.parameters()) + (list(encoders.parameters()) if encoders is not None and not cfg.freeze_encoders else [])
     alphas_cumprod = torch.from_numpy(squared_cosine_alphas_cumprod(cfg.train_timesteps)).to(device)  # (T_train,)
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
@@ -160,7 +163,9 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
         obs, x0 = obs_all[idx], act_all[idx]  # (B, history*obs_dim), (B, H, A)
         if encoders is not None:
             imgs = [random_shift(f[fidx[idx]], cfg.image_shift, gen) for f in frames]  # (B, 3, H, W) each
-            obs = torch.cat([obs, encoders(*imgs)], dim=-1)  # (B, cond_dim)
+            with torch.set_grad_enabled(not cfg.freeze_encoders):
+                feats = encoders(*imgs)  # (B, features)
+            obs = torch.cat([obs, feats], dim=-1)  # (B, cond_dim)
         if cfg.noise_samples > 1:  # the same (encoded) windows, several noise draws each
             obs, x0 = obs.repeat_interleave(cfg.noise_samples, 0), x0.repeat_interleave(cfg.noise_samples, 0)  # (B*K, ...)
         noise = torch.randn(x0.shape, device=device, generator=gen)  # (B*K, H, A)
@@ -168,7 +173,7 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
         loss = F.mse_loss(net(obs, add_noise(x0, noise, t, alphas_cumprod), t), noise)  # epsilon objective (DDPM)
         guard.step("diffusion", loss, opt, params, 1.0)
         sched.step()
-        ema_update([(ema, net), (ema_enc, encoders)], step, cfg.ema_decay)
+        ema_update([(ema, net), (None if cfg.freeze_encoders else ema_enc, encoders)], step, cfg.ema_decay)
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
             window = finite_values(losses[-cfg.log_every:])
