@@ -13,6 +13,8 @@ import { ServoBusSim } from "./ServoBusSim.ts";
 import { ServoArmDriver, type ServoJoint } from "./ServoArmDriver.ts";
 import { openServoBus } from "./openServoBus.ts";
 import { ServoError } from "./ServoError.ts";
+import { describeServoFault } from "./servoFaults.ts";
+import { FAULT_BITS, type ServoFault } from "./servoSimRules.ts";
 import { feetechProtocol } from "../feetech/feetechProtocol.ts";
 import { dynamixelProtocol } from "../dynamixel/dynamixelProtocol.ts";
 import { STS3215 } from "../feetech/STS3215.ts";
@@ -291,5 +293,38 @@ test("goals beyond a servo's Min/Max_Position_Limit are clamped to them (read at
   } finally {
     await driver.close();
     sim.dispose();
+  }
+});
+
+test("every fault the simulators inject is named by the driver's fault line (Feetech status bits, Dynamixel Hardware Error Status)", { skip }, async () => {
+  const names: Record<ServoFault, RegExp> = {
+    voltage: /input voltage|Input Voltage Error/,
+    angle_sensor: /angle sensor error/,
+    overheating: /overheating|Overheating Error/,
+    overcurrent: /overcurrent/,
+    angle: /angle error/,
+    overload: /overload|Overload Error/,
+    encoder: /Motor Encoder Error/,
+    electrical_shock: /Electrical Shock Error/,
+  };
+  for (const family of ["feetech", "dynamixel"] as const) {
+    const faults = Object.keys(FAULT_BITS[family]) as ServoFault[];
+    const ids = faults.map((_, i) => i + 1);
+    const sim = new ServoBusSim(simSide, family === "feetech" ? { protocol: feetechProtocol, model: STS3215, ids } : { protocol: dynamixelProtocol, model: XL330, ids });
+    const { bus, close } = await openServoBus({ bus: family, port: pty.a, baudRate: 1_000_000, model: family === "feetech" ? "sts3215" : "xl330", timeoutMs: 1000 });
+    try {
+      for (const [i, f] of faults.entries()) sim.injectFault(ids[i], f);
+      const { errors } = await bus.syncReadStatus(ids, ["Present_Position"]);
+      for (const [i, f] of faults.entries()) {
+        assert.notEqual(errors[i], 0, `${family} ${f}: no status error bit`);
+        const line = await describeServoFault(bus, { name: `joint_${f}`, id: ids[i] }, errors[i]);
+        assert.match(line, new RegExp(`^joint_${f} \\(${family} id ${ids[i]}, `), line);
+        assert.match(line, names[f], `${family} ${f}: ${line}`);
+        for (const g of faults) if (g !== f) assert.doesNotMatch(line.split(" — ")[0], names[g], `${family} ${f} also reads as ${g}: ${line}`);
+      }
+    } finally {
+      await close();
+      sim.dispose();
+    }
   }
 });

@@ -16,7 +16,7 @@
  *
  * Faults the servos report (servoFaults.ts names them): a status error byte in any reply — Dynamixel's Alert bit
  * (a hardware-error shutdown: the servo switched its torque off and only a Reboot clears it), Feetech's fault bits
- * (voltage, angle sensor, overheat, overcurrent, overload) — or a tripped Dynamixel Bus Watchdog (read every
+ * (voltage, angle sensor, overheat, overcurrent, angle, overload) — or a tripped Dynamixel Bus Watchdog (read every
  * WATCHDOG_CHECK cycles: the servos stopped and refuse goals). Each latches `fault` at once with one line naming the
  * joint, the servo and the fix; commands are refused and `on_fault` applies. The next `activate` performs the
  * documented recovery: Dynamixel servos that report a hardware error are rebooted (Reboot instruction), a tripped
