@@ -239,14 +239,15 @@ test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's target
   }
 });
 
-test("a UR protective stop in `rlft ur-sim` mid-episode: the episode ends as aborted, the controller's reason is one error line, the recording is kept and readable", async () => {
+/** Runs launch/ur5e.yaml against `rlft ur-sim` and types `command` (a safety stop) into it mid-episode. */
+async function urStopMidEpisode(command: string, stop: string, reason: RegExp): Promise<void> {
   const { cpSync } = await import("node:fs");
   const { createInterface } = await import("node:readline");
   const { runEpisodes } = await import("../app/runEpisodes.ts");
   const cfg = loadLaunch("launch/ur5e.yaml");
   if (cfg.driver.kind !== "ur_rtde") throw new Error("ur5e.yaml must use ur_rtde");
   fixture ??= await makeLearnerFixture({ obsDim: 6, actionDim: 6 });
-  const pkg = join(tmp, "ur-stop-package");
+  const pkg = join(tmp, `ur-${command}-package`);
   cpSync(fixture.dir, pkg, { recursive: true });
   const pj = JSON.parse(readFileSync(join(pkg, "policy.json"), "utf8"));
   pj.observation.names = jointObservationNames(cfg.driver.joints);
@@ -264,7 +265,7 @@ test("a UR protective stop in `rlft ur-sim` mid-episode: the episode ends as abo
       const wait = (l: string) => (match.test(l) ? (clearTimeout(timer), resolve(l)) : pending.push(wait));
       pending.push(wait);
     });
-  const out = join(tmp, "ur-stop");
+  const out = join(tmp, `ur-${command}`);
   const logged: string[] = [];
   const warn = console.warn;
   const error = console.error;
@@ -282,7 +283,7 @@ test("a UR protective stop in `rlft ur-sim` mid-episode: the episode ends as abo
         sim.stdin!.write("stats\n");
         const snap = JSON.parse(await nextLine(/^\{/));
         if (snap.runtimeState === "PLAYING" && snap.stats.inputPackages > 500) {
-          sim.stdin!.write("protective-stop\n");
+          sim.stdin!.write(`${command}\n`);
           return true;
         }
         await new Promise((r) => setTimeout(r, 100));
@@ -291,7 +292,7 @@ test("a UR protective stop in `rlft ur-sim` mid-episode: the episode ends as abo
     })();
     const { summary } = await runEpisodes(cfg, { count: 3, seed: 0, label: "test", recordTo: out });
     stopped = true;
-    assert.ok(await injector, "the protective stop was injected while the program played");
+    assert.ok(await injector, `the ${command} was injected while the program played`);
     assert.deepEqual(summary.outcomes, { abort: 1 }, "aborted, and no further episode on a stopped arm");
   } finally {
     stopped = true;
@@ -304,7 +305,8 @@ test("a UR protective stop in `rlft ur-sim` mid-episode: the episode ends as abo
   const faultLines = logged.filter((l) => /arm fault:/.test(l));
   assert.equal(faultLines.length, 1, `expected one arm fault line:\n${logged.join("\n")}`);
   assert.ok(!faultLines[0].includes("\n"), faultLines[0]);
-  assert.match(faultLines[0], /^\[ERROR\] \[arm_driver\] arm fault: UR controller 127\.0\.0\.1 is in PROTECTIVE_STOP: .*\(controller: C153A0 Protective stop: collision detected\)$/);
+  assert.ok(faultLines[0].startsWith(`[ERROR] [arm_driver] arm fault: UR controller 127.0.0.1 is in ${stop}: `), faultLines[0]);
+  assert.match(faultLines[0], reason);
   // The aborted episode's recording is kept, readable, and marked aborted.
   const files = readdirSync(out).filter((f) => f.endsWith(".mcap"));
   assert.equal(files.length, 1, "the aborted episode's recording is kept");
@@ -321,7 +323,14 @@ test("a UR protective stop in `rlft ur-sim` mid-episode: the episode ends as abo
   for await (const m of reader.readMetadata({ name: "rlft.episode_result" })) result.push(m);
   assert.equal(result.length, 1, "the recording was closed, not cut off");
   assert.equal(result[0].metadata.get("outcome"), "abort");
-});
+}
+
+test("a UR protective stop in `rlft ur-sim` mid-episode: the episode ends as aborted, the controller's reason is one error line, the recording is kept and readable", () =>
+  urStopMidEpisode("protective-stop", "PROTECTIVE_STOP", /\(controller: C153A0 Protective stop: collision detected\)$/));
+
+test("a UR safeguard stop mid-episode: aborted, one error line with the controller's reason, recording kept", () => urStopMidEpisode("safeguard-stop", "SAFEGUARD_STOP", /\(controller: C156A0 Safeguard stop/));
+
+test("a UR emergency stop mid-episode: aborted, one error line with the controller's reason, recording kept", () => urStopMidEpisode("estop", "ROBOT_EMERGENCY_STOP", /\(controller: C162A0 Robot emergency stop/));
 
 test("episode reset on a Feetech arm: home at reset.max_speed through the safety supervisor, then the start gate waits", { skip }, async () => {
   const { Stack } = await import("../launch/Stack.ts");
