@@ -239,6 +239,99 @@ test("launch/ur5e.yaml drives the RTDE controller simulator: the policy's target
   }
 });
 
+/** Runs launch/ur5e.yaml against `rlft ur-sim` and types `command` (a safety stop) into it mid-episode. */
+async function urStopMidEpisode(command: string, stop: string, reason: RegExp): Promise<void> {
+  const { cpSync } = await import("node:fs");
+  const { createInterface } = await import("node:readline");
+  const { runEpisodes } = await import("../app/runEpisodes.ts");
+  const cfg = loadLaunch("launch/ur5e.yaml");
+  if (cfg.driver.kind !== "ur_rtde") throw new Error("ur5e.yaml must use ur_rtde");
+  fixture ??= await makeLearnerFixture({ obsDim: 6, actionDim: 6 });
+  const pkg = join(tmp, `ur-${command}-package`);
+  cpSync(fixture.dir, pkg, { recursive: true });
+  const pj = JSON.parse(readFileSync(join(pkg, "policy.json"), "utf8"));
+  pj.observation.names = jointObservationNames(cfg.driver.joints);
+  pj.action.names = cfg.driver.joints;
+  writeFileSync(join(pkg, "policy.json"), JSON.stringify(pj, null, 2));
+
+  // The simulator as a user runs it: its own process, faults typed on stdin.
+  const sim = spawn(process.execPath, ["bin/rlft.js", "ur-sim", "--rtde-port", "0", "--primary-port", "0", "--secondary-port", "0", "--dashboard-port", "0"], { stdio: ["pipe", "pipe", "pipe"] });
+  const lines = createInterface({ input: sim.stdout! });
+  const pending: ((l: string) => void)[] = [];
+  lines.on("line", (l) => pending.splice(0).forEach((f) => f(l)));
+  const nextLine = (match: RegExp) =>
+    new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`rlft ur-sim printed no line matching ${match}`)), 30_000);
+      const wait = (l: string) => (match.test(l) ? (clearTimeout(timer), resolve(l)) : pending.push(wait));
+      pending.push(wait);
+    });
+  const out = join(tmp, `ur-${command}`);
+  const logged: string[] = [];
+  const warn = console.warn;
+  const error = console.error;
+  console.warn = console.error = (...a: unknown[]) => void logged.push(a.join(" "));
+  let stopped = false;
+  try {
+    const ports = /RTDE on [\d.]+:(\d+), primary on [\d.]+:(\d+)/.exec(await nextLine(/^simulated UR controller/))!;
+    cfg.driver = { ...cfg.driver, host: "127.0.0.1", port: Number(ports[1]), script_port: Number(ports[2]) };
+    cfg.camera.enabled = false;
+    cfg.actor = { ...cfg.actor, package: pkg, providers: ["cpu"] };
+    cfg.episodes.max_steps = 3000; // 150 s at 20 Hz: only the stop ends it within the test's time
+    // Once rlft_servoj plays and rlft streams targets, a collision: protective stop.
+    const injector = (async () => {
+      for (let i = 0; i < 300 && !stopped; i++) {
+        sim.stdin!.write("stats\n");
+        const snap = JSON.parse(await nextLine(/^\{/));
+        if (snap.runtimeState === "PLAYING" && snap.stats.inputPackages > 500) {
+          sim.stdin!.write(`${command}\n`);
+          return true;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return false;
+    })();
+    const { summary } = await runEpisodes(cfg, { count: 3, seed: 0, label: "test", recordTo: out });
+    stopped = true;
+    assert.ok(await injector, `the ${command} was injected while the program played`);
+    assert.deepEqual(summary.outcomes, { abort: 1 }, "aborted, and no further episode on a stopped arm");
+  } finally {
+    stopped = true;
+    console.warn = warn;
+    console.error = error;
+    sim.stdin!.write("quit\n");
+    await new Promise((r) => sim.once("exit", r));
+  }
+  // One error line carries the controller's reason (the pendant's code and text).
+  const faultLines = logged.filter((l) => /arm fault:/.test(l));
+  assert.equal(faultLines.length, 1, `expected one arm fault line:\n${logged.join("\n")}`);
+  assert.ok(!faultLines[0].includes("\n"), faultLines[0]);
+  assert.ok(faultLines[0].startsWith(`[ERROR] [arm_driver] arm fault: UR controller 127.0.0.1 is in ${stop}: `), faultLines[0]);
+  assert.match(faultLines[0], reason);
+  // The aborted episode's recording is kept, readable, and marked aborted.
+  const files = readdirSync(out).filter((f) => f.endsWith(".mcap"));
+  assert.equal(files.length, 1, "the aborted episode's recording is kept");
+  const bytes = new Uint8Array(readFileSync(join(out, files[0])));
+  const reader = await McapIndexedReader.Initialize({ readable: { size: async () => BigInt(bytes.byteLength), read: async (o: bigint, n: bigint) => bytes.subarray(Number(o), Number(o + n)) } });
+  let states = 0;
+  for await (const m of reader.readMessages({ topics: ["/joint_states"] })) states += m.data.byteLength > 0 ? 1 : 0;
+  assert.ok(states >= 10, `only ${states} joint states in the kept recording`);
+  const meta = [];
+  for await (const m of reader.readMetadata({ name: "rlft.episode" })) meta.push(m);
+  assert.equal(meta.length, 1);
+  assert.equal(meta[0].metadata.get("driver"), "ur_rtde");
+  const result = [];
+  for await (const m of reader.readMetadata({ name: "rlft.episode_result" })) result.push(m);
+  assert.equal(result.length, 1, "the recording was closed, not cut off");
+  assert.equal(result[0].metadata.get("outcome"), "abort");
+}
+
+test("a UR protective stop in `rlft ur-sim` mid-episode: the episode ends as aborted, the controller's reason is one error line, the recording is kept and readable", () =>
+  urStopMidEpisode("protective-stop", "PROTECTIVE_STOP", /\(controller: C153A0 Protective stop: collision detected\)$/));
+
+test("a UR safeguard stop mid-episode: aborted, one error line with the controller's reason, recording kept", () => urStopMidEpisode("safeguard-stop", "SAFEGUARD_STOP", /\(controller: C156A0 Safeguard stop/));
+
+test("a UR emergency stop mid-episode: aborted, one error line with the controller's reason, recording kept", () => urStopMidEpisode("estop", "ROBOT_EMERGENCY_STOP", /\(controller: C162A0 Robot emergency stop/));
+
 test("episode reset on a Feetech arm: home at reset.max_speed through the safety supervisor, then the start gate waits", { skip }, async () => {
   const { Stack } = await import("../launch/Stack.ts");
   assert.ok(fixture, "needs the package of the first test");

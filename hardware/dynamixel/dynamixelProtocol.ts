@@ -27,8 +27,8 @@ const ERROR_NUMBERS: Record<number, string> = {
   7: "Access Error (read-only register, or EEPROM write with torque on)",
 };
 
-/** Hardware Error Status (70) bits of the X series (e-Manual "Shutdown(63)" table). */
-const HARDWARE_ERRORS: [number, string][] = [
+/** Hardware Error Status (70) bits of the X series (e-Manual "Shutdown(63)" table; bits 1, 6 and 7 are unused there). */
+export const HARDWARE_ERRORS: [number, string][] = [
   [0, "Input Voltage Error (supply outside the voltage limits)"],
   [2, "Overheating Error (internal temperature above Temperature Limit)"],
   [3, "Motor Encoder Error"],
@@ -39,6 +39,8 @@ const HARDWARE_ERRORS: [number, string][] = [
 /** Names of the bits set in a Hardware Error Status value. */
 export function hardwareErrorText(status: number): string {
   const names = HARDWARE_ERRORS.filter(([bit]) => status & (1 << bit)).map(([bit, t]) => `${t} [bit ${bit}]`);
+  // A bit the X-series table leaves unused is still reported, not dropped.
+  for (const bit of [1, 6, 7]) if (status & (1 << bit)) names.push(`undocumented hardware error [bit ${bit}]`);
   return names.join(", ") || `Hardware Error Status ${status}`;
 }
 

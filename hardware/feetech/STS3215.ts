@@ -61,7 +61,7 @@ export const STS3215: ServoModel = {
     Present_Load: { address: 60, size: 2, access: "R", area: "RAM", signed: { signBit: 10 }, unit: "0.1 %" },
     Present_Voltage: { address: 62, size: 1, access: "R", area: "RAM", unit: "0.1 V" },
     Present_Temperature: { address: 63, size: 1, access: "R", area: "RAM", unit: "°C" },
-    Status: { address: 65, size: 1, access: "R", area: "RAM" },
+    Status: { address: 65, size: 1, access: "R", area: "RAM", unit: "bit0 voltage, bit1 angle sensor, bit2 overheat, bit3 overcurrent, bit4 angle, bit5 overload" },
     Moving: { address: 66, size: 1, access: "R", area: "RAM" },
     Present_Current: { address: 69, size: 2, access: "R", area: "RAM", unit: "6.5 mA" },
   },

@@ -15,12 +15,18 @@ import type { ServoPacket, ServoProtocol, ServoStatus } from "../servo/ServoProt
 const INSTRUCTION = { PING: 0x01, READ: 0x02, WRITE: 0x03, REG_WRITE: 0x04, ACTION: 0x05, SYNC_READ: 0x82, SYNC_WRITE: 0x83 } as const;
 const BROADCAST = 0xfe;
 
-/** Status error bits (protocol manual §3; the same bits as the STS3215 Status register 65). */
-const ERROR_BITS: [number, string][] = [
+/**
+ * Status error bits (protocol manual §3; the same bits as the STS3215 Status register 65, whose memory-table entry
+ * lists bit 0 voltage, 1 sensor, 2 temperature, 3 current, 4 angle, 5 overload). The SCServo SDK names the same
+ * bits except 4 (its getRxPacketError has no angle bit). Bits 6 and 7 are not defined; a servo that sets one is
+ * still named ("undocumented status bit N") rather than passing as healthy.
+ */
+export const FEETECH_STATUS_BITS: [number, string][] = [
   [0x01, "input voltage out of range"],
-  [0x02, "angle sensor error"],
+  [0x02, "angle sensor error (magnetic encoder)"],
   [0x04, "overheating"],
   [0x08, "overcurrent"],
+  [0x10, "angle error (position beyond the angle limits)"],
   [0x20, "overload"],
 ];
 
@@ -87,8 +93,9 @@ export const feetechProtocol: ServoProtocol = {
     return frame(BROADCAST, INSTRUCTION.SYNC_WRITE, params);
   },
   pingModel: () => null,
-  errorText: (error) =>
-    ERROR_BITS.filter(([bit]) => error & bit)
-      .map(([, t]) => t)
-      .join(", "),
+  errorText: (error) => {
+    const named = FEETECH_STATUS_BITS.filter(([bit]) => error & bit).map(([, t]) => t);
+    for (const bit of [6, 7]) if (error & (1 << bit)) named.push(`undocumented status bit ${bit}`);
+    return named.join(", ");
+  },
 };

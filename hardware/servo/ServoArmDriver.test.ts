@@ -13,6 +13,8 @@ import { ServoBusSim } from "./ServoBusSim.ts";
 import { ServoArmDriver, type ServoJoint } from "./ServoArmDriver.ts";
 import { openServoBus } from "./openServoBus.ts";
 import { ServoError } from "./ServoError.ts";
+import { describeServoFault } from "./servoFaults.ts";
+import { FAULT_BITS, type ServoFault } from "./servoSimRules.ts";
 import { feetechProtocol } from "../feetech/feetechProtocol.ts";
 import { dynamixelProtocol } from "../dynamixel/dynamixelProtocol.ts";
 import { STS3215 } from "../feetech/STS3215.ts";
@@ -249,5 +251,80 @@ test("a Feetech servo that still reports its fault keeps the arm inactive at act
   } finally {
     await driver.close();
     sim.dispose();
+  }
+});
+
+test("goals beyond a servo's Min/Max_Position_Limit are clamped to them (read at configure), with one warning per servo naming it and its joint", { skip }, async () => {
+  // Dynamixel in Position Control Mode refuses such a goal (Data Limit Error) and the sync write has no reply:
+  // without the clamp the servo would silently stay where it is.
+  const sim = new ServoBusSim(simSide, { protocol: dynamixelProtocol, model: XL330, ids: [1, 2], maxSpeed: 20000 });
+  sim.set(1, "Max_Position_Limit", 2300);
+  sim.set(2, "Min_Position_Limit", 1500);
+  const warnings: string[] = [];
+  const driver = new ServoArmDriver({
+    openBus: () => openServoBus({ bus: "dynamixel", port: pty.a, baudRate: 1_000_000, model: "xl330", timeoutMs: 1000 }),
+    joints: joints([1, 2]),
+    loopHz: 100,
+    staleSec: 0.5,
+    onDeactivate: "hold",
+    onFault: "hold",
+    logger: { warn: (m) => warnings.push(m), info: () => undefined },
+  });
+  try {
+    await driver.configure();
+    await driver.activate();
+    // 1 rad = 652 ticks: servo 1 wants 2700 (> 2300), servo 2 turns the other way and wants 1396 (< 1500).
+    assert.ok(driver.write([1, 1]).ok);
+    await until(() => sim.goals.get(1) === 2300 && sim.goals.get(2) === 1500);
+    const lim1 = ((2300 - 2048) * 2 * Math.PI) / 4096;
+    await until(() => Math.abs(driver.read().reading!.position[0] - lim1) < 0.01 && Math.abs(driver.read().reading!.position[1] - lim1 * ((2048 - 1500) / (2300 - 2048))) < 0.01);
+    assert.equal(driver.fault, "", "a clamped goal is no fault");
+    assert.ok(driver.write([1.1, 1.1]).ok);
+    await until(() => driver.stats.clampedGoals >= 2 * 2);
+    const clampWarnings = warnings.filter((w) => /Min\/Max_Position_Limit/.test(w));
+    assert.equal(clampWarnings.length, 2, clampWarnings.join("\n"));
+    assert.match(clampWarnings.find((w) => w.startsWith("j0"))!, /^j0 \(dynamixel id 1\): goal 1\.000 rad = 2700 ticks is outside the servo's Min\/Max_Position_Limit \[0, 2300\]; clamped to 2300/);
+    assert.match(clampWarnings.find((w) => w.startsWith("j1"))!, /^j1 \(dynamixel id 2\): goal 1\.000 rad = 1396 ticks is outside the servo's Min\/Max_Position_Limit \[1500, 4095\]; clamped to 1500/);
+    // Within the limits nothing is clamped.
+    const before = driver.stats.clampedGoals;
+    assert.ok(driver.write([0.1, 0.1]).ok);
+    await until(() => sim.goals.get(1) === 2048 + 65);
+    assert.equal(driver.stats.clampedGoals, before);
+  } finally {
+    await driver.close();
+    sim.dispose();
+  }
+});
+
+test("every fault the simulators inject is named by the driver's fault line (Feetech status bits, Dynamixel Hardware Error Status)", { skip }, async () => {
+  const names: Record<ServoFault, RegExp> = {
+    voltage: /input voltage|Input Voltage Error/,
+    angle_sensor: /angle sensor error/,
+    overheating: /overheating|Overheating Error/,
+    overcurrent: /overcurrent/,
+    angle: /angle error/,
+    overload: /overload|Overload Error/,
+    encoder: /Motor Encoder Error/,
+    electrical_shock: /Electrical Shock Error/,
+  };
+  for (const family of ["feetech", "dynamixel"] as const) {
+    const faults = Object.keys(FAULT_BITS[family]) as ServoFault[];
+    const ids = faults.map((_, i) => i + 1);
+    const sim = new ServoBusSim(simSide, family === "feetech" ? { protocol: feetechProtocol, model: STS3215, ids } : { protocol: dynamixelProtocol, model: XL330, ids });
+    const { bus, close } = await openServoBus({ bus: family, port: pty.a, baudRate: 1_000_000, model: family === "feetech" ? "sts3215" : "xl330", timeoutMs: 1000 });
+    try {
+      for (const [i, f] of faults.entries()) sim.injectFault(ids[i], f);
+      const { errors } = await bus.syncReadStatus(ids, ["Present_Position"]);
+      for (const [i, f] of faults.entries()) {
+        assert.notEqual(errors[i], 0, `${family} ${f}: no status error bit`);
+        const line = await describeServoFault(bus, { name: `joint_${f}`, id: ids[i] }, errors[i]);
+        assert.match(line, new RegExp(`^joint_${f} \\(${family} id ${ids[i]}, `), line);
+        assert.match(line, names[f], `${family} ${f}: ${line}`);
+        for (const g of faults) if (g !== f) assert.doesNotMatch(line.split(" — ")[0], names[g], `${family} ${f} also reads as ${g}: ${line}`);
+      }
+    } finally {
+      await close();
+      sim.dispose();
+    }
   }
 });

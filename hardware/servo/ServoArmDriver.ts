@@ -5,7 +5,10 @@
  * control tick never waits on the serial line (the ros2_control hardware-component pattern).
  *
  * Joint i maps to servo `ids[i]`: q = direction · (ticks − zeroTicks) · 2π / ticksPerRev.
- * configure: open the port, ping every servo and check its model, start reading (INACTIVE: state only).
+ * configure: open the port, ping every servo and check its model, read its Min/Max_Position_Limit, start reading
+ * (INACTIVE: state only). Goals are clamped into each servo's own limits before they go out (one warning per servo
+ * naming it and its joint): a Dynamixel refuses a goal beyond them (Data Limit Error, and the sync write has no
+ * reply, so the arm would silently stop following), a Feetech clamps it without saying so.
  * activate: goal := present position, then torque on (the arm does not jump).
  * deactivate: torque off or hold, as configured. A lost bus: reads fail and the status says why; with
  * `on_fault: torque_off` the driver tries to switch torque off; Dynamixel's Bus Watchdog stops the servos
@@ -13,7 +16,7 @@
  *
  * Faults the servos report (servoFaults.ts names them): a status error byte in any reply — Dynamixel's Alert bit
  * (a hardware-error shutdown: the servo switched its torque off and only a Reboot clears it), Feetech's fault bits
- * (voltage, angle sensor, overheat, overcurrent, overload) — or a tripped Dynamixel Bus Watchdog (read every
+ * (voltage, angle sensor, overheat, overcurrent, angle, overload) — or a tripped Dynamixel Bus Watchdog (read every
  * WATCHDOG_CHECK cycles: the servos stopped and refuse goals). Each latches `fault` at once with one line naming the
  * joint, the servo and the fix; commands are refused and `on_fault` applies. The next `activate` performs the
  * documented recovery: Dynamixel servos that report a hardware error are rebooted (Reboot instruction), a tripped
@@ -87,8 +90,12 @@ export class ServoArmDriver implements ArmDriver {
   #effortName: string;
   /** Per joint: Present_Position ticks ↔ rad (set at configure, once the servos' stored offsets are known). */
   #cal: JointCalibration[];
-  /** Cycles run and goal packets sent, for diagnostics and tests. */
-  readonly stats = { cycles: 0, goalWrites: 0, faults: 0 };
+  /** Per joint: the servo's goal limits (Goal_Position ticks), or null where the servo takes any goal. */
+  #tickLimits: ({ min: number; max: number } | null)[] = [];
+  /** Servo ids already warned about a clamped goal. */
+  #clampWarned = new Set<number>();
+  /** Cycles run, goal packets sent, faults and goals clamped to a servo's limits, for diagnostics and tests. */
+  readonly stats = { cycles: 0, goalWrites: 0, faults: 0, clampedGoals: 0 };
 
   constructor(opts: ServoArmDriverOptions) {
     this.#opts = opts;
@@ -132,6 +139,7 @@ export class ServoArmDriver implements ArmDriver {
       const ids = this.#opts.joints.map((j) => j.id);
       const shifts = await presentToRawShifts(bus, ids);
       this.#cal = this.#opts.joints.map((j, i) => presentCalibration(j.zeroTicks, j.direction, (j.model ?? bus.model).ticksPerRev, shifts[i]));
+      this.#tickLimits = await this.#readLimits(bus);
       if (bus.protocol.name === "dynamixel" && this.#opts.busWatchdogMs) {
         // Bus Watchdog can only be set with torque off; unit 20 ms.
         await bus.syncWrite("Torque_Enable", ids.map((id) => ({ id, value: 0 })));
@@ -263,6 +271,39 @@ export class ServoArmDriver implements ArmDriver {
     if (wrong.length) throw new ServoError("MODEL_MISMATCH", [], `${bus.port}: ${wrong.join("; ")} — fix driver.model or the ids in the launch file`);
   }
 
+  /**
+   * Each servo's Min/Max_Position_Limit. Dynamixel X (e-Manual "Min/Max Position Limit(52, 48)"): they bound Goal
+   * Position in Position Control Mode (Operating Mode 3) only. Feetech STS (memory table, 9 and 11): both 0 means
+   * no limit (multi-turn).
+   */
+  async #readLimits(bus: ServoBus): Promise<({ min: number; max: number } | null)[]> {
+    const out: ({ min: number; max: number } | null)[] = [];
+    for (const j of this.#opts.joints) {
+      const min = await bus.read(j.id, "Min_Position_Limit");
+      const max = await bus.read(j.id, "Max_Position_Limit");
+      if (bus.protocol.name === "dynamixel") out.push((await bus.read(j.id, "Operating_Mode")) === 3 ? { min, max } : null);
+      else out.push(min === 0 && max === 0 ? null : { min, max });
+    }
+    return out;
+  }
+
+  /** Goal ticks of joint `i` clamped into its servo's limits; warns once per servo. */
+  #clampGoal(i: number, q: number, ticks: number): number {
+    const lim = this.#tickLimits[i];
+    if (!lim || (ticks >= lim.min && ticks <= lim.max)) return ticks;
+    const clamped = Math.min(lim.max, Math.max(lim.min, ticks));
+    this.stats.clampedGoals++;
+    const j = this.#opts.joints[i];
+    if (!this.#clampWarned.has(j.id)) {
+      this.#clampWarned.add(j.id);
+      const family = this.#bus?.protocol.name ?? "servo";
+      this.#opts.logger?.warn(
+        `${j.name} (${family} id ${j.id}): goal ${q.toFixed(3)} rad = ${ticks} ticks is outside the servo's Min/Max_Position_Limit [${lim.min}, ${lim.max}]; clamped to ${clamped} (${this.toRad(i, clamped).toFixed(3)} rad) — the servo's limits are narrower than the joint's ${j.lower}..${j.upper} rad: narrow the joint limits in the launch file or widen the servo's (warned once per servo)`,
+      );
+    }
+    return clamped;
+  }
+
   async #run(): Promise<void> {
     const period = 1000 / this.#opts.loopHz;
     while (this.#running) {
@@ -283,7 +324,7 @@ export class ServoArmDriver implements ArmDriver {
       const goal = this.#pending;
       if (goal && this.#state === "active" && !this.#faulted) {
         this.#pending = null;
-        await bus.syncWrite("Goal_Position", ids.map((id, i) => ({ id, value: this.toTicks(i, goal[i]) })));
+        await bus.syncWrite("Goal_Position", ids.map((id, i) => ({ id, value: this.#clampGoal(i, goal[i], this.toTicks(i, goal[i])) })));
         this.stats.goalWrites++;
       }
       const names = ["Present_Position", "Present_Velocity", ...(this.#effortName ? [this.#effortName] : [])];

@@ -6,7 +6,7 @@
  * the status error byte has an error number (bits 0–6) and the Alert bit 7; Alert means Hardware Error Status is
  * not 0, read here to name the bits. A shutdown error switches torque off until a Reboot.
  * Feetech STS/SMS (SCServo protocol manual, status packet; memory table "Status" 65): the error byte is fault bits
- * (input voltage, angle sensor, overheat, overcurrent, overload); torque is released for the bits set in
+ * (input voltage, angle sensor, overheat, overcurrent, angle, overload); torque is released for the bits set in
  * Unloading_Condition (19).
  */
 import type { ServoBus } from "./ServoBus.ts";
@@ -38,5 +38,5 @@ export async function describeServoFault(bus: ServoBus, joint: FaultJoint, error
     return `${who} reports ${parts.join("; ")} — find the cause (load, obstruction, supply voltage, temperature); rlft reboots the servo (Dynamixel Reboot instruction) when the arm is activated again, or power-cycle it`;
   }
   const text = bus.protocol.errorText(error) || `status error 0x${error.toString(16)}`;
-  return `${who} reports ${text} (Feetech status bits 0x${error.toString(16).padStart(2, "0")}) — check ${/voltage/.test(text) ? "the supply voltage, " : ""}${/overheat/.test(text) ? "the temperature and duty cycle, " : ""}${/load|current/.test(text) ? "what the joint pushes against, " : ""}${/angle/.test(text) ? "the servo's magnet/encoder, " : ""}then activate again (the servo releases its torque for the faults in Unloading_Condition)`;
+  return `${who} reports ${text} (Feetech status bits 0x${error.toString(16).padStart(2, "0")}) — check ${/voltage/.test(text) ? "the supply voltage, " : ""}${/overheat/.test(text) ? "the temperature and duty cycle, " : ""}${/load|current/.test(text) ? "what the joint pushes against, " : ""}${/angle sensor/.test(text) ? "the servo's magnet/encoder, " : ""}${/angle error/.test(text) ? "the servo's angle limits against the joint's range, " : ""}then activate again (the servo releases its torque for the faults in Unloading_Condition)`;
 }

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { feetechProtocol, feetechChecksum } from "../feetech/feetechProtocol.ts";
-import { dynamixelProtocol, dynamixelCrc, stuff, unstuff } from "../dynamixel/dynamixelProtocol.ts";
+import { dynamixelProtocol, dynamixelCrc, hardwareErrorText, stuff, unstuff } from "../dynamixel/dynamixelProtocol.ts";
 import { decodeRegister, encodeRegister } from "./ServoModel.ts";
 import { STS3215 } from "../feetech/STS3215.ts";
 import { XL330 } from "../dynamixel/XL330.ts";
@@ -100,4 +100,36 @@ test("PacketChannel: a reply whose data callback is queued when the deadline pas
   const [t] = await channel.transact(Uint8Array.of(1), { replies: 1, timeoutMs: 5 });
   assert.equal(t.ok, false);
   channel.dispose();
+});
+
+test("every Feetech status bit and every Dynamixel error number and hardware-error bit has its name", () => {
+  // Feetech STS memory table, Status (65): bit 0 voltage, 1 sensor, 2 temperature, 3 current, 4 angle, 5 overload.
+  const feetech = [/input voltage/, /angle sensor/, /overheating/, /overcurrent/, /angle error/, /overload/];
+  for (const [bit, name] of feetech.entries()) {
+    const text = feetechProtocol.errorText(1 << bit);
+    assert.match(text, name, `Feetech bit ${bit}: '${text}'`);
+    for (const [other, n] of feetech.entries()) if (other !== bit) assert.doesNotMatch(text, n, `Feetech bit ${bit} also reads as bit ${other}`);
+  }
+  assert.equal(feetechProtocol.errorText(0), "");
+  // Bits the memory table does not define are reported, not dropped as "no error".
+  assert.equal(feetechProtocol.errorText(0x40), "undocumented status bit 6");
+  assert.equal(feetechProtocol.errorText(0x80 | 0x20), "overload, undocumented status bit 7");
+
+  // Dynamixel X, e-Manual "Shutdown(63)": bit 0 input voltage, 2 overheating, 3 motor encoder, 4 electrical shock, 5 overload.
+  const dxl: [number, RegExp][] = [
+    [0, /Input Voltage Error.*\[bit 0\]/],
+    [2, /Overheating Error.*\[bit 2\]/],
+    [3, /Motor Encoder Error \[bit 3\]/],
+    [4, /Electrical Shock Error.*\[bit 4\]/],
+    [5, /Overload Error.*\[bit 5\]/],
+    [1, /undocumented hardware error \[bit 1\]/],
+    [6, /undocumented hardware error \[bit 6\]/],
+    [7, /undocumented hardware error \[bit 7\]/],
+  ];
+  for (const [bit, name] of dxl) assert.match(hardwareErrorText(1 << bit), name);
+  assert.match(hardwareErrorText(0b100100), /Overheating.*Overload/);
+  // Protocol 2.0 status "Error": numbers 1–7, and the Alert bit.
+  const numbers = [/Result Fail/, /Instruction Error/, /CRC Error/, /Data Range Error/, /Data Length Error/, /Data Limit Error/, /Access Error/];
+  for (const [i, name] of numbers.entries()) assert.match(dynamixelProtocol.errorText(i + 1), name);
+  assert.match(dynamixelProtocol.errorText(0x80), /Alert: hardware error/);
 });

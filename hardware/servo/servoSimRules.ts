@@ -17,7 +17,7 @@
  *
  * Feetech STS/SMS (Feetech SCServo memory table and communication protocol manual):
  * - the status byte holds fault bits only — bit 0 input voltage, 1 angle sensor, 2 overheat, 3 overcurrent,
- *   5 overload (the Status register 65) — there is no access or range error number: a write to a read-only
+ *   4 angle, 5 overload (the Status register 65) — there is no access or range error number: a write to a read-only
  *   register, or to EEPROM while Lock (55) is 1, is ignored and answered with the current fault bits.
  * - Min/Max Position Limit (9, 11): the goal is clamped into them in position mode (both 0: no limit).
  * - a fault whose bit is set in Unloading_Condition (19) releases the torque (Torque_Enable 0).
@@ -26,12 +26,12 @@ import type { SimServo } from "./SimServo.ts";
 import { decodeRegister, encodeRegister } from "./ServoModel.ts";
 
 /** Faults a test can inject, by the vendor's name. */
-export type ServoFault = "voltage" | "overheating" | "encoder" | "electrical_shock" | "overload" | "angle_sensor" | "overcurrent";
+export type ServoFault = "voltage" | "overheating" | "encoder" | "electrical_shock" | "overload" | "angle_sensor" | "overcurrent" | "angle";
 
 /** Bit of each fault in Hardware Error Status (Dynamixel X, e-Manual "Shutdown(63)") and in Status (Feetech). */
 export const FAULT_BITS: Record<"dynamixel" | "feetech", Partial<Record<ServoFault, number>>> = {
   dynamixel: { voltage: 0, overheating: 2, encoder: 3, electrical_shock: 4, overload: 5 },
-  feetech: { voltage: 0, angle_sensor: 1, overheating: 2, overcurrent: 3, overload: 5 },
+  feetech: { voltage: 0, angle_sensor: 1, overheating: 2, overcurrent: 3, angle: 4, overload: 5 },
 };
 
 const GOALS = ["Goal_PWM", "Goal_Current", "Goal_Velocity", "Goal_Position"];
@@ -110,7 +110,7 @@ export const feetechRules: SimRules = {
     return this.status(s);
   },
   status(s) {
-    return s.has("Status") ? s.get("Status") & 0x2f : 0;
+    return s.has("Status") ? s.get("Status") & 0x3f : 0;
   },
   fault(s, f) {
     const bit = FAULT_BITS.feetech[f];

@@ -55,15 +55,20 @@ export class PrimaryClient {
     return "";
   }
 
-  /** The latest message that explains a refused or stopped program (error code, runtime exception, program stopped), or "". */
+  /**
+   * What explains a refused or stopped program, or "": the latest error code or runtime exception (the cause, e.g.
+   * C162A0 for an e-stop), followed by the PROGRAM_XXX_STOPPED message that came after it, if any; a stopped
+   * program with no error before it (another program replaced it) gives the stop alone.
+   */
   lastReason(sinceReceived = 0): string {
     const first = this.received - this.messages.length;
+    let stopped = "";
     for (let i = this.messages.length - 1; i >= Math.max(0, sinceReceived - first); i--) {
       const m = this.messages[i];
-      if (m.kind === "error_code" || m.kind === "runtime_exception") return m.text;
-      if (m.kind === "key" && /STOPPED/.test(m.title)) return `program stopped (${m.text})`;
+      if (m.kind === "error_code" || m.kind === "runtime_exception") return stopped ? `${m.text}; ${stopped}` : m.text;
+      if (!stopped && m.kind === "key" && /STOPPED/.test(m.title)) stopped = `program stopped (${m.text})`;
     }
-    return "";
+    return stopped;
   }
 
   /** Sends a program (the text is sent as is; it should end with a newline). */

@@ -4,7 +4,7 @@
  * - §RTDE_REQUEST_PROTOCOL_VERSION: versions 1..maxProtocolVersion accepted; v2 adds the output frequency to
  *   SETUP_OUTPUTS and the recipe id to data packages.
  * - §RTDE_CONTROL_PACKAGE_SETUP_OUTPUTS / _INPUTS: every name is answered with its type, NOT_FOUND (not a field of
- *   this controller version, see rtdeFields.ts) or IN_USE (§"Field names": "only one RTDE client can control a
+ *   the 5.x list in rtdeFields.ts, offered whatever version the controller reports) or IN_USE (§"Field names": "only one RTDE client can control a
  *   specific variable at any time" — an input another connection, or a fieldbus, already writes). Recipe ids are
  *   numbered per connection (1, 2, …); a rejected recipe gets id 0.
  * - §RTDE_CONTROL_PACKAGE_START / _PAUSE; output data packages at the recipe's frequency, in controller cycles:
