@@ -101,11 +101,13 @@ export function registerServoCommands(program: Command): void {
             process.stdout.write(`\rpackets ${sim.stats.packets}  goal writes ${sim.stats.goalWrites}  positions [${pos}]   `);
           }, 500)
         : null;
+      let commands: ReturnType<typeof createInterface> | null = null;
       await new Promise<void>((resolve) => {
         process.once("SIGINT", () => resolve());
         process.once("SIGTERM", () => resolve());
         if (!process.stdin.isTTY) {
-          createInterface({ input: process.stdin }).on("line", (line) => {
+          commands = createInterface({ input: process.stdin });
+          commands.on("line", (line) => {
             if (line.trim() === "quit") return resolve();
             const r = servoSimCommand(sim, line);
             if (r) console.log(r);
@@ -113,6 +115,8 @@ export function registerServoCommands(program: Command): void {
         }
       });
       if (timer) clearInterval(timer);
+      (commands as ReturnType<typeof createInterface> | null)?.close(); // an open stdin would keep the process alive after quit
+      process.stdin.pause();
       console.log();
       sim.dispose();
       await transport.close();
