@@ -5,6 +5,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { EpisodeReader } from "../recording/EpisodeReader.ts";
+import { refuseSqliteBag } from "../recording/rosbag2Bag.ts";
 import { TOPICS } from "../contracts/topics.ts";
 import { timeNs, type ObservationMsg, type JointStateMsg } from "../contracts/msgs.ts";
 import type { Image } from "../contracts/msgs.generated.ts";
@@ -46,10 +47,14 @@ export interface ReadEpisodeOptions {
   cameras?: readonly string[];
 }
 
-/** MCAP episode files in `dir` (sorted), or `dir` itself when it is a file. */
+/**
+ * MCAP episode files in `dir` (sorted; a rosbag2 bag folder gives its .mcap files), or `dir` itself when it is a
+ * file. A rosbag2 sqlite3 bag (.db3) is refused with the command that converts it to MCAP.
+ */
 export function episodeFiles(dir: string): string[] {
   const st = statSync(dir, { throwIfNoEntry: false });
   if (!st) throw new Error(`${dir} does not exist — record episodes first, e.g. rlft collect --out ${dir}`);
+  refuseSqliteBag(dir);
   if (st.isFile()) return [dir];
   const files = readdirSync(dir).filter((f) => f.endsWith(".mcap")).sort().map((f) => join(dir, f));
   if (files.length === 0) throw new Error(`${dir} holds no .mcap episodes — record some with: rlft collect --out ${dir}`);

@@ -1,7 +1,8 @@
 /**
  * No frame from the future, anywhere a control tick is paired with a camera frame: the LeRobot export (the video
- * frame of each row), the VLA training dataset (image_<camera>.npy rows), and replay through the node graph (the
- * frames an actor gets). Each tick must get the latest frame stamped at or before it, and ticks that no frame
+ * frame of each row), the training arrays (readEpisodeArrays: what train-bc, RECAP and --to-learner send), the VLA
+ * training dataset (image_<camera>.npy rows), and replay through the node graph (the frames an actor gets). The live
+ * experience bridge's transitions: nodes/ExperienceNode.test.ts. Each tick must get the latest frame stamped at or before it, and ticks that no frame
  * precedes have none (dropped from datasets). The cameras here start after the episode and run off the control
  * ticks, every frame's colour says which frame it is, and in the replay log the frames are logged before their
  * stamps, so a player publishing by log time hands them out early: pairing by arrival would take future frames.
@@ -15,12 +16,13 @@ import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { exportLeRobot } from "../data/lerobot/LeRobotExport.ts";
 import { readVideoFrames } from "../data/lerobot/ffmpeg.ts";
 import { writeVlaDataset } from "../app/vlaDataset.ts";
+import { readEpisodeArrays } from "../app/dataset.ts";
 import { EmbeddedRuntime } from "../runtime/embedded/EmbeddedRuntime.ts";
 import { ActorNode } from "../nodes/ActorNode.ts";
 import type { Actor, ActorInput } from "../policies/actors/Actor.ts";
 import { playLogs } from "../data/LogPlayer.ts";
 import { timeNs } from "../contracts/msgs.ts";
-import { JOINTS, frameColour, frameFromRed, latestFrameAt, tickNs, writeSyntheticEpisode, type SyntheticCamera, type SyntheticEpisode } from "./support/syntheticEpisode.ts";
+import { JOINTS, frameColour, frameFromRed, latestFrameAt, tickNs, tickValues, writeSyntheticEpisode, type SyntheticCamera, type SyntheticEpisode } from "./support/syntheticEpisode.ts";
 
 const root = mkdtempSync(join(tmpdir(), "rlft-causal-"));
 const CAMS: SyntheticCamera[] = [
@@ -51,6 +53,28 @@ test("LeRobot export: each row's video frame is the latest at or before its tick
     await readVideoFrames(join(out, `videos/observation.images.${cam.name}/chunk-000/file-000.mp4`), cam, (rgb) => shown.push(frameFromRed(rgb[0] / 255)));
     assert.equal(shown.length, rows.length);
     shown.forEach((j, n) => assert.equal(j, latestFrameAt(cam, FIRST + n, EP.hz), `${cam.name} row ${n} (tick ${FIRST + n}) shows frame ${j}`));
+  }
+});
+
+test("training arrays (readEpisodeArrays): each tick's frames are the latest at or before it; earlier ticks are left out", async () => {
+  // Logged before their stamps too: the reader must pair by stamp, not by order in the file.
+  const early = join(root, "arrays", "episode_000000.mcap");
+  mkdirSync(join(root, "arrays"));
+  await writeSyntheticEpisode(early, { ...EP, imageLogLeadNs: 150_000_000n });
+  for (const f of [file, early]) {
+    const ep = await readEpisodeArrays(f, { cameras: CAMS.map((c) => c.name) });
+    assert.equal(ep.ticksWithoutFrames, FIRST, f);
+    assert.equal(ep.obs.length, EP.ticks - FIRST, f);
+    ep.obs.forEach((o, n) => assert.deepEqual(o.map((v) => Math.round(v * 1e6)), tickValues(FIRST + n, EP.seed).obs.map((v) => Math.round(v * 1e6)), `row ${n} is tick ${FIRST + n}`));
+    CAMS.forEach((cam, c) => {
+      const frames = ep.images![cam.name];
+      const px = frames.width * frames.height * 3;
+      assert.equal(frames.data.length, ep.obs.length * px);
+      for (let n = 0; n < ep.obs.length; n++) {
+        const j = latestFrameAt(cam, FIRST + n, EP.hz);
+        assert.deepEqual([...frames.data.subarray(n * px, n * px + 3)], frameColour(c, j), `${f}: ${cam.name} row ${n} (tick ${FIRST + n}) should be frame ${j}`);
+      }
+    });
   }
 });
 

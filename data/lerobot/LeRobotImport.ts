@@ -10,6 +10,7 @@ import { readFileSync, existsSync, readdirSync, mkdirSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { McapEpisodeWriter } from "../../recording/McapEpisodeWriter.ts";
+import { refuseBagAsLeRobot } from "../../recording/rosbag2Bag.ts";
 import { TOPICS } from "../../contracts/topics.ts";
 import { readVideoFrames } from "./ffmpeg.ts";
 import { V30, formatPath, type Feature, type LeRobotInfo } from "./layout.ts";
@@ -142,6 +143,7 @@ function readInfo(dir: string): LeRobotInfo {
 
 /** Imports the dataset in `dir` into MCAP episodes in `out`; returns how many episodes and frames. */
 export async function importLeRobot(dir: string, out: string, opts: LeRobotImportOptions = {}): Promise<{ episodes: number; frames: number; files: string[] }> {
+  refuseBagAsLeRobot(dir); // a rosbag2 bag (sqlite3: with the command that converts it)
   const info = readInfo(dir);
   const feats = info.features;
   const v3 = /^v?3\./.test(info.codebase_version ?? "");

@@ -1,7 +1,7 @@
 /**
  * LeRobot as the peer (huggingface/lerobot, pip-installed: learner/peers-aside.txt): its own `LeRobotDataset` loads
  * what `rlft dataset export` wrote, v3.0 directly and v2.1 through LeRobot's v2.1 → v3.0 converter (frames, decoded
- * video, stats recomputed with LeRobot's code), and `rlft dataset import` reads datasets LeRobot itself recorded with
+ * video, stats recomputed with LeRobot's code), and v2.1 as it is with LeRobot 0.3, the last release that reads it, and `rlft dataset import` reads datasets LeRobot itself recorded with
  * its API, v3.0 (LeRobot 0.4) and v2.1 (LeRobot 0.3). The synthetic episodes' cameras start late and run off the
  * control ticks, and each frame's colour says which it is: a tick paired with a frame from its future fails here.
  */
@@ -14,7 +14,7 @@ import { exportLeRobot, type LeRobotExportResult } from "../../data/lerobot/LeRo
 import { importLeRobot } from "../../data/lerobot/LeRobotImport.ts";
 import { EpisodeReader } from "../../recording/EpisodeReader.ts";
 import { TASKS } from "../../sim/tasks.ts";
-import { LEROBOT, runPeer } from "./peers.ts";
+import { DATASETS_FOR_V21, LEROBOT, runPeer } from "./peers.ts";
 import { frameFromRed, latestFrameAt, tickValues, writeSyntheticEpisode, type SyntheticCamera, type SyntheticEpisode } from "../support/syntheticEpisode.ts";
 
 const root = mkdtempSync(join(tmpdir(), "rlft-lerobot-"));
@@ -58,8 +58,8 @@ function allFiles(dir: string): string[] {
 }
 
 /** What LeRobot loaded against what the synthetic episodes hold. */
-function checkLoaded(got: Loaded, r: LeRobotExportResult): void {
-  assert.equal(got.codebase_version, "v3.0");
+function checkLoaded(got: Loaded, r: LeRobotExportResult, version = "v3.0"): void {
+  assert.equal(got.codebase_version, version);
   assert.equal(got.len, r.frames);
   assert.equal(got.num_episodes, 2);
   assert.equal(got.fps, 10);
@@ -125,6 +125,14 @@ test(`LeRobot ${LEROBOT.v30} loads rlft's v3.0 export, and its v2.1 export after
   assert.deepEqual(JSON.parse(got30.hf_metadata).info.features["observation.state"], { feature: { dtype: "float32", _type: "Value" }, length: 5, _type: "List" });
   checkLoaded(got21, r21);
   assert.deepEqual(JSON.parse(got21.hf_metadata).info.features.action, { feature: { dtype: "float32", _type: "Value" }, length: 3, _type: "Sequence" });
+});
+
+test(`LeRobot ${LEROBOT.v21} (the v2.1 reader, with datasets ${DATASETS_FOR_V21}) loads rlft's v2.1 export as it is: frames, decoded videos (no frame from the future), stats`, async () => {
+  const v21 = join(root, "v21-native");
+  const r = await exportLeRobot(files, v21, { version: "2.1" });
+  const [got] = runPeer<Loaded[]>("lerobot_load.py", [v21], { tmp: root, lerobot: LEROBOT.v21, aside: [["datasets", DATASETS_FOR_V21]] });
+  checkLoaded(got, r, "v2.1");
+  assert.deepEqual(JSON.parse(got.hf_metadata).info.features.action, { feature: { dtype: "float32", _type: "Value" }, length: 3, _type: "Sequence" });
 });
 
 interface Written {

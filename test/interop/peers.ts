@@ -1,7 +1,8 @@
 /**
  * Runs the peer scripts (test/interop/peers/*.py: other people's readers and writers, pip-installed into .venv) with
  * the project's interpreter, offline: Hugging Face's hub is never asked (HF_HUB_OFFLINE), caches go to the test's
- * temporary folder. LeRobot lives outside site-packages (learner/peers-aside.txt): a test names the release it needs.
+ * temporary folder. LeRobot lives outside site-packages (learner/peers-aside.txt): a test names the release it needs (and any other
+ * package set aside, e.g. the `datasets` LeRobot 0.3 reads v2.1 with).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -19,6 +20,13 @@ export const LEROBOT = (() => {
   return { v30, v21 };
 })();
 
+/** The `datasets` release LeRobot's v2.1 reader (0.3) needs (learner/peers-aside.txt), put in front of the project's. */
+export const DATASETS_FOR_V21 = (() => {
+  const m = /^datasets==(\S+)/m.exec(readFileSync(join(REPO_ROOT, "learner", "peers-aside.txt"), "utf8"));
+  if (!m) throw new Error("learner/peers-aside.txt must pin the datasets release LeRobot ≤ 0.3 reads v2.1 with");
+  return m[1];
+})();
+
 /** The folder a peer-aside package was installed into, or throws naming the fix. */
 export function asidePath(name: string, version: string): string {
   const dir = join(REPO_ROOT, ".venv", "peers", `${name}-${version}`);
@@ -27,8 +35,8 @@ export function asidePath(name: string, version: string): string {
 }
 
 /** Runs test/interop/peers/<script> and returns the JSON it printed last; throws with its stderr when it fails. */
-export function runPeer<T = unknown>(script: string, args: readonly string[], o: { tmp: string; lerobot?: string; timeoutMs?: number }): T {
-  const paths = [PEERS_DIR, ...(o.lerobot ? [asidePath("lerobot", o.lerobot)] : [])];
+export function runPeer<T = unknown>(script: string, args: readonly string[], o: { tmp: string; lerobot?: string; aside?: readonly [name: string, version: string][]; timeoutMs?: number }): T {
+  const paths = [PEERS_DIR, ...(o.aside ?? []).map(([n, v]) => asidePath(n, v)), ...(o.lerobot ? [asidePath("lerobot", o.lerobot)] : [])];
   const env = learnerEnv({
     ...process.env,
     PYTHONPATH: [...paths, process.env.PYTHONPATH].filter(Boolean).join(":"),

@@ -2,14 +2,16 @@
 
     lerobot_load.py ROOT... (one JSON line: a list, one report per ROOT; one process, so LeRobot is imported once)
 
-A ROOT whose info.json says v2.1 is converted in place first by LeRobot's converter
-(lerobot/datasets/v30/convert_dataset_v21_to_v30.py, the way LeRobot 0.4 users read v2.1). Then `LeRobotDataset`
+With LeRobot 0.4 on PYTHONPATH, a ROOT whose info.json says v2.1 is converted in place first by LeRobot's converter
+(lerobot/datasets/v30/convert_dataset_v21_to_v30.py, the way LeRobot 0.4 users read v2.1). With LeRobot 0.3 (which
+reads v2.1 itself, next to the `datasets` 3.6 it requires) the v2.1 ROOT is loaded as it is. Then `LeRobotDataset`
 loads ROOT from disk (no hub):
 every frame (vectors, scalars, task, and the per-channel mean of each decoded video frame), the stats it would
 normalise with, and, recomputed with LeRobot's `get_feature_stats` / `aggregate_stats` from the frames it loaded, how
 far the stats rlft wrote are from LeRobot's own. The TypeScript test compares all of it with what it exported.
 """
 import glob
+import importlib.util
 import json
 import os
 import sys
@@ -24,6 +26,9 @@ import pyarrow.parquet as pq  # noqa: E402
 from lerobot.datasets.compute_stats import aggregate_stats, get_feature_stats  # noqa: E402
 from lerobot.datasets.lerobot_dataset import LeRobotDataset  # noqa: E402
 from lerobot.datasets.utils import unflatten_dict  # noqa: E402
+
+# LeRobot 0.3 (reads and writes v2.1; no v3.0 converter) or 0.4 (v3.0).
+LEROBOT_03 = importlib.util.find_spec("lerobot.datasets.v30") is None
 
 
 def tolist(v):
@@ -44,17 +49,30 @@ def max_diff(a, b):
     return float(np.max(np.abs(a - b))) if a.size else 0.0
 
 
+def stored_episode_stats(ds, root):
+    """Per episode: index, its rows [lo, hi) and the stats rlft wrote for it, in the dataset's own layout."""
+    if LEROBOT_03:  # v2.1: meta/episodes_stats.jsonl as LeRobot 0.3 loaded it; rows from its episode_data_index
+        for e in sorted(ds.meta.episodes_stats):
+            stats = {k: {s: to_np(v) for s, v in st.items()} for k, st in ds.meta.episodes_stats[e].items()}
+            yield e, int(ds.episode_data_index["from"][e]), int(ds.episode_data_index["to"][e]), stats
+        return
+    episodes = pd.concat([pd.read_parquet(f) for f in sorted(glob.glob(os.path.join(root, "meta/episodes/*/*.parquet")))])
+    for _, ep in episodes.iterrows():
+        stored = unflatten_dict({k[len("stats/"):]: to_np(v) for k, v in ep.items() if k.startswith("stats/")})
+        yield int(ep["episode_index"]), int(ep["dataset_from_index"]), int(ep["dataset_to_index"]), stored
+
+
 def load(root):
     root = os.path.abspath(root)
     # The column types and `huggingface` metadata of the data files as rlft wrote them (before any conversion).
     schema = pq.read_schema(sorted(glob.glob(os.path.join(root, "data/*/*.parquet")))[0])
     with open(os.path.join(root, "meta", "info.json")) as f:
-        if json.load(f)["codebase_version"] == "v2.1":
+        if json.load(f)["codebase_version"] == "v2.1" and not LEROBOT_03:
             from lerobot.datasets.v30.convert_dataset_v21_to_v30 import convert_dataset
 
             convert_dataset(repo_id=os.path.basename(root), root=os.path.dirname(root), push_to_hub=False)
 
-    ds = LeRobotDataset("rlft/" + os.path.basename(root), root=root, video_backend="torchcodec")
+    ds = LeRobotDataset("rlft/" + os.path.basename(root), root=root, **({} if LEROBOT_03 else {"video_backend": "torchcodec"}))
     meta = ds.meta
     video_keys = list(meta.video_keys)
     items = []
@@ -72,13 +90,9 @@ def load(root):
     # Stats rlft wrote per episode (meta/episodes, stats/<feature>/<stat> columns) against LeRobot's computation on
     # the frames LeRobotDataset returned. Images: rlft's are from the frames before encoding, LeRobot's here from
     # the decoded video (lossy), so the test allows more there.
-    episodes = pd.concat([pd.read_parquet(f) for f in sorted(glob.glob(os.path.join(root, "meta/episodes/*/*.parquet")))])
     hf = ds.hf_dataset.with_format(None)
     diffs, counts, episode_stats = {}, {}, []
-    for _, ep in episodes.iterrows():
-        e = int(ep["episode_index"])
-        lo, hi = int(ep["dataset_from_index"]), int(ep["dataset_to_index"])
-        stored = unflatten_dict({k[len("stats/"):]: to_np(v) for k, v in ep.items() if k.startswith("stats/")})
+    for e, lo, hi, stored in stored_episode_stats(ds, root):
         ours = {}
         for key, ft in meta.features.items():
             if ft["dtype"] == "string":
@@ -116,7 +130,7 @@ def load(root):
         "fps": ds.fps,
         "video_keys": video_keys,
         "features": list(meta.features),
-        "tasks": [str(t) for t in meta.tasks.index],
+        "tasks": [str(t) for t in (meta.tasks.values() if LEROBOT_03 else meta.tasks.index)],
         "stats_keys": sorted(meta.stats),
         "image_counts": {k: counts.get(k) for k in video_keys},
         "stat_diff": diffs,

@@ -1,8 +1,8 @@
-"""rosbags writes a rosbag2 bag (MCAP storage, bag format 9) with rlft's message types and sensor_msgs/Image, the
+"""rosbags writes a rosbag2 bag (MCAP storage unless told sqlite3, bag format 9) with rlft's message types and sensor_msgs/Image, the
 way a ROS 2 user's recording or converter would, for `rlft replay --through-nodes`. Prints the bag's .mcap file and
 what it holds as one line of JSON.
 
-    rosbag_write.py BAG_DIR
+    rosbag_write.py BAG_DIR [mcap|sqlite3]
 
 An episode of 12 ticks at 10 Hz from t = 100 s: /episode/event start and success, /observation, /joint_states,
 /joint_command, /arbiter/intervention (the operator on ticks 4-6) and a 8x6 rgb8 /camera/front/image every other
@@ -24,6 +24,7 @@ T0 = 100_000_000_000
 
 def main():
     bag = sys.argv[1]
+    storage = sys.argv[2] if len(sys.argv) > 2 else "mcap"
     store = typestore()
     T = store.types
     Time, Header = T["builtin_interfaces/msg/Time"], T["std_msgs/msg/Header"]
@@ -37,7 +38,7 @@ def main():
         "/camera/front/image": "sensor_msgs/msg/Image",
     }
     written = {t: [] for t in topics}
-    with Writer(bag, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+    with Writer(bag, version=9, storage_plugin=StoragePlugin.SQLITE3 if storage == "sqlite3" else StoragePlugin.MCAP) as w:
         conns = {t: w.add_connection(t, ty, typestore=store) for t, ty in topics.items()}
 
         def put(topic, ns, msg):
@@ -60,8 +61,8 @@ def main():
             put("/arbiter/intervention", ns, T["rlft_interfaces/msg/Intervention"](header=header(ns), active=op, source="spacemouse" if op else "policy", action=q + 0.01 if op else np.zeros(0)))
         end = T0 + (ticks - 1) * 100_000_000
         put("/episode/event", end, T["rlft_interfaces/msg/EpisodeEvent"](header=header(end), episode=0, event="success", seed=7, task="push_cube", detail=""))
-    (mcap,) = glob.glob(os.path.join(bag, "*.mcap"))
-    peer_env.emit({"file": mcap, "counts": {t: len(v) for t, v in written.items()}})
+    (file,) = glob.glob(os.path.join(bag, "*.db3" if storage == "sqlite3" else "*.mcap"))
+    peer_env.emit({"file": file, "counts": {t: len(v) for t, v in written.items()}})
 
 
 if __name__ == "__main__":
