@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname } from "node:path";
 import { z } from "zod";
+import { PHYSICAL_BOUNDS } from "../contracts/physicalBounds.ts";
 
 /** One joint's calibration, in raw encoder ticks. */
 export const JointCalibrationSchema = z
@@ -26,7 +27,22 @@ export const JointCalibrationSchema = z
     resolution: z.number().int().positive().default(4096),
   })
   .strict()
-  .refine((j) => j.range_max > j.range_min, { message: "range_max must be greater than range_min" });
+  .refine((j) => j.range_max > j.range_min, { message: "range_max must be greater than range_min" })
+  .superRefine((j, ctx) => {
+    // No joint of a servo arm travels more than one turn (a single-turn encoder reads 0..resolution-1, a full-turn
+    // joint is calibrated 0..resolution-1); a wider range is a wrapped or glitched sweep or an edited file, and its
+    // limits would clamp nothing.
+    const span = j.range_max - j.range_min;
+    if (span > j.resolution) {
+      ctx.addIssue({ code: "custom", path: ["range_max"], message: `range_min ${j.range_min} .. range_max ${j.range_max} spans ${span} ticks, wider than one turn (${j.resolution} ticks = 2π rad): no joint travels that far, so the sweep or the file is wrong` });
+      return;
+    }
+    const bound = PHYSICAL_BOUNDS.joint_range;
+    const [lo, hi] = jointLimits(j);
+    if (lo < bound.min || hi > bound.max) {
+      ctx.addIssue({ code: "custom", path: ["range_min"], message: `the calibrated range is [${lo.toFixed(3)}, ${hi.toFixed(3)}] rad, outside the bound joint_range (in [${bound.min}, ${bound.max}] ${bound.unit}) that protects ${bound.protects}` });
+    }
+  });
 
 /** A joint's calibration. */
 export type JointCalibration = z.infer<typeof JointCalibrationSchema>;

@@ -90,6 +90,22 @@ test("calibration files: LeRobot's format loads; bad files name the file and the
   assert.throws(() => loadArmCalibration(join(tmp, "missing.json")), /Cannot read arm calibration .*missing\.json: ENOENT; run `rlft calibrate arm/);
 });
 
+test("calibration ranges wider than one turn are refused, naming the file, the joint and the turn", () => {
+  // Issue 24's physical bounds: a range of 1e9 ticks made limits of ±1.5e6 rad, which clamp nothing.
+  const cal = (j: object) => JSON.stringify({ elbow_flex: { id: 3, drive_mode: 0, homing_offset: 0, ...j } });
+  assert.throws(
+    () => parseArmCalibration(cal({ range_min: -1e9, range_max: 1e9 }), "wide.json"),
+    /wide\.json: invalid arm calibration \(joints\.elbow_flex\.range_max: range_min -1000000000 \.\. range_max 1000000000 spans 2000000000 ticks, wider than one turn \(4096 ticks = 2π rad\)/,
+  );
+  assert.throws(() => parseArmCalibration(cal({ range_min: 0, range_max: 5000 }), "wide.json"), /elbow_flex\.range_max: .*spans 5000 ticks, wider than one turn/);
+  assert.throws(() => parseArmCalibration(cal({ range_min: 0, range_max: 600, resolution: 512 }), "wide.json"), /spans 600 ticks, wider than one turn \(512 ticks/);
+  // Narrow but far from home (a turn or more away): its limits lie beyond one turn.
+  assert.throws(() => parseArmCalibration(cal({ range_min: 20000, range_max: 20100 }), "far.json"), /far\.json: .*elbow_flex\.range_min: the calibrated range is \[[\d.]+, [\d.]+\] rad, outside the bound joint_range/);
+  // A full-turn joint (0..resolution-1, as `rlft calibrate arm --full-turn` writes it) and a LeRobot range pass.
+  const [lo, hi] = jointLimits(parseArmCalibration(cal({ range_min: 0, range_max: 4095 }), "ok.json").joints.elbow_flex);
+  assert.ok(lo >= -Math.PI - 1e-9 && hi <= Math.PI, `${lo} ${hi}`);
+});
+
 test("the launch file's calibration is recorded into every episode's metadata", async () => {
   const arm = new SimServoArm(SO100_SIM_MOTORS, { readsPerJoint: 6 });
   const cal = await runArmCalibration(arm, scriptedPerson(arm), { robot: "rlft_arm5", periodMs: 0, fullTurn: ["wrist_roll"] });

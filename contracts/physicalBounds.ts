@@ -51,6 +51,12 @@ export const PHYSICAL_BOUNDS = {
     unit: "Hz",
     protects: "the control loop: below 1 Hz the step clamp, the watchdog and the e-stop act once a second at most; above 1 kHz no driver keeps up",
   },
+  joint_range: {
+    min: -6.3,
+    max: 6.3,
+    unit: "rad (prismatic joints: m)",
+    protects: "the joint limits commands are clamped to; one turn (2π ≈ 6.28 rad) holds every joint rlft drives (UR e-Series ±2π, a servo's full turn), so a wider limit clamps nothing and a command beyond the arm's travel reaches the driver",
+  },
   homing_speed: {
     min: 0,
     max: 2,

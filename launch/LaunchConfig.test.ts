@@ -61,6 +61,12 @@ test("limits that would switch a protection off are refused with file, line, the
     ["actor:\n  max_image_age_sec: 1e9\n", "actor.max_image_age_sec", "frame_age"],
     ["driver:\n  kind: ur_rtde\n  watchdog_sec: 60\n", "driver.watchdog_sec", "controller_watchdog"],
     ["driver:\n  kind: ros2_control\n  joints: [a]\n  lower: [-1]\n  upper: [1]\n  stale_sec: 1e9\n", "driver.stale_sec", "reading_age"],
+    // Joint limits of 1e308 clamp nothing: every driver's limits are inside one turn.
+    ["driver:\n  kind: feetech\n  joints:\n    - {name: a, id: 1, lower: -1, upper: 1e308}\n", "driver.joints.0.upper", "joint_range"],
+    ["driver:\n  kind: dynamixel\n  joints:\n    - name: a\n      id: 1\n      lower: -1e308\n      upper: 1\n", "driver.joints.0.lower", "joint_range"],
+    ["driver:\n  kind: ros2_control\n  joints: [a]\n  lower: [-1]\n  upper: [1e308]\n", "driver.upper.0", "joint_range"],
+    ["driver:\n  kind: ur_rtde\n  host: 10.0.0.2\n  lower: [-1e308, -1, -1, -1, -1, -1]\n", "driver.lower.0", "joint_range"],
+    ["driver:\n  kind: ur_rtde\n  host: 10.0.0.2\n  upper: [1, 1, 1, 1, 1, 7]\n", "driver.upper.5", "joint_range"],
   ];
   for (const [text, key, bound] of cases) {
     const line = text.split("\n").findIndex((l) => l.includes(key.split(".").filter((k) => !/^\d+$/.test(k)).pop()!)) + 1;
@@ -76,4 +82,6 @@ test("limits that would switch a protection off are refused with file, line, the
   // The edges are allowed.
   const edge = parseLaunch("control_hz: 1000\nsafety: {max_step: 1, watchdog_sec: 2, max_velocity: 12}\n", "x.yaml");
   assert.equal(edge.safety.max_step, 1);
+  // One turn each way is allowed (the UR default is ±2π).
+  assert.deepEqual(parseLaunch("driver:\n  kind: ros2_control\n  joints: [a]\n  lower: [-6.3]\n  upper: [6.3]\n", "x.yaml").driver, parseLaunch("driver: {kind: ros2_control, joints: [a], lower: [-6.3], upper: [6.3]}\n", "x.yaml").driver);
 });

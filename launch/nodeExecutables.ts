@@ -126,8 +126,8 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
         /** rlft calibrate arm file: zeros, directions and ranges of a servo arm. */
         calibration: z.string().optional(),
         joint_names: names,
-        joint_lower: z.array(z.number()).optional(),
-        joint_upper: z.array(z.number()).optional(),
+        joint_lower: z.array(bounded("joint_range")).optional(),
+        joint_upper: z.array(bounded("joint_range")).optional(),
         loop_hz: z.number().positive().max(1000).optional(),
         on_deactivate: z.enum(["hold", "torque_off"]).optional(),
       })
@@ -211,8 +211,8 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
     params: z
       .object({
         joint_names: names,
-        joint_lower: z.array(z.number()).default([...ARM_SPEC.jointLower]),
-        joint_upper: z.array(z.number()).default([...ARM_SPEC.jointUpper]),
+        joint_lower: z.array(bounded("joint_range")).default([...ARM_SPEC.jointLower]),
+        joint_upper: z.array(bounded("joint_range")).default([...ARM_SPEC.jointUpper]),
         /** An arm calibration file: its ranges replace joint_lower/joint_upper. */
         calibration: z.string().optional(),
         max_step: bounded("step_clamp").default(0.25),

@@ -54,3 +54,23 @@ test("the launch file and the arm_driver executable accept the same driver kinds
   }
   assert.throws(() => checkParams("arm_driver", { driver: "kuka" }), /arm_driver: driver: .*feetech/);
 });
+
+test("safety_supervisor and arm_driver refuse joint limits beyond one turn, naming the parameter and the bound joint_range", () => {
+  const bound = /is outside the bound joint_range \(in \[-6\.3, 6\.3\] rad.*\) that protects the joint limits/;
+  for (const [exe, params, key] of [
+    ["safety_supervisor", { joint_names: ["a"], joint_lower: [-1], joint_upper: [1e308] }, "joint_upper.0"],
+    ["safety_supervisor", { joint_names: ["a", "b"], joint_lower: [-1, -1e308], joint_upper: [1, 1] }, "joint_lower.1"],
+    ["arm_driver", { driver: "ros2_control", joint_names: ["a"], joint_upper: [1e308] }, "joint_upper.0"],
+    ["arm_driver", { driver: "feetech", joint_names: ["a"], joint_lower: [-7] }, "joint_lower.0"],
+  ] as const) {
+    assert.throws(() => checkParams(exe, params), (e: unknown) => {
+      const msg = (e as Error).message;
+      assert.ok(msg.startsWith(`${exe}: ${key}: `), msg);
+      assert.match(msg, bound);
+      return true;
+    });
+  }
+  // The defaults and one turn each way pass.
+  checkParams("safety_supervisor", { joint_names: ["a"], joint_lower: [-6.3], joint_upper: [6.3] });
+  checkParams("safety_supervisor", {});
+});

@@ -12,8 +12,8 @@ export const ros2ControlDriver = defineDriver({
       kind: z.literal("ros2_control"),
       /** Joint names, in the order the controller's command array expects. */
       joints: z.array(z.string()).min(1),
-      lower: z.array(z.number()),
-      upper: z.array(z.number()),
+      lower: z.array(bounded("joint_range")),
+      upper: z.array(bounded("joint_range")),
       /** forward: forward_command_controller (Float64MultiArray); trajectory: joint_trajectory_controller (one-point JointTrajectory). */
       command: z.enum(["forward", "trajectory"]).default("forward"),
       /** Command topic; default /forward_position_controller/commands or /joint_trajectory_controller/joint_trajectory. */

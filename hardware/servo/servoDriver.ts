@@ -27,8 +27,8 @@ export const ServoJointSchema = z
     /** -1 when the servo turns opposite to the joint's positive direction. */
     direction: z.union([z.literal(1), z.literal(-1)]).default(1),
     /** Joint limits in rad (gripper too: its servo angle); commands are clamped to them. */
-    lower: z.number(),
-    upper: z.number(),
+    lower: bounded("joint_range"),
+    upper: bounded("joint_range"),
     /** Servo model of this joint when a bus mixes models (Koch: xl430 + xl330); default driver.model. */
     model: z.string().optional(),
   })

@@ -28,8 +28,8 @@ export const urRtdeDriver = defineDriver({
       /** UR joint names; the order of actual_q. */
       joints: z.array(z.string()).length(6).default(["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]),
       /** Joint limits (rad); default ±2π, narrow them to the cell. */
-      lower: z.array(z.number()).length(6).default(Array(6).fill(-2 * Math.PI)),
-      upper: z.array(z.number()).length(6).default(Array(6).fill(2 * Math.PI)),
+      lower: z.array(bounded("joint_range")).length(6).default(Array(6).fill(-2 * Math.PI)),
+      upper: z.array(bounded("joint_range")).length(6).default(Array(6).fill(2 * Math.PI)),
       /** Socket connect deadline. */
       timeout_ms: z.number().int().positive().default(3000),
     })

@@ -11,6 +11,8 @@ import { join } from "node:path";
 import mqtt from "mqtt";
 import WebSocket from "ws";
 import { parseLaunch } from "../../launch/LaunchConfig.ts";
+import { checkParams } from "../../launch/nodeExecutables.ts";
+import { parseArmCalibration } from "../../calibration/ArmCalibration.ts";
 import { OperatorUiServer } from "../../web/OperatorUiServer.ts";
 import { EmbeddedBroker } from "../../telemetry/mqtt/EmbeddedBroker.ts";
 import { ZmqProxy } from "../../runtime/embedded/ZmqProxy.ts";
@@ -256,20 +258,31 @@ const publicBinds: FaultScenario = {
 const limits: FaultScenario = {
   name: "attack: limits that switch safety off",
   async run(ctx) {
-    const files = ["safety: {max_step: 1e308}", "safety: {watchdog_sec: 1e300}", "safety: {max_velocity: 1e9}", "control_hz: 1e-9"];
-    const refused = files.filter((f) => {
+    const files = [
+      "safety: {max_step: 1e308}", "safety: {watchdog_sec: 1e300}", "safety: {max_velocity: 1e9}", "control_hz: 1e-9",
+      // Joint limits of 1e308 clamp nothing (the joint_range bound, one turn).
+      "driver: {kind: ros2_control, joints: [a], lower: [-1], upper: [1e308]}", "driver: {kind: ur_rtde, host: 10.0.0.2, lower: [-1e308, -1, -1, -1, -1, -1]}",
+    ];
+    const boundError = (f: () => unknown) => {
       try {
-        parseLaunch(f, "limits.yaml");
+        f();
         return false;
       } catch (e) {
-        return /is outside the bound \w+ .* that protects/.test((e as Error).message);
+        return /is outside the bound \w+ .* that protects|wider than one turn/.test((e as Error).message);
       }
-    });
+    };
+    const refused = files.filter((f) => boundError(() => parseLaunch(f, "limits.yaml")));
+    // The same limits where they reach the safety supervisor without a launch file: its parameters and a calibration file.
+    const others = [
+      ["safety_supervisor joint_upper=[1e308]", () => checkParams("safety_supervisor", { joint_names: ["a"], joint_lower: [-1], joint_upper: [1e308] })],
+      ["calibration range_min -1e9 .. range_max 1e9", () => parseArmCalibration(JSON.stringify({ a: { homing_offset: 0, range_min: -1e9, range_max: 1e9 } }), "wide.json")],
+    ] as const;
+    const othersRefused = others.filter(([, f]) => boundError(f)).length;
     // The short form runs one command line (each costs a process start); the CLI's own program tests cover every option.
     const values = ctx.full ? ["abc", "-3", "1.5"] : ["abc"];
     const cli = values.map((v) => rlft(["collect", "--episodes", v, "--out", join(ctx.root, `never-${v}`), "--no-camera"], 120_000));
     const cliRefused = cli.filter((r) => r.status === 1 && /argument '.*' is invalid\. expected an integer ≥ 1/.test(r.stderr) && !/success rate/.test(r.stdout)).length;
-    return attackRow("attack: limits that switch safety off", `${files.join("; ")}; rlft collect --episodes ${values.join(" | ")}`, refused.length === files.length && cliRefused === values.length, `${refused.length}/${files.length} launch files refused with file:line, the bound and what it protects; ${cliRefused}/${values.length} command lines refused before running (issue 24 item 9: 1e308 accepted, "--episodes abc" ran 0 episodes)`);
+    return attackRow("attack: limits that switch safety off", `${files.join("; ")}; ${others.map((o) => o[0]).join("; ")}; rlft collect --episodes ${values.join(" | ")}`, refused.length === files.length && othersRefused === others.length && cliRefused === values.length, `${refused.length}/${files.length} launch files refused with file:line, the bound and what it protects; ${othersRefused}/${others.length} supervisor parameters and calibration files refused naming the field and the bound; ${cliRefused}/${values.length} command lines refused before running (issue 24 item 9: 1e308 accepted, "--episodes abc" ran 0 episodes)`);
   },
 };
 
