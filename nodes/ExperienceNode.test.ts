@@ -12,11 +12,8 @@ const CAMS = ["front", "wrist"];
 /** Frame bytes naming (tick, camera). */
 const pixels = (tick: number, cam: number) => new Uint8Array(4 * 4 * 3).fill(16 * cam + tick);
 
-/**
- * A world publishing each tick in the stack's order: observation, reward (terminal on `terminalTick`, as the sim
- * driver does before the cameras tick), both cameras' frames, then the policy's action and the joint command.
- */
-async function run(terminalTick: number, cameras: readonly string[]): Promise<Transition[]> {
+/** An ExperienceNode on a sim-clock runtime, and a "world" node with a publisher for each topic it reads. */
+async function rig(cameras: readonly string[]) {
   const rt = await EmbeddedRuntime.create({ clock: "sim", logLevel: "error" });
   const got: Transition[] = [];
   const node = new ExperienceNode(rt.createNode("experience_bridge"), { push: (t) => got.push(t) }, { normaliseAction: (a) => [...a], cameras });
@@ -24,12 +21,23 @@ async function run(terminalTick: number, cameras: readonly string[]): Promise<Tr
   await node.activate();
   const world = rt.createNode("world");
   const pub = <T>(t: { topic: string; type: string }) => world.createPublisher<T>(t.type, t.topic);
-  const obs = pub(TOPICS.observation);
-  const reward = pub(TOPICS.reward);
-  const event = pub(TOPICS.episodeEvent);
-  const action = pub(TOPICS.policyAction);
-  const command = pub(TOPICS.jointCommand);
-  const images = CAMS.map((c) => pub({ topic: cameraTopics(c).image, type: TOPICS.image.type }));
+  return {
+    rt, got, world,
+    obs: pub(TOPICS.observation),
+    reward: pub(TOPICS.reward),
+    event: pub(TOPICS.episodeEvent),
+    action: pub(TOPICS.policyAction),
+    command: pub(TOPICS.jointCommand),
+    images: CAMS.map((c) => pub({ topic: cameraTopics(c).image, type: TOPICS.image.type })),
+  };
+}
+
+/**
+ * A world publishing each tick in the stack's order: observation, reward (terminal on `terminalTick`, as the sim
+ * driver does before the cameras tick), both cameras' frames, then the policy's action and the joint command.
+ */
+async function run(terminalTick: number, cameras: readonly string[]): Promise<Transition[]> {
+  const { rt, got, world, obs, reward, event, action, command, images } = await rig(cameras);
   let tick = 0;
   world.createTimer(0.1, () => {
     const stamp = world.clock.stamp();
@@ -74,18 +82,7 @@ test("no frame from the future: a frame stamped after a tick never goes with it,
   // Cameras off the ticks: each frame is stamped 50 ms after a tick and published at that tick, before its
   // observation (a camera whose clock runs ahead, or a driver that reads it early). Frame bytes name the tick it
   // follows, so tick t may only carry the frame stamped t-1 + 50 ms; tick 0 has none before it.
-  const rt = await EmbeddedRuntime.create({ clock: "sim", logLevel: "error" });
-  const got: Transition[] = [];
-  const node = new ExperienceNode(rt.createNode("experience_bridge"), { push: (t) => got.push(t) }, { normaliseAction: (a) => [...a], cameras: CAMS });
-  await node.configure();
-  await node.activate();
-  const world = rt.createNode("world");
-  const pub = <T>(t: { topic: string; type: string }) => world.createPublisher<T>(t.type, t.topic);
-  const obs = pub(TOPICS.observation);
-  const event = pub(TOPICS.episodeEvent);
-  const action = pub(TOPICS.policyAction);
-  const command = pub(TOPICS.jointCommand);
-  const images = CAMS.map((c) => pub({ topic: cameraTopics(c).image, type: TOPICS.image.type }));
+  const { rt, got, world, obs, event, action, command, images } = await rig(CAMS);
   const TERMINAL = 5;
   let tick = 0;
   world.createTimer(0.1, () => {

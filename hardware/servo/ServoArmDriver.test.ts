@@ -48,6 +48,22 @@ async function until(cond: () => boolean, ms = 3000): Promise<void> {
 
 const joints = (ids: number[]): ServoJoint[] => ids.map((id, i) => ({ name: `j${i}`, id, zeroTicks: 2048, direction: i % 2 ? -1 : 1, lower: -2, upper: 2 }));
 
+type DriverOptions = ConstructorParameters<typeof ServoArmDriver>[0];
+/** A ServoArmDriver on the test's pty: 100 Hz, 0.5 s stale, hold on deactivate and fault, unless `o` says otherwise. */
+function armDriver(bus: "feetech" | "dynamixel", ids: number[], o: Partial<DriverOptions> & { timeoutMs?: number; retries?: number } = {}): ServoArmDriver {
+  const { timeoutMs = 1000, retries, ...rest } = o;
+  const model = bus === "feetech" ? "sts3215" : "xl330";
+  return new ServoArmDriver({
+    openBus: () => openServoBus({ bus, port: pty.a, baudRate: 1_000_000, model, timeoutMs, ...(retries === undefined ? {} : { retries }) }),
+    joints: joints(ids),
+    loopHz: 100,
+    staleSec: 0.5,
+    onDeactivate: "hold",
+    onFault: "hold",
+    ...rest,
+  });
+}
+
 test("Feetech STS3215 bus over a pty: ping, read, write, sync read/write against the simulator", { skip }, async () => {
   const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
   const { bus, close } = await openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 1000 });
@@ -101,14 +117,7 @@ test("Feetech bad input: a silent servo is named, checksum errors are retried th
 
 test("ServoArmDriver on Feetech: INACTIVE reads but refuses commands; active commands become Goal_Position packets; torque off on deactivate", { skip }, async () => {
   const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3], maxSpeed: 20000 });
-  const driver = new ServoArmDriver({
-    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 1000 }),
-    joints: joints([1, 2, 3]),
-    loopHz: 100,
-    staleSec: 0.5,
-    onDeactivate: "torque_off",
-    onFault: "hold",
-  });
+  const driver = armDriver("feetech", [1, 2, 3], { onDeactivate: "torque_off" });
   try {
     await driver.configure();
     assert.equal(driver.state, "inactive");
@@ -159,15 +168,7 @@ test("ServoArmDriver configure names every servo that does not answer, and a wro
 
 test("Dynamixel (Koch: XL430 + XL330 on one bus) through ServoArmDriver; the Bus Watchdog stops the servos when the host goes silent", { skip }, async () => {
   const sim = new ServoBusSim(simSide, { protocol: dynamixelProtocol, model: XL330, ids: [1, 2], maxSpeed: 20000 });
-  const driver = new ServoArmDriver({
-    openBus: () => openServoBus({ bus: "dynamixel", port: pty.a, baudRate: 1_000_000, model: "xl330", timeoutMs: 1000 }),
-    joints: joints([1, 2]),
-    loopHz: 100,
-    staleSec: 0.5,
-    onDeactivate: "hold",
-    onFault: "torque_off",
-    busWatchdogMs: 100,
-  });
+  const driver = armDriver("dynamixel", [1, 2], { onFault: "torque_off", busWatchdogMs: 100 });
   try {
     await driver.configure();
     await driver.activate();
@@ -198,16 +199,7 @@ test("Dynamixel (Koch: XL430 + XL330 on one bus) through ServoArmDriver; the Bus
 test("a servo that stops answering while active: read() names it, then the driver faults and switches torque off as configured", { skip }, async () => {
   const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
   const warnings: string[] = [];
-  const driver = new ServoArmDriver({
-    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 300, retries: 0 }),
-    joints: joints([1, 2, 3]),
-    loopHz: 100,
-    staleSec: 0.05,
-    onDeactivate: "hold",
-    onFault: "torque_off",
-    faultAfter: 3,
-    logger: { warn: (m) => warnings.push(m), info: () => undefined },
-  });
+  const driver = armDriver("feetech", [1, 2, 3], { timeoutMs: 300, retries: 0, staleSec: 0.05, onFault: "torque_off", faultAfter: 3, logger: { warn: (m) => warnings.push(m), info: () => undefined } });
   try {
     await driver.configure();
     await driver.activate();
@@ -231,15 +223,7 @@ test("a servo that stops answering while active: read() names it, then the drive
 test("a Feetech servo that still reports its fault keeps the arm inactive at activate, naming it, until the cause is gone", { skip }, async () => {
   const sim = new ServoBusSim(simSide, { protocol: feetechProtocol, model: STS3215, ids: [1, 2, 3] });
   const warnings: string[] = [];
-  const driver = new ServoArmDriver({
-    openBus: () => openServoBus({ bus: "feetech", port: pty.a, baudRate: 1_000_000, model: "sts3215", timeoutMs: 500 }),
-    joints: joints([1, 2, 3]),
-    loopHz: 50,
-    staleSec: 0.5,
-    onDeactivate: "hold",
-    onFault: "hold",
-    logger: { warn: (m) => warnings.push(m), info: () => undefined },
-  });
+  const driver = armDriver("feetech", [1, 2, 3], { timeoutMs: 500, loopHz: 50, logger: { warn: (m) => warnings.push(m), info: () => undefined } });
   try {
     await driver.configure();
     sim.injectFault(2, "overheating");
@@ -261,15 +245,7 @@ test("goals beyond a servo's Min/Max_Position_Limit are clamped to them (read at
   sim.set(1, "Max_Position_Limit", 2300);
   sim.set(2, "Min_Position_Limit", 1500);
   const warnings: string[] = [];
-  const driver = new ServoArmDriver({
-    openBus: () => openServoBus({ bus: "dynamixel", port: pty.a, baudRate: 1_000_000, model: "xl330", timeoutMs: 1000 }),
-    joints: joints([1, 2]),
-    loopHz: 100,
-    staleSec: 0.5,
-    onDeactivate: "hold",
-    onFault: "hold",
-    logger: { warn: (m) => warnings.push(m), info: () => undefined },
-  });
+  const driver = armDriver("dynamixel", [1, 2], { logger: { warn: (m) => warnings.push(m), info: () => undefined } });
   try {
     await driver.configure();
     await driver.activate();
