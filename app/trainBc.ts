@@ -26,6 +26,12 @@ export interface StreamOptions {
    * the whole /observation. A policy that runs on a real robot must not see sim-only signals (cube.x, ...).
    */
   state?: readonly string[] | "joints";
+  /**
+   * Training-only targets sent after the state columns (e.g. cube.x, target.x: what only a simulator knows): the
+   * learner's `aux_targets` takes them out again and trains the camera encoders to estimate them, so the policy never
+   * reads them. Needs `cameras`.
+   */
+  aux?: readonly string[];
   onEpisode?: (ep: EpisodeArrays, sent: boolean) => void;
 }
 
@@ -50,7 +56,9 @@ export async function streamEpisodes(dir: string | readonly string[], endpoint: 
   try {
     for (const f of files) {
       const ep = await readEpisodeArrays(f, { cameras: opts.cameras });
-      const cols = stateColumns(ep.obsNames, opts.state, f);
+      const state = stateColumns(ep.obsNames, opts.state, f);
+      const aux = opts.aux?.length ? stateColumns(ep.obsNames, opts.aux, f).filter((i) => !state.includes(i)) : [];
+      const cols = [...state, ...aux];
       const obsNames = cols.map((i) => ep.obsNames[i]);
       const obs = ep.obs.map((row) => cols.map((i) => row[i]));
       const unfinished = ep.recovered || ep.outcome === "abort" || ep.outcome === "crashed";
@@ -98,6 +106,8 @@ export async function trainBc(opts: {
   cameras?: readonly string[];
   /** Observation columns the policy sees (see StreamOptions.state). */
   state?: StreamOptions["state"];
+  /** Training-only targets for the camera encoders (see StreamOptions.aux); needs `cameras`. */
+  aux?: readonly string[];
   /** Learner train-bc config on top of its defaults (e.g. `{ batch_size: 64, image_shift: 4 }`). */
   learner?: Readonly<Record<string, unknown>>;
   /** Names the progress lines (several trainings in one log). Default "train" / "upload". */
@@ -109,7 +119,13 @@ export async function trainBc(opts: {
   if (opts.steps) args.push("--steps", String(opts.steps));
   // The same demos, as .npz, seed the online learner's offline buffer (RLPD 50/50 batches, docs/algorithms.md §1).
   if (opts.saveDataset) args.push("--save-dataset", opts.saveDataset);
-  args.push(...learnerFlags(opts.learner ?? {}));
+  if (opts.aux?.length) {
+    if (!opts.cameras?.length) throw new Error("--aux trains the camera encoders to estimate those columns: give --cameras too");
+    // Without --state the policy sees every column but these; with it, a name in both would be input and target.
+    const both = opts.aux.filter((n) => (opts.state === "joints" ? n.startsWith("q.") : (opts.state ?? []).includes(n)));
+    if (both.length) throw new Error(`--aux ${both.join(",")}: ${both.length > 1 ? "these are" : "this is"} also in --state; a training-only target must not be an input (leave it out of one of them)`);
+  }
+  args.push(...learnerFlags({ ...(opts.learner ?? {}), ...(opts.aux?.length ? { aux_targets: opts.aux.join(",") } : {}) }));
   let bar: ReturnType<typeof progress> | null = null;
   const learner = startLearner(args, (e) => {
     if (e.event === "progress" && !opts.quiet) {
@@ -124,7 +140,7 @@ export async function trainBc(opts: {
     // If the learner dies while we upload, report its own error rather than a handshake timeout.
     const learnerFailed = learner.done.then(() => new Promise<never>(() => undefined));
     await learner.ready;
-    const { sent } = await Promise.race([streamEpisodes(opts.data, endpoint, { includeFailures: opts.includeFailures, cameras: opts.cameras, state: opts.state, onEpisode: () => upload?.update(++n) }), learnerFailed]);
+    const { sent } = await Promise.race([streamEpisodes(opts.data, endpoint, { includeFailures: opts.includeFailures, cameras: opts.cameras, state: opts.state, aux: opts.aux, onEpisode: () => upload?.update(++n) }), learnerFailed]);
     upload?.stop();
     const done = await learner.done;
     (bar as ReturnType<typeof progress> | null)?.stop();

@@ -12,15 +12,18 @@
  * Usage: npm run bench:pixels [-- --tasks push_cube,pick_place] [-- --demos 100] [-- --quality 1]
  *        [-- --pixel-steps 3000] [-- --state-steps 10000] [-- --eval 200] [-- --eval-seed 1000]
  *        [-- --pixel-set key=value ...] [-- --obs pixels,state] [-- --cache DIR] [-- --fresh] [-- --parallel 3]
- *        [-- --name pixels] [-- --launch launch/sim_so101_wide.yaml]
+ *        [-- --name pixels] [-- --launch launch/sim_so101_wide.yaml] [-- --aux task|NAMES]
  * --obs pixels leaves out the state BC reference (a run that varies only the pixel policy); --name NAME writes
  * NAME-<date>.* and NAME-latest.* instead of pixels-* (so such a run does not replace the main table). --launch: another
  * SO-101 launch file (other cameras); cached work is keyed by it, so give such a run its own --cache as well.
+ * --aux: training-only targets for the pixel policy's camera encoders (`rlft train-bc --aux`): comma-separated names,
+ * or `task` for every sim-only name of the task (cube.x, cube.y, target.x, ...); the policy still sees joints + cameras.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 import { gitRevision } from "../launch/nodeFactory.ts";
+import { taskSpec } from "../sim/tasks.ts";
 import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
 import { cameraSizes } from "../launch/Stack.ts";
 import { parseOverrides } from "../app/learnerOverrides.ts";
@@ -88,12 +91,14 @@ const NAME = arg("--name", "pixels");
 if (!/^[a-z0-9-]+$/.test(NAME)) throw new Error(`--name: lower-case letters, digits and dashes (a file name stem); got ${NAME}`);
 const steps = (obs: ObsKind) => (obs === "pixels" ? P.pixelSteps : P.stateSteps);
 const learnerSet = (obs: ObsKind) => (obs === "pixels" ? PIXEL_SET : {});
-const trainTag = (obs: ObsKind) => `${P.demos}-${P.quality}-${steps(obs)}-${JSON.stringify(learnerSet(obs))}${launchTag}`;
+const AUX = arg("--aux", "");
+const auxFor = (task: string, obs: ObsKind): string[] => (obs !== "pixels" || !AUX ? [] : AUX === "task" ? [...taskSpec("so101", task).privileged] : AUX.split(",").map((s) => s.trim()).filter(Boolean));
+const trainTag = (obs: ObsKind, task = "") => `${P.demos}-${P.quality}-${steps(obs)}-${JSON.stringify(learnerSet(obs))}${launchTag}${auxFor(task, obs).length ? `-aux:${auxFor(task, obs).join(",")}` : ""}`;
 const trained: Record<string, TrainedBc> = {};
 await pool(kinds.flatMap((obs) => tasks.map((task) => async () => {
-  trained[`${task}/${obs}`] = await cached(join(CACHE, task, `${obs}.json`), trainTag(obs), fresh, async () => {
+  trained[`${task}/${obs}`] = await cached(join(CACHE, task, `${obs}.json`), trainTag(obs, task), fresh, async () => {
     log(`${task}: training ${obs} BC, ${steps(obs)} steps`);
-    const r = await trainSo101Bc({ launch: LAUNCH, data: join(CACHE, task, "demos"), out: join(CACHE, task, obs), obs, steps: steps(obs), learner: learnerSet(obs), label: `${task} ${obs}` });
+    const r = await trainSo101Bc({ launch: LAUNCH, data: join(CACHE, task, "demos"), out: join(CACHE, task, obs), obs, steps: steps(obs), learner: learnerSet(obs), aux: auxFor(task, obs), label: `${task} ${obs}` });
     log(`${task}: ${obs} BC trained in ${(r.seconds / 60).toFixed(1)} min, final loss ${r.finalLoss.toFixed(4)}`);
     return r;
   }, log);
@@ -101,7 +106,7 @@ await pool(kinds.flatMap((obs) => tasks.map((task) => async () => {
 
 const evals: Record<string, EpisodeSummary> = {};
 await pool(kinds.flatMap((obs) => tasks.map((task) => async () => {
-  evals[`${task}/${obs}`] = await cached(join(CACHE, task, `${obs}.eval.json`), `${trainTag(obs)}-${P.eval}-${P.evalSeed}`, fresh, async () => {
+  evals[`${task}/${obs}`] = await cached(join(CACHE, task, `${obs}.eval.json`), `${trainTag(obs, task)}-${P.eval}-${P.evalSeed}`, fresh, async () => {
     log(`${task}: evaluating ${obs} BC on ${P.eval} held-out seeds (${P.evalSeed}..)`);
     const s = await evalSo101Bc({ launch: LAUNCH, task, package: trained[`${task}/${obs}`].package, obs, count: P.eval, seed: P.evalSeed });
     log(`${task}: ${obs} BC ${s.successes}/${s.episodes} (${(100 * s.rate).toFixed(1)}%)`);
@@ -113,7 +118,7 @@ const result: PixelsBench = {
   date: new Date().toISOString(),
   git: gitRevision(),
   command: `npm run bench:pixels -- ${process.argv.slice(2).join(" ")}`.trim(),
-  settings: { ...P, pixelSet: PIXEL_SET, launch: LAUNCH, cameras: Object.entries(cameraSizes(loadLaunch(LAUNCH))).map(([c, s]) => `${c} ${s.width}×${s.height}`).join(" + ") },
+  settings: { ...P, pixelSet: PIXEL_SET, ...(AUX ? { aux: AUX } : {}), launch: LAUNCH, cameras: Object.entries(cameraSizes(loadLaunch(LAUNCH))).map(([c, s]) => `${c} ${s.width}×${s.height}`).join(" + ") },
   minutes: (performance.now() - t0) / 60_000,
   tasks: tasks.map((task): PixelsTask => ({
     task,

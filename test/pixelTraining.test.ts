@@ -57,3 +57,18 @@ test("recorded camera frames are paired causally, travel as uint8 and train a pi
   assert.deepEqual(pj.observation.names, ["q.shoulder_pan", "q.shoulder_lift", "q.elbow_flex", "q.wrist_flex", "q.gripper"]);
   assert.deepEqual(pj.observation.images.map((i: { camera: string; width: number }) => [i.camera, i.width]), [["front", 40], ["wrist", 32]]);
 });
+
+test("--aux sends sim-only columns as training targets the package never asks for, and refuses contradictions", async () => {
+  const out = join(tmp, "demos");
+  const run = join(tmp, "run-aux");
+  const res = await trainBc({
+    data: out, out: run, steps: 4, quiet: true, includeFailures: true, cameras: ["front", "wrist"], state: "joints", aux: ["cube.x", "cube.y"],
+    learner: { batch_size: 8, hidden: 16, blocks: 1, encoder_channels: 8, keypoints: 4, encoder_features: 8, warmup_steps: 1, log_every: 2 },
+  });
+  const pj = JSON.parse(readFileSync(join(res.packageDir, "policy.json"), "utf8"));
+  assert.deepEqual(pj.observation.names, ["q.shoulder_pan", "q.shoulder_lift", "q.elbow_flex", "q.wrist_flex", "q.gripper"]);
+  assert.equal(JSON.parse(readFileSync(join(run, "config.json"), "utf8")).aux_targets, "cube.x,cube.y");
+  await assert.rejects(trainBc({ data: out, out: run, quiet: true, state: "joints", aux: ["cube.x"] }), /--aux trains the camera encoders.*give --cameras too/);
+  await assert.rejects(trainBc({ data: out, out: run, quiet: true, cameras: ["front"], state: ["q.gripper", "cube.x"], aux: ["cube.x"] }), /--aux cube\.x: this is also in --state/);
+  await assert.rejects(trainBc({ data: out, out: run, quiet: true, includeFailures: true, cameras: ["front"], state: "joints", aux: ["cube.w"] }), /the observation has no "cube\.w"/);
+});

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from rlft_learner.algorithms.bc.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet, add_noise
-from rlft_learner.vision import CameraEncoders, EncoderConfig
+from rlft_learner.vision import CameraEncoders
 
 pkg, d, ed = sys.argv[1:4]
 steps = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
@@ -27,7 +27,7 @@ pj = json.load(open(f"{pkg}/policy.json"))
 ck = torch.load(f"{pkg}/model.pt", weights_only=True)
 net = NoisePredictionNet(ModelConfig(**ck["config"])).eval()
 net.load_state_dict(ck["state_dict"])
-enc = CameraEncoders(ck["cameras"], [EncoderConfig(**c) for c in ck["encoder_configs"]]).eval()
+enc = CameraEncoders.from_spec(ck).eval()
 enc.load_state_dict(ck["encoders_state_dict"])
 mean, std = np.array(pj["observation"]["mean"], np.float32), np.array(pj["observation"]["std"], np.float32)
 amin, amax = np.array(pj["action"]["min"], np.float32), np.array(pj["action"]["max"], np.float32)

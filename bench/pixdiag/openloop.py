@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from rlft_learner.algorithms.bc.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet, PixelSampler
-from rlft_learner.vision import CameraEncoders, EncoderConfig
+from rlft_learner.vision import CameraEncoders
 
 pkg, d = sys.argv[1], sys.argv[2]
 nwin = int(sys.argv[3]) if len(sys.argv) > 3 else 400
@@ -28,7 +28,7 @@ net.load_state_dict(ck["state_dict"])
 sampler = DDIMSampler(net, ck["alphas_cumprod"].numpy(), ck["timesteps"]).eval()
 cams = ck.get("cameras", [])
 if cams:
-    enc = CameraEncoders(cams, [EncoderConfig(**c) for c in ck["encoder_configs"]]).eval()
+    enc = CameraEncoders.from_spec(ck).eval()
     enc.load_state_dict(ck["encoders_state_dict"])
     pix = PixelSampler(enc, sampler).eval()
 else:  # a state policy (the privileged reference): no frames, the whole observation

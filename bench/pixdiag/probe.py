@@ -30,7 +30,7 @@ else:
     ck = torch.load(f"{pkg}/model.pt", weights_only=True)
     cams = ck["cameras"]
     cfgs = [EncoderConfig(**c) for c in ck["encoder_configs"]]
-    trained = CameraEncoders(cams, cfgs).eval()
+    trained = CameraEncoders.from_spec(ck).eval()
     trained.load_state_dict(ck["encoders_state_dict"])
 torch.manual_seed(0)
 random = CameraEncoders(cams, cfgs).eval()
@@ -47,6 +47,8 @@ def load(d, enc):
     with torch.no_grad():
         per = [torch.cat([e(torch.from_numpy(im[i:i + 256])) for i in range(0, len(im), 256)]).numpy()
                for e, im in zip(enc.encoders, imgs)]
+        if enc.aux_head is not None:  # the position head's estimates (train-bc aux_targets), read by the probe too
+            per.append(enc.aux_head(torch.from_numpy(np.concatenate(per, 1))).numpy())
     return per, y
 
 
@@ -63,5 +65,6 @@ for label, enc in (("trained encoders", trained), ("random encoders", random)):
     if enc is None:
         continue
     (ftr, ytr), (fte, yte) = load(td, enc), load(ed, enc)
-    for name, a, b in [*((c, ftr[i], fte[i]) for i, c in enumerate(cams)), ("both", np.concatenate(ftr, 1), np.concatenate(fte, 1))]:
+    names = [*cams, *(["aux head"] if len(ftr) > len(cams) else [])]
+    for name, a, b in [*((c, ftr[i], fte[i]) for i, c in enumerate(names)), ("both", np.concatenate(ftr, 1), np.concatenate(fte, 1))]:
         print(f"  {label:16s} {name:6s}: {np.round(r2(a, ytr, b, yte), 2).tolist()}")

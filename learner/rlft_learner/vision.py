@@ -112,11 +112,16 @@ def random_shift(image: torch.Tensor, pad: int = 4, generator: torch.Generator |
 
 
 class CameraEncoders(nn.Module):
-    """One ConvEncoder per named camera; images in `cameras` order -> (B, sum of features).
+    """One ConvEncoder per named camera; images in `cameras` order -> (B, sum of features [+ aux_dim]).
 
-    `cfg`: one EncoderConfig for every camera, or one per camera (cameras of different sizes)."""
+    `cfg`: one EncoderConfig for every camera, or one per camera (cameras of different sizes).
 
-    def __init__(self, cameras: list[str], cfg: EncoderConfig | list[EncoderConfig]):
+    `aux_dim` > 0 adds a position head (an MLP over all cameras' features) whose `aux_dim` outputs are appended to the
+    features: training supervises them with quantities only the simulator knows (e.g. the cube's and the target's
+    position, normalised), as an auxiliary loss, and the policy reads the estimates like any feature. At run time the
+    head sees only the images, so nothing privileged reaches the robot (docs/algorithms.md §6)."""
+
+    def __init__(self, cameras: list[str], cfg: EncoderConfig | list[EncoderConfig], aux_dim: int = 0, aux_hidden: int = 128):
         super().__init__()
         if not cameras:
             raise ValueError("CameraEncoders needs at least one camera")
@@ -125,6 +130,10 @@ class CameraEncoders(nn.Module):
         if len(self.cfgs) != len(self.cameras):
             raise ValueError(f"{len(self.cameras)} cameras need {len(self.cameras)} encoder configs; got {len(self.cfgs)}")
         self.encoders = nn.ModuleList([ConvEncoder(c) for c in self.cfgs])
+        self.aux_dim, self.aux_hidden = int(aux_dim), int(aux_hidden)
+        feats = sum(c.features for c in self.cfgs)
+        self.aux_head = (nn.Sequential(nn.Linear(feats, aux_hidden), nn.ReLU(), nn.Linear(aux_hidden, aux_dim))
+                         if aux_dim > 0 else None)
 
     @property
     def cfg(self) -> EncoderConfig:
@@ -133,9 +142,25 @@ class CameraEncoders(nn.Module):
 
     @property
     def out_dim(self) -> int:
-        return sum(c.features for c in self.cfgs)
+        return sum(c.features for c in self.cfgs) + self.aux_dim
+
+    def spec(self) -> dict:
+        """What a checkpoint keeps to rebuild these encoders (with `from_spec`): cameras, configs, the aux head."""
+        return {"cameras": list(self.cameras), "encoder_configs": [e.to_dict() for e in self.cfgs],
+                "encoder_aux": [self.aux_dim, self.aux_hidden]}
+
+    @classmethod
+    def from_spec(cls, ckpt: dict) -> "CameraEncoders":
+        """Encoders shaped as `spec()` (or a checkpoint holding it) says, randomly initialised; older checkpoints
+        without `encoder_aux` have no aux head."""
+        cfgs = [EncoderConfig(**{k: int(v) for k, v in c.items()}) for c in ckpt["encoder_configs"]]
+        aux_dim, aux_hidden = (int(x) for x in ckpt.get("encoder_aux", (0, 128)))
+        return cls(list(ckpt["cameras"]), cfgs, aux_dim=aux_dim, aux_hidden=aux_hidden)
 
     def forward(self, *images: torch.Tensor) -> torch.Tensor:
         if len(images) != len(self.cameras):
             raise ValueError(f"expected {len(self.cameras)} images ({', '.join(self.cameras)}), got {len(images)}")
-        return torch.cat([enc(img) for enc, img in zip(self.encoders, images)], dim=-1)  # (B, n * features)
+        feats = torch.cat([enc(img) for enc, img in zip(self.encoders, images)], dim=-1)  # (B, n * features)
+        if self.aux_head is None:
+            return feats
+        return torch.cat([feats, self.aux_head(feats)], dim=-1)  # (B, n * features + aux_dim): estimates last

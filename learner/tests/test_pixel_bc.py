@@ -144,3 +144,61 @@ def test_freeze_encoders_keeps_the_random_encoders_and_trains_the_denoiser():
     for a, b in zip(frozen.encoders.state_dict().values(), start.state_dict().values()):
         assert torch.equal(a, b)
     assert np.mean(frozen.losses[-30:]) < np.mean(frozen.losses[:30])
+
+
+def _with_goal_columns(data):
+    """The synthetic demos plus what only the simulator would know: the goal the image shows, as two more columns."""
+    for ep in data.episodes:
+        goal = ep.action[-1]  # the expert ends at its goal; constant per episode is all the test needs
+        ep.obs = np.concatenate([ep.obs, np.repeat(goal[None], len(ep.obs), 0)], axis=1).astype(np.float32)
+    data.obs_names = data.obs_names + ["goal.x", "goal.y"]
+    return data
+
+
+def test_aux_targets_train_a_position_head_the_policy_reads_but_never_receives(tmp_path):
+    """aux_targets: the named columns leave the policy's observation (the package asks only for the joints), the
+    encoders' position head learns to estimate them from the image (held-out error far below the spread), and the
+    estimates reach the exported graphs, which onnxruntime runs like PyTorch."""
+    data = _with_goal_columns(synthetic_pixel_dataset(episodes=24, steps=30, size=40, seed=5))
+    held = _with_goal_columns(synthetic_pixel_dataset(episodes=6, steps=30, size=40, seed=98))
+    trained = train(_small(steps=500, aux_targets="goal.x, goal.y"), data)
+    assert trained.obs_names == ["q.j0", "q.j1"] and trained.aux_names == ["goal.x", "goal.y"]
+    enc = trained.encoders
+    assert enc.aux_dim == 2 and enc.out_dim == 16 + 2
+    imgs = torch.from_numpy(np.concatenate([ep.images["front"][:5] for ep in held.episodes]))
+    truth = np.concatenate([ep.obs[:5, 2:] for ep in held.episodes])  # (N, 2)
+    with torch.no_grad():
+        est = enc(imgs)[:, -2:].numpy()  # normalised estimates
+    # a linear read of the estimates (undoing the normalisation) explains most of the goal's variance
+    a = np.c_[est, np.ones(len(est))]
+    w = np.linalg.lstsq(a, truth, rcond=None)[0]
+    r2 = 1 - ((a @ w - truth) ** 2).sum(0) / ((truth - truth.mean(0)) ** 2).sum(0)
+    assert (r2 > 0.8).all(), r2
+
+    npz = tmp_path / "aux.npz"
+    save_npz(str(npz), _with_goal_columns(synthetic_pixel_dataset(episodes=4, steps=20, size=40, seed=6)))
+    run(_small(dataset=str(npz), out=str(tmp_path / "run"), steps=20, aux_targets="goal.x,goal.y"))
+    pkg = tmp_path / "run" / "package"
+    policy = json.loads((pkg / "policy.json").read_text())
+    assert policy["observation"]["names"] == ["q.j0", "q.j1"] and len(policy["observation"]["mean"]) == 2
+    vec = json.loads((pkg / "test_vectors.json").read_text())
+    enc_sess = ort.InferenceSession(str(pkg / "encoder.onnx"), providers=["CPUExecutionProvider"])
+    (feat,) = enc_sess.run(None, {"image.front": np.array(vec["images"]["front"], np.uint8)})
+    assert feat.shape[1] == 16 + 2 and np.abs(feat - np.array(vec["features"], np.float32)).max() <= 1e-4
+    ckpt = torch.load(os.path.join(pkg, "model.pt"), weights_only=True)
+    from rlft_learner.algorithms.pixels.nets import load_base_encoders
+    assert load_base_encoders(str(pkg)).out_dim == 18 and list(ckpt["encoder_aux"]) == [2, 128]
+
+
+def test_aux_targets_refuse_what_they_cannot_train():
+    data = _with_goal_columns(synthetic_pixel_dataset(episodes=2, steps=10, size=40, seed=7))
+    with pytest.raises(ValueError, match="no observation goal.z.*they have q.j0, q.j1, goal.x, goal.y"):
+        train(_small(steps=1, aux_targets="goal.x,goal.z"), data)
+    with pytest.raises(ValueError, match="twice"):
+        train(_small(steps=1, aux_targets="goal.x,goal.x"), data)
+    with pytest.raises(ValueError, match="no observation columns"):
+        train(_small(steps=1, aux_targets="q.j0,q.j1,goal.x,goal.y"), data)
+    for ep in data.episodes:
+        ep.images = {}
+    with pytest.raises(ValueError, match="needs demos with camera frames"):
+        train(_small(steps=1, aux_targets="goal.x"), data)

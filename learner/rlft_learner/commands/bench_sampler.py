@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from ..algorithms.bc.diffusion import DDIMSampler, ModelConfig, NoisePredictionNet, PixelSampler
-from ..vision import CameraEncoders, EncoderConfig
+from ..vision import CameraEncoders
 
 
 def _checkpoint(package: str) -> dict:
@@ -38,7 +38,7 @@ def load_pixel_sampler(package: str) -> PixelSampler | None:
     ckpt = _checkpoint(package)
     if "encoders_state_dict" not in ckpt:
         return None
-    enc = CameraEncoders(list(ckpt["cameras"]), [EncoderConfig(**c) for c in ckpt["encoder_configs"]])
+    enc = CameraEncoders.from_spec(ckpt)
     enc.load_state_dict(ckpt["encoders_state_dict"])
     return PixelSampler(enc.eval(), load_sampler(package, ckpt)).eval()
 

@@ -164,7 +164,7 @@ def export_package(net: NoisePredictionNet, alphas_cumprod: np.ndarray, timestep
     checkpoint = {"state_dict": net.state_dict(), "config": cfg.to_dict(), "alphas_cumprod": torch.from_numpy(np.asarray(alphas_cumprod, np.float32)),
                   "timesteps": [int(t) for t in timesteps]}
     if encoders is not None:
-        checkpoint.update(encoders_state_dict=encoders.state_dict(), encoder_configs=[e.to_dict() for e in encoders.cfgs], cameras=cams)
+        checkpoint.update(encoders_state_dict=encoders.state_dict(), **encoders.spec())
     torch.save(checkpoint, os.path.join(out_dir, "model.pt"))
 
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
@@ -293,8 +293,7 @@ def export_residual_package(actor: torch.nn.Module, base, parent: str, updates: 
     torch.save({"state_dict": actor.state_dict(),
                 "config": {"obs_dim": int(actor.obs_dim), "act_dim": int(actor.act_dim), "hidden": int(actor.hidden),
                            "layers": int(actor.layers)}, "scale": torch.tensor(float(actor.scale)),
-                **({"encoder_configs": [e.to_dict() for e in encoders.cfgs], "cameras": list(encoders.cameras)}
-                   if encoders is not None else {})},
+                **(encoders.spec() if encoders is not None else {})},
                os.path.join(tmp, "model.pt"))
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     files = (["residual.onnx", "model.pt", "test_vectors.json"] + (["critic.onnx"] if critic is not None else [])

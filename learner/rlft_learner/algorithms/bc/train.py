@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from ...options import allow, help_meta as _h
-from ...data import Dataset, Normalizer, frame_index, load_npz, make_windows, save_npz
+from ...data import Dataset, Episode, Normalizer, frame_index, load_npz, make_windows, save_npz
 from .diffusion import ModelConfig, NoisePredictionNet, add_noise, ddim_timesteps, squared_cosine_alphas_cumprod
 from ...vision import CameraEncoders, EncoderConfig, random_shift
 from ...export.package import PackageMeta, export_package
@@ -59,6 +59,9 @@ class Config(DoorConfig):
     encoder_features: int = field(default=64, metadata=_h("camera data: features per camera after the spatial softmax"))
     keypoints: int = field(default=32, metadata=_h("camera data: spatial-softmax keypoints per camera"))
     freeze_encoders: bool = field(default=False, metadata=_h("camera data: keep the camera encoders at their random initialisation and train only the denoiser (a random conv + spatial-softmax encoder already locates objects; see docs/results.md, bench:pixels)"))
+    aux_targets: str = field(default="", metadata=_h("camera data: comma-separated observation names (e.g. cube.x,cube.y,target.x,target.y) a position head on the camera features learns to predict, an auxiliary loss at training time only: the names are taken out of what the policy sees, the package never asks for them, and the head's estimates join the features the denoiser reads"))
+    aux_weight: float = field(default=1.0, metadata=_h("camera data: weight of the aux_targets loss (MSE on normalised targets) beside the diffusion loss"))
+    aux_hidden: int = field(default=128, metadata=_h("camera data: hidden width of the aux_targets position head"))
     noise_samples: int = field(default=1, metadata=_h("noise draws (and timesteps) per window and step: the denoiser sees batch_size x this many samples while the camera encoders run once per window (they cost ~30x the denoiser)"))
     seed: int = field(default=1, metadata=_h("random seed"))
     device: str = field(default="auto", metadata=_h("auto = cuda if available, else cpu"))
@@ -72,7 +75,7 @@ allow(Config, {  # options.allow: what each key accepts, checked wherever the va
     "warmup_steps": ">= 0", "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "history": ">= 1",
     "hidden": ">= 1", "blocks": ">= 1", "train_timesteps": "[2, 10000]", "ddim_steps": ">= 1",
     "obs_std_floor": "> 0", "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
-    "image_shift": "[0, 32]", "noise_samples": "[1, 64]", "encoder_channels": ">= 8", "encoder_features": ">= 1", "keypoints": ">= 1",
+    "image_shift": "[0, 32]", "aux_weight": ">= 0", "aux_hidden": ">= 1", "noise_samples": "[1, 64]", "encoder_channels": ">= 8", "encoder_features": ">= 1", "keypoints": ">= 1",
 })
 
 
@@ -103,6 +106,34 @@ class TrainedPolicy:
     encoders: CameraEncoders | None
     norm: Normalizer
     losses: list[float]
+    obs_names: list[str] = field(default_factory=list)  # what the policy sees (the data's, less any aux_targets)
+    aux_names: list[str] = field(default_factory=list)  # what the encoders' position head estimates (aux_targets)
+
+
+def split_aux(data: Dataset, spec: str) -> tuple[Dataset, list[np.ndarray], list[str]]:
+    """Takes the aux_targets columns named in `spec` out of every episode's obs: the policy's dataset without them,
+    the targets per episode ((T, k) float32 each) and their names. Raises naming the columns there are."""
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if not names:
+        return data, [], []
+    if len(set(names)) != len(names):
+        raise ValueError(f"aux_targets names a column twice: {spec}")
+    missing = [n for n in names if n not in data.obs_names]
+    if missing:
+        raise ValueError(f"aux_targets: the demos have no observation {', '.join(missing)} (they have {', '.join(data.obs_names)}); "
+                         f"send those columns with the demos (rlft train-bc --aux) or name others")
+    if not data.cameras:
+        raise ValueError("aux_targets trains a position head on the camera features: it needs demos with camera frames (--cameras)")
+    idx = [data.obs_names.index(n) for n in names]
+    keep = [i for i in range(len(data.obs_names)) if i not in idx]
+    if not keep:
+        raise ValueError("aux_targets would leave the policy no observation columns; keep at least the joints")
+    episodes = [Episode(obs=ep.obs[:, keep], action=ep.action, reward=ep.reward, success=ep.success, episode_id=ep.episode_id,
+                        seed=ep.seed, task=ep.task, intervention=ep.intervention, source=ep.source, images=ep.images)
+                for ep in data.episodes]
+    out = Dataset(episodes=episodes, obs_names=[data.obs_names[i] for i in keep], action_names=data.action_names, task=data.task,
+                  robot_id=data.robot_id, config_hash=data.config_hash)
+    return out, [ep.obs[:, idx].astype(np.float32) for ep in data.episodes], names
 
 
 def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: None) -> TrainedPolicy:
@@ -111,6 +142,7 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
     np.random.seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     device = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else ("cpu" if cfg.device == "auto" else cfg.device))
+    data, aux_eps, aux_names = split_aux(data, cfg.aux_targets)
     cameras = data.cameras
     batch_size = cfg.batch_size or (64 if cameras else 256)
 
@@ -130,8 +162,8 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
         frames = [torch.from_numpy(np.concatenate([ep.images[c] for ep in data.episodes])).to(device) for c in cameras]  # (N, H, W, 3)
         ecfgs = [EncoderConfig(height=f.shape[1], width=f.shape[2], channels=cfg.encoder_channels, keypoints=cfg.keypoints,
                                features=cfg.encoder_features) for f in frames]
-        encoders = CameraEncoders(cameras, ecfgs).to(device)
-        ema_enc = CameraEncoders(cameras, ecfgs).to(device)
+        encoders = CameraEncoders(cameras, ecfgs, aux_dim=len(aux_names), aux_hidden=cfg.aux_hidden).to(device)
+        ema_enc = CameraEncoders(cameras, ecfgs, aux_dim=len(aux_names), aux_hidden=cfg.aux_hidden).to(device)
         ema_enc.load_state_dict(encoders.state_dict())
         ema_enc.requires_grad_(False)
     mcfg = ModelConfig(obs_dim=obs_w.shape[2], action_dim=act_w.shape[2], history=cfg.history, horizon=cfg.horizon,
@@ -146,6 +178,13 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
     if encoders is not None and cfg.freeze_encoders:
         encoders.requires_grad_(False)
     params = list(net.parameters()) + (list(encoders.parameters()) if encoders is not None and not cfg.freeze_encoders else [])
+    if aux_names:  # the targets of the frame each window encodes (frame_index order = make_windows order), normalised
+        aux_raw = np.concatenate(aux_eps)  # (N, k)
+        aux_mean, aux_std = aux_raw.mean(0), np.maximum(aux_raw.std(0), cfg.obs_std_floor)
+        aux_all = torch.from_numpy((aux_raw - aux_mean) / aux_std).to(device)  # (N, k)
+        if cfg.freeze_encoders:  # the frozen convolutions stay random; the position head still learns
+            params += list(encoders.aux_head.parameters())
+            encoders.aux_head.requires_grad_(True)
     alphas_cumprod = torch.from_numpy(squared_cosine_alphas_cumprod(cfg.train_timesteps)).to(device)  # (T_train,)
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
@@ -157,29 +196,39 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
              sum(p.numel() for p in params))
 
     losses: list[float] = []
+    aux_losses: list[float] = []
     t0 = time.perf_counter()
     for step in range(cfg.steps):
         idx = torch.randint(0, n, (batch_size,), device=device, generator=gen)  # (B,)
         obs, x0 = obs_all[idx], act_all[idx]  # (B, history*obs_dim), (B, H, A)
         if encoders is not None:
             imgs = [random_shift(f[fidx[idx]], cfg.image_shift, gen) for f in frames]  # (B, 3, H, W) each
-            with torch.set_grad_enabled(not cfg.freeze_encoders):
-                feats = encoders(*imgs)  # (B, features)
+            with torch.set_grad_enabled(not cfg.freeze_encoders or bool(aux_names)):
+                feats = encoders(*imgs)  # (B, features [+ k position estimates])
             obs = torch.cat([obs, feats], dim=-1)  # (B, cond_dim)
+            if aux_names:
+                aux_loss = F.mse_loss(feats[:, -len(aux_names):], aux_all[fidx[idx]])
         if cfg.noise_samples > 1:  # the same (encoded) windows, several noise draws each
             obs, x0 = obs.repeat_interleave(cfg.noise_samples, 0), x0.repeat_interleave(cfg.noise_samples, 0)  # (B*K, ...)
         noise = torch.randn(x0.shape, device=device, generator=gen)  # (B*K, H, A)
         t = torch.randint(0, cfg.train_timesteps, (len(x0),), device=device, generator=gen)  # (B*K,)
         loss = F.mse_loss(net(obs, add_noise(x0, noise, t, alphas_cumprod), t), noise)  # epsilon objective (DDPM)
-        guard.step("diffusion", loss, opt, params, 1.0)
+        total = loss + cfg.aux_weight * aux_loss if aux_names else loss
+        guard.step("diffusion", total, opt, params, 1.0)
         sched.step()
         ema_update([(ema, net), (None if cfg.freeze_encoders else ema_enc, encoders)], step, cfg.ema_decay)
+        if cfg.freeze_encoders and aux_names:
+            ema_update([(ema_enc.aux_head, encoders.aux_head)], step, cfg.ema_decay)
         losses.append(loss.item())
+        if aux_names:
+            aux_losses.append(aux_loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
             window = finite_values(losses[-cfg.log_every:])
             emit({"step": step + 1, "total": cfg.steps, "losses/diffusion": float(np.mean(window)),
+                  **({"losses/aux": float(np.mean(finite_values(aux_losses[-cfg.log_every:])))} if aux_names else {}),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0), "charts/learning_rate": sched.get_last_lr()[0]})
-    return TrainedPolicy(net=ema.eval(), encoders=None if ema_enc is None else ema_enc.eval(), norm=norm, losses=losses)
+    return TrainedPolicy(net=ema.eval(), encoders=None if ema_enc is None else ema_enc.eval(), norm=norm, losses=losses,
+                         obs_names=list(data.obs_names), aux_names=aux_names)
 
 
 def run(cfg: Config) -> dict:
@@ -223,7 +272,7 @@ def run(cfg: Config) -> dict:
         trained = train(cfg, data, emit)
     net, norm, losses = trained.net, trained.norm, trained.losses
     package = os.path.join(cfg.out, "package")
-    meta = PackageMeta(task=data.task, obs_names=data.obs_names, action_names=data.action_names,
+    meta = PackageMeta(task=data.task, obs_names=trained.obs_names, action_names=data.action_names,
                        episodes=len(data.episodes), execute_steps=cfg.execute_steps, steps=cfg.ddim_steps,
                        train_timesteps=cfg.train_timesteps)
     export_package(net, squared_cosine_alphas_cumprod(cfg.train_timesteps), ddim_timesteps(cfg.train_timesteps, cfg.ddim_steps),

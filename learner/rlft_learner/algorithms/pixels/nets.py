@@ -16,7 +16,7 @@ import os
 import torch
 import torch.nn as nn
 
-from ...vision import CameraEncoders, EncoderConfig
+from ...vision import CameraEncoders
 
 
 def chw_to_float(image: torch.Tensor) -> torch.Tensor:
@@ -34,15 +34,14 @@ def load_base_encoders(package_dir: str) -> CameraEncoders:
     if "encoders_state_dict" not in ckpt:
         raise ValueError(f"{path} holds no camera encoders: the base package is state-only; train it with "
                          f"rlft train-bc --cameras <names> to learn from pixels")
-    cfgs = [EncoderConfig(**{k: int(v) for k, v in c.items()}) for c in ckpt["encoder_configs"]]
-    enc = CameraEncoders(list(ckpt["cameras"]), cfgs)
+    enc = CameraEncoders.from_spec(ckpt)
     enc.load_state_dict(ckpt["encoders_state_dict"])
     return enc.eval()
 
 
 def fresh_encoders(like: CameraEncoders) -> CameraEncoders:
     """A randomly initialised encoder per camera with the shapes of `like` (image_encoder: own)."""
-    return CameraEncoders(list(like.cameras), [EncoderConfig(**c.to_dict()) for c in like.cfgs])
+    return CameraEncoders.from_spec(like.spec())
 
 
 class PixelResidualExport(nn.Module):
