@@ -32,6 +32,11 @@ export interface StreamOptions {
    * reads them. Needs `cameras`.
    */
   aux?: readonly string[];
+  /**
+   * More episode dirs whose frames train only the position head (`aux`): noisy demos, the policy's own rollouts. Sent
+   * after the demos, successful or not, with source `aux_only`; the learner never imitates them.
+   */
+  auxData?: readonly string[];
   onEpisode?: (ep: EpisodeArrays, sent: boolean) => void;
 }
 
@@ -49,7 +54,10 @@ export function stateColumns(names: readonly string[], state: StreamOptions["sta
 
 /** Streams the episodes in `dir` (or in each of several dirs) to a learner at `endpoint`; returns how many were sent. */
 export async function streamEpisodes(dir: string | readonly string[], endpoint: string, opts: StreamOptions = {}): Promise<{ sent: number; skipped: number }> {
-  const files = (typeof dir === "string" ? [dir] : dir).flatMap((d) => episodeFiles(d));
+  const demoFiles = (typeof dir === "string" ? [dir] : dir).flatMap((d) => episodeFiles(d));
+  if (opts.auxData?.length && !opts.aux?.length) throw new Error("--aux-data gives frames for the position head: name its targets with --aux");
+  const auxFiles = new Set((opts.auxData ?? []).flatMap((d) => episodeFiles(d)));
+  const files = [...demoFiles, ...auxFiles];
   let client: DatasetClient | null = null;
   let sent = 0;
   let skipped = 0;
@@ -62,7 +70,8 @@ export async function streamEpisodes(dir: string | readonly string[], endpoint: 
       const obsNames = cols.map((i) => ep.obsNames[i]);
       const obs = ep.obs.map((row) => cols.map((i) => row[i]));
       const unfinished = ep.recovered || ep.outcome === "abort" || ep.outcome === "crashed";
-      const use = (ep.success || !!opts.includeFailures) && ep.obs.length > 0 && !(opts.skipUnfinished && unfinished);
+      const auxOnly = auxFiles.has(f);
+      const use = (ep.success || !!opts.includeFailures || auxOnly) && ep.obs.length > 0 && !(opts.skipUnfinished && unfinished);
       if (use) {
         client ??= await DatasetClient.connect(endpoint, {
           robotId: opts.robotId ?? "sim",
@@ -71,13 +80,13 @@ export async function streamEpisodes(dir: string | readonly string[], endpoint: 
           actionNames: ep.actionNames,
           task: ep.task,
         });
-        const extra = opts.withInterventions ? { intervention: ep.intervention, source: ep.source } : {};
+        const extra = opts.withInterventions ? { intervention: ep.intervention, source: ep.source } : auxOnly ? { source: "aux_only" } : {};
         await client.sendEpisode({ episodeId: ep.episode, seed: ep.seed, task: ep.task, success: ep.success, obs, action: ep.action, reward: ep.reward, ...extra, ...(ep.images ? { images: ep.images } : {}) });
         sent++;
       } else skipped++;
       opts.onEpisode?.(ep, use);
     }
-    if (!client) throw new Error(`none of the ${files.length} episodes in ${String(dir)} is usable (successful, non-empty); pass --include-failures to send failures too`);
+    if (!client) throw new Error(`none of the ${demoFiles.length} episodes in ${String(dir)} is usable (successful, non-empty); pass --include-failures to send failures too`);
     await client.end();
   } finally {
     client?.close();
@@ -108,6 +117,8 @@ export async function trainBc(opts: {
   state?: StreamOptions["state"];
   /** Training-only targets for the camera encoders (see StreamOptions.aux); needs `cameras`. */
   aux?: readonly string[];
+  /** Episode dirs whose frames train only the position head (see StreamOptions.auxData); needs `aux`. */
+  auxData?: readonly string[];
   /** Learner train-bc config on top of its defaults (e.g. `{ batch_size: 64, image_shift: 4 }`). */
   learner?: Readonly<Record<string, unknown>>;
   /** Names the progress lines (several trainings in one log). Default "train" / "upload". */
@@ -134,13 +145,13 @@ export async function trainBc(opts: {
     }
   });
   try {
-    const files = episodeFiles(opts.data);
+    const files = [opts.data, ...(opts.auxData ?? [])].flatMap((d) => episodeFiles(d));
     const upload = opts.quiet ? null : progress(opts.label ? `upload ${opts.label}` : "upload", files.length, { unit: "episodes" });
     let n = 0;
     // If the learner dies while we upload, report its own error rather than a handshake timeout.
     const learnerFailed = learner.done.then(() => new Promise<never>(() => undefined));
     await learner.ready;
-    const { sent } = await Promise.race([streamEpisodes(opts.data, endpoint, { includeFailures: opts.includeFailures, cameras: opts.cameras, state: opts.state, aux: opts.aux, onEpisode: () => upload?.update(++n) }), learnerFailed]);
+    const { sent } = await Promise.race([streamEpisodes(opts.data, endpoint, { includeFailures: opts.includeFailures, cameras: opts.cameras, state: opts.state, aux: opts.aux, auxData: opts.auxData, onEpisode: () => upload?.update(++n) }), learnerFailed]);
     upload?.stop();
     const done = await learner.done;
     (bar as ReturnType<typeof progress> | null)?.stop();

@@ -12,12 +12,14 @@
  * Usage: npm run bench:pixels [-- --tasks push_cube,pick_place] [-- --demos 100] [-- --quality 1]
  *        [-- --pixel-steps 3000] [-- --state-steps 10000] [-- --eval 200] [-- --eval-seed 1000]
  *        [-- --pixel-set key=value ...] [-- --obs pixels,state] [-- --cache DIR] [-- --fresh] [-- --parallel 3]
- *        [-- --name pixels] [-- --launch launch/sim_so101_wide.yaml] [-- --aux task|NAMES]
+ *        [-- --name pixels] [-- --launch launch/sim_so101_wide.yaml] [-- --aux task|NAMES] [-- --aux-data DIR,...]
  * --obs pixels leaves out the state BC reference (a run that varies only the pixel policy); --name NAME writes
  * NAME-<date>.* and NAME-latest.* instead of pixels-* (so such a run does not replace the main table). --launch: another
  * SO-101 launch file (other cameras); cached work is keyed by it, so give such a run its own --cache as well.
  * --aux: training-only targets for the pixel policy's camera encoders (`rlft train-bc --aux`): comma-separated names,
  * or `task` for every sim-only name of the task (cube.x, cube.y, target.x, ...); the policy still sees joints + cameras.
+ * --aux-data: episode dirs (noisy demos: `rlft collect --quality 0.3`; a policy's own rollouts: `rlft eval --record-to`)
+ * whose frames train only that position head (`rlft train-bc --aux-data`); give the same dirs for every task run.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -92,13 +94,16 @@ if (!/^[a-z0-9-]+$/.test(NAME)) throw new Error(`--name: lower-case letters, dig
 const steps = (obs: ObsKind) => (obs === "pixels" ? P.pixelSteps : P.stateSteps);
 const learnerSet = (obs: ObsKind) => (obs === "pixels" ? PIXEL_SET : {});
 const AUX = arg("--aux", "");
+const AUX_DATA = arg("--aux-data", "").split(",").filter(Boolean);
+for (const d of AUX_DATA) if (!existsSync(d)) throw new Error(`--aux-data ${d}: no such directory (record one with rlft collect --quality 0.3 or rlft eval --record-to)`);
+if (AUX_DATA.length && !AUX) throw new Error("--aux-data trains the position head: give --aux task (or names) too");
 const auxFor = (task: string, obs: ObsKind): string[] => (obs !== "pixels" || !AUX ? [] : AUX === "task" ? [...taskSpec("so101", task).privileged] : AUX.split(",").map((s) => s.trim()).filter(Boolean));
-const trainTag = (obs: ObsKind, task = "") => `${P.demos}-${P.quality}-${steps(obs)}-${JSON.stringify(learnerSet(obs))}${launchTag}${auxFor(task, obs).length ? `-aux:${auxFor(task, obs).join(",")}` : ""}`;
+const trainTag = (obs: ObsKind, task = "") => `${P.demos}-${P.quality}-${steps(obs)}-${JSON.stringify(learnerSet(obs))}${launchTag}${auxFor(task, obs).length ? `-aux:${auxFor(task, obs).join(",")}${AUX_DATA.length ? `+${AUX_DATA.join(",")}` : ""}` : ""}`;
 const trained: Record<string, TrainedBc> = {};
 await pool(kinds.flatMap((obs) => tasks.map((task) => async () => {
   trained[`${task}/${obs}`] = await cached(join(CACHE, task, `${obs}.json`), trainTag(obs, task), fresh, async () => {
     log(`${task}: training ${obs} BC, ${steps(obs)} steps`);
-    const r = await trainSo101Bc({ launch: LAUNCH, data: join(CACHE, task, "demos"), out: join(CACHE, task, obs), obs, steps: steps(obs), learner: learnerSet(obs), aux: auxFor(task, obs), label: `${task} ${obs}` });
+    const r = await trainSo101Bc({ launch: LAUNCH, data: join(CACHE, task, "demos"), out: join(CACHE, task, obs), obs, steps: steps(obs), learner: learnerSet(obs), aux: auxFor(task, obs), auxData: AUX_DATA, label: `${task} ${obs}` });
     log(`${task}: ${obs} BC trained in ${(r.seconds / 60).toFixed(1)} min, final loss ${r.finalLoss.toFixed(4)}`);
     return r;
   }, log);
@@ -118,7 +123,7 @@ const result: PixelsBench = {
   date: new Date().toISOString(),
   git: gitRevision(),
   command: `npm run bench:pixels -- ${process.argv.slice(2).join(" ")}`.trim(),
-  settings: { ...P, pixelSet: PIXEL_SET, ...(AUX ? { aux: AUX } : {}), launch: LAUNCH, cameras: Object.entries(cameraSizes(loadLaunch(LAUNCH))).map(([c, s]) => `${c} ${s.width}×${s.height}`).join(" + ") },
+  settings: { ...P, pixelSet: PIXEL_SET, ...(AUX ? { aux: AUX } : {}), ...(AUX_DATA.length ? { auxData: AUX_DATA.join(",") } : {}), launch: LAUNCH, cameras: Object.entries(cameraSizes(loadLaunch(LAUNCH))).map(([c, s]) => `${c} ${s.width}×${s.height}`).join(" + ") },
   minutes: (performance.now() - t0) / 60_000,
   tasks: tasks.map((task): PixelsTask => ({
     task,

@@ -71,4 +71,5 @@ test("--aux sends sim-only columns as training targets the package never asks fo
   await assert.rejects(trainBc({ data: out, out: run, quiet: true, state: "joints", aux: ["cube.x"] }), /--aux trains the camera encoders.*give --cameras too/);
   await assert.rejects(trainBc({ data: out, out: run, quiet: true, cameras: ["front"], state: ["q.gripper", "cube.x"], aux: ["cube.x"] }), /--aux cube\.x: this is also in --state/);
   await assert.rejects(trainBc({ data: out, out: run, quiet: true, includeFailures: true, cameras: ["front"], state: "joints", aux: ["cube.w"] }), /the observation has no "cube\.w"/);
+  await assert.rejects(trainBc({ data: out, out: run, quiet: true, cameras: ["front"], state: "joints", auxData: [out] }), /--aux-data gives frames for the position head: name its targets with --aux/);
 });

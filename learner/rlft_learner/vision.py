@@ -119,9 +119,11 @@ class CameraEncoders(nn.Module):
     `aux_dim` > 0 adds a position head (an MLP over all cameras' features) whose `aux_dim` outputs are appended to the
     features: training supervises them with quantities only the simulator knows (e.g. the cube's and the target's
     position, normalised), as an auxiliary loss, and the policy reads the estimates like any feature. At run time the
-    head sees only the images, so nothing privileged reaches the robot (docs/algorithms.md §6)."""
+    head sees only the images, so nothing privileged reaches the robot (docs/algorithms.md §6). `aux_only` outputs the
+    estimates alone (a perception bottleneck: the policy then reads joints + estimated positions, like a state policy)."""
 
-    def __init__(self, cameras: list[str], cfg: EncoderConfig | list[EncoderConfig], aux_dim: int = 0, aux_hidden: int = 128):
+    def __init__(self, cameras: list[str], cfg: EncoderConfig | list[EncoderConfig], aux_dim: int = 0, aux_hidden: int = 128,
+                 aux_only: bool = False):
         super().__init__()
         if not cameras:
             raise ValueError("CameraEncoders needs at least one camera")
@@ -130,7 +132,9 @@ class CameraEncoders(nn.Module):
         if len(self.cfgs) != len(self.cameras):
             raise ValueError(f"{len(self.cameras)} cameras need {len(self.cameras)} encoder configs; got {len(self.cfgs)}")
         self.encoders = nn.ModuleList([ConvEncoder(c) for c in self.cfgs])
-        self.aux_dim, self.aux_hidden = int(aux_dim), int(aux_hidden)
+        if aux_only and aux_dim <= 0:
+            raise ValueError("aux_only outputs the position head's estimates alone: it needs aux_dim > 0 (aux_targets)")
+        self.aux_dim, self.aux_hidden, self.aux_only = int(aux_dim), int(aux_hidden), bool(aux_only)
         feats = sum(c.features for c in self.cfgs)
         self.aux_head = (nn.Sequential(nn.Linear(feats, aux_hidden), nn.ReLU(), nn.Linear(aux_hidden, aux_dim))
                          if aux_dim > 0 else None)
@@ -142,20 +146,20 @@ class CameraEncoders(nn.Module):
 
     @property
     def out_dim(self) -> int:
-        return sum(c.features for c in self.cfgs) + self.aux_dim
+        return self.aux_dim if self.aux_only else sum(c.features for c in self.cfgs) + self.aux_dim
 
     def spec(self) -> dict:
         """What a checkpoint keeps to rebuild these encoders (with `from_spec`): cameras, configs, the aux head."""
         return {"cameras": list(self.cameras), "encoder_configs": [e.to_dict() for e in self.cfgs],
-                "encoder_aux": [self.aux_dim, self.aux_hidden]}
+                "encoder_aux": [self.aux_dim, self.aux_hidden, int(self.aux_only)]}
 
     @classmethod
     def from_spec(cls, ckpt: dict) -> "CameraEncoders":
         """Encoders shaped as `spec()` (or a checkpoint holding it) says, randomly initialised; older checkpoints
         without `encoder_aux` have no aux head."""
         cfgs = [EncoderConfig(**{k: int(v) for k, v in c.items()}) for c in ckpt["encoder_configs"]]
-        aux_dim, aux_hidden = (int(x) for x in ckpt.get("encoder_aux", (0, 128)))
-        return cls(list(ckpt["cameras"]), cfgs, aux_dim=aux_dim, aux_hidden=aux_hidden)
+        aux_dim, aux_hidden, aux_only = (*(int(x) for x in ckpt.get("encoder_aux", (0, 128))), 0, 0)[:3]
+        return cls(list(ckpt["cameras"]), cfgs, aux_dim=aux_dim, aux_hidden=aux_hidden, aux_only=bool(aux_only))
 
     def forward(self, *images: torch.Tensor) -> torch.Tensor:
         if len(images) != len(self.cameras):
@@ -163,4 +167,5 @@ class CameraEncoders(nn.Module):
         feats = torch.cat([enc(img) for enc, img in zip(self.encoders, images)], dim=-1)  # (B, n * features)
         if self.aux_head is None:
             return feats
-        return torch.cat([feats, self.aux_head(feats)], dim=-1)  # (B, n * features + aux_dim): estimates last
+        est = self.aux_head(feats)  # (B, aux_dim)
+        return est if self.aux_only else torch.cat([feats, est], dim=-1)  # (B, [n * features +] aux_dim): estimates last

@@ -187,7 +187,7 @@ def test_aux_targets_train_a_position_head_the_policy_reads_but_never_receives(t
     assert feat.shape[1] == 16 + 2 and np.abs(feat - np.array(vec["features"], np.float32)).max() <= 1e-4
     ckpt = torch.load(os.path.join(pkg, "model.pt"), weights_only=True)
     from rlft_learner.algorithms.pixels.nets import load_base_encoders
-    assert load_base_encoders(str(pkg)).out_dim == 18 and list(ckpt["encoder_aux"]) == [2, 128]
+    assert load_base_encoders(str(pkg)).out_dim == 18 and list(ckpt["encoder_aux"]) == [2, 128, 0]
 
 
 def test_aux_targets_refuse_what_they_cannot_train():
@@ -202,3 +202,32 @@ def test_aux_targets_refuse_what_they_cannot_train():
         ep.images = {}
     with pytest.raises(ValueError, match="needs demos with camera frames"):
         train(_small(steps=1, aux_targets="goal.x"), data)
+
+
+def test_aux_only_gives_the_denoiser_the_joints_and_the_estimates_alone():
+    data = _with_goal_columns(synthetic_pixel_dataset(episodes=4, steps=10, size=40, seed=8))
+    trained = train(_small(steps=3, aux_targets="goal.x,goal.y", aux_only=True), data)
+    assert trained.encoders.out_dim == 2 and trained.net.cfg.obs_dim == 2 + 2  # history 1: joints + estimates
+    again = CameraEncoders.from_spec(trained.encoders.spec())
+    assert again.aux_only and again.out_dim == 2
+    with pytest.raises(ValueError, match="aux_only.*needs aux_dim > 0"):
+        train(_small(steps=1, aux_only=True), data)
+
+
+def test_aux_only_episodes_train_the_position_head_and_are_never_imitated():
+    """Episodes whose source is aux_only (rlft train-bc --aux-data: noisy demos, the policy's own rollouts) add frames
+    to the position head's loss; the denoiser's windows and the normaliser come from the demonstrations alone."""
+    from rlft_learner.algorithms.bc.train import AUX_ONLY
+    data = _with_goal_columns(synthetic_pixel_dataset(episodes=4, steps=10, size=40, seed=9))
+    wild = _with_goal_columns(synthetic_pixel_dataset(episodes=3, steps=10, size=40, seed=10))
+    for ep in wild.episodes:
+        ep.source, ep.success = AUX_ONLY, False
+        ep.action = ep.action + 100.0  # would wreck the action normaliser if it were imitated
+    both = type(data)(episodes=data.episodes + wild.episodes, obs_names=data.obs_names, action_names=data.action_names, task=data.task)
+    trained = train(_small(steps=5, aux_targets="goal.x,goal.y"), both)
+    assert trained.norm.act_max.max() < 50  # the aux-only actions never reached the normaliser
+    with pytest.raises(ValueError, match="aux-only.*aux_targets is empty"):
+        train(_small(steps=1), both)
+    with pytest.raises(ValueError, match="every episode came as aux-only"):
+        train(_small(steps=1, aux_targets="goal.x"), type(data)(episodes=wild.episodes, obs_names=data.obs_names,
+                                                                 action_names=data.action_names, task=data.task))

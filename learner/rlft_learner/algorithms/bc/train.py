@@ -32,6 +32,9 @@ from ...transport.server import DoorConfig, ExperienceServer
 
 log = logging.getLogger("rlft_learner.train_bc")
 
+#: An episode's `source` that marks it as frames for the position head only (aux_targets), never imitated.
+AUX_ONLY = "aux_only"
+
 
 @dataclass
 class Config(DoorConfig):
@@ -61,6 +64,7 @@ class Config(DoorConfig):
     freeze_encoders: bool = field(default=False, metadata=_h("camera data: keep the camera encoders at their random initialisation and train only the denoiser (a random conv + spatial-softmax encoder already locates objects; see docs/results.md, bench:pixels)"))
     aux_targets: str = field(default="", metadata=_h("camera data: comma-separated observation names (e.g. cube.x,cube.y,target.x,target.y) a position head on the camera features learns to predict, an auxiliary loss at training time only: the names are taken out of what the policy sees, the package never asks for them, and the head's estimates join the features the denoiser reads"))
     aux_weight: float = field(default=1.0, metadata=_h("camera data: weight of the aux_targets loss (MSE on normalised targets) beside the diffusion loss"))
+    aux_only: bool = field(default=False, metadata=_h("camera data: the denoiser reads the joints and the position head's estimates only, not the other camera features (a perception bottleneck; needs aux_targets)"))
     aux_hidden: int = field(default=128, metadata=_h("camera data: hidden width of the aux_targets position head"))
     noise_samples: int = field(default=1, metadata=_h("noise draws (and timesteps) per window and step: the denoiser sees batch_size x this many samples while the camera encoders run once per window (they cost ~30x the denoiser)"))
     seed: int = field(default=1, metadata=_h("random seed"))
@@ -143,6 +147,21 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
     torch.set_num_threads(cfg.threads)
     device = torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else ("cpu" if cfg.device == "auto" else cfg.device))
     data, aux_eps, aux_names = split_aux(data, cfg.aux_targets)
+    # Episodes sent as aux-only (rlft train-bc --aux-data: noisy demos, the policy's own rollouts) train the position
+    # head on frames off the expert's path; the denoiser never imitates them.
+    extra = [ep for ep in data.episodes if ep.source == AUX_ONLY]
+    if extra and not aux_names:
+        raise ValueError(f"{len(extra)} episodes came as aux-only ({AUX_ONLY}: frames for the position head) but aux_targets "
+                         f"is empty; name the targets (rlft train-bc --aux ...) or leave out --aux-data")
+    extra_aux: list[np.ndarray] = []
+    if extra:
+        keep = [i for i, ep in enumerate(data.episodes) if ep.source != AUX_ONLY]
+        if not keep:
+            raise ValueError("every episode came as aux-only; the policy needs demonstrations to imitate (--data)")
+        extra_aux = [aux_eps[i] for i, ep in enumerate(data.episodes) if ep.source == AUX_ONLY]
+        aux_eps = [aux_eps[i] for i in keep]
+        data = Dataset(episodes=[data.episodes[i] for i in keep], obs_names=data.obs_names, action_names=data.action_names,
+                       task=data.task, robot_id=data.robot_id, config_hash=data.config_hash)
     cameras = data.cameras
     batch_size = cfg.batch_size or (64 if cameras else 256)
 
@@ -159,11 +178,14 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
         # The frames stay uint8, one copy per camera, gathered per batch by the window's frame index (the current
         # tick's frame: image history 1, state history `cfg.history`).
         fidx = torch.from_numpy(frame_index(data.episodes)).to(device)  # (N,)
-        frames = [torch.from_numpy(np.concatenate([ep.images[c] for ep in data.episodes])).to(device) for c in cameras]  # (N, H, W, 3)
+        # aux-only episodes' frames follow the demos' (indices n_demo_frames..), for the position head alone
+        frames = [torch.from_numpy(np.concatenate([ep.images[c] for ep in data.episodes + extra])).to(device) for c in cameras]  # (N', H, W, 3)
+        n_demo_frames = sum(len(ep.obs) for ep in data.episodes)
+        n_extra_frames = sum(len(ep.obs) for ep in extra)
         ecfgs = [EncoderConfig(height=f.shape[1], width=f.shape[2], channels=cfg.encoder_channels, keypoints=cfg.keypoints,
                                features=cfg.encoder_features) for f in frames]
-        encoders = CameraEncoders(cameras, ecfgs, aux_dim=len(aux_names), aux_hidden=cfg.aux_hidden).to(device)
-        ema_enc = CameraEncoders(cameras, ecfgs, aux_dim=len(aux_names), aux_hidden=cfg.aux_hidden).to(device)
+        encoders = CameraEncoders(cameras, ecfgs, aux_dim=len(aux_names), aux_hidden=cfg.aux_hidden, aux_only=cfg.aux_only).to(device)
+        ema_enc = CameraEncoders(cameras, ecfgs, aux_dim=len(aux_names), aux_hidden=cfg.aux_hidden, aux_only=cfg.aux_only).to(device)
         ema_enc.load_state_dict(encoders.state_dict())
         ema_enc.requires_grad_(False)
     mcfg = ModelConfig(obs_dim=obs_w.shape[2], action_dim=act_w.shape[2], history=cfg.history, horizon=cfg.horizon,
@@ -179,7 +201,9 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
         encoders.requires_grad_(False)
     params = list(net.parameters()) + (list(encoders.parameters()) if encoders is not None and not cfg.freeze_encoders else [])
     if aux_names:  # the targets of the frame each window encodes (frame_index order = make_windows order), normalised
-        aux_raw = np.concatenate(aux_eps)  # (N, k)
+        aux_raw = np.concatenate(aux_eps + extra_aux)  # (N', k): demos' frames, then aux-only episodes'
+        log.info("position head: %s on %d demo frames%s", ", ".join(aux_names), n_demo_frames,
+                 f" + {n_extra_frames} aux-only frames ({len(extra)} episodes)" if extra else "")
         aux_mean, aux_std = aux_raw.mean(0), np.maximum(aux_raw.std(0), cfg.obs_std_floor)
         aux_all = torch.from_numpy((aux_raw - aux_mean) / aux_std).to(device)  # (N, k)
         if cfg.freeze_encoders:  # the frozen convolutions stay random; the position head still learns
@@ -202,12 +226,17 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
         idx = torch.randint(0, n, (batch_size,), device=device, generator=gen)  # (B,)
         obs, x0 = obs_all[idx], act_all[idx]  # (B, history*obs_dim), (B, H, A)
         if encoders is not None:
-            imgs = [random_shift(f[fidx[idx]], cfg.image_shift, gen) for f in frames]  # (B, 3, H, W) each
+            fi = fidx[idx]  # (B,) the windows' frames
+            if extra:  # plus half a batch of aux-only frames, encoded in the same pass, for the position head's loss
+                fi = torch.cat([fi, torch.randint(n_demo_frames, n_demo_frames + n_extra_frames, (max(1, batch_size // 2),),
+                                                  device=device, generator=gen)])
+            imgs = [random_shift(f[fi], cfg.image_shift, gen) for f in frames]  # (B [+ B/2], 3, H, W) each
             with torch.set_grad_enabled(not cfg.freeze_encoders or bool(aux_names)):
-                feats = encoders(*imgs)  # (B, features [+ k position estimates])
+                feats_all = encoders(*imgs)  # (B [+ B/2], features [+ k position estimates])
+            feats = feats_all[:batch_size]
             obs = torch.cat([obs, feats], dim=-1)  # (B, cond_dim)
             if aux_names:
-                aux_loss = F.mse_loss(feats[:, -len(aux_names):], aux_all[fidx[idx]])
+                aux_loss = F.mse_loss(feats_all[:, -len(aux_names):], aux_all[fi])
         if cfg.noise_samples > 1:  # the same (encoded) windows, several noise draws each
             obs, x0 = obs.repeat_interleave(cfg.noise_samples, 0), x0.repeat_interleave(cfg.noise_samples, 0)  # (B*K, ...)
         noise = torch.randn(x0.shape, device=device, generator=gen)  # (B*K, H, A)
