@@ -446,7 +446,11 @@ def test_the_shipped_learner_presets_are_valid_configs():
     """learner/presets/<task>.yaml (rlft session --learner-config, bench:learning's settings) load with every key known."""
     import glob
     files = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "presets", "*.yaml")))
-    assert [os.path.basename(f) for f in files] == ["peg_insert.yaml", "push_cube.yaml"]
-    peg, push = (load_config(f) for f in files)
+    assert [os.path.basename(f) for f in files] == ["peg_insert.yaml", "push_cube.yaml", "so101_pick_place_pixels.yaml", "so101_push_cube_pixels.yaml"]
+    peg, push, *pixel = (load_config(f) for f in files)
     assert peg.actor_residual_penalty == 1 and peg.exploration_std == 0.02 and not peg.mirror_obs
     assert push.actor_residual_penalty == 0.1 and push.mirror_obs.split(",") == ["q.shoulder_pan", "ee.y", "cube.y", "target.y"]
+    # From pixels (bench:learning --robot so101 --obs pixels): none of the keys a pixel base refuses, for either algorithm.
+    for cfg in pixel:
+        assert cfg.image_encoder == "base" and cfg.actor_residual_penalty == 0.1
+        assert not (cfg.mirror_obs or cfg.mirror_action or cfg.her_goal or cfg.obs_features or cfg.chunk_critic)
