@@ -56,13 +56,15 @@ export interface TrainedBc {
 /**
  * Diffusion BC on the successful demos in `data`: `pixels` sees the joint positions and every camera of `launch`
  * (`--state joints --cameras front,wrist`), `state` the whole observation as recorded (privileged cube and target).
+ * `saveDataset`: also write the demos as the learner received them (.npz with the frames; an online learner's
+ * demo_dataset).
  */
-export async function trainSo101Bc(o: { launch: string; data: string; out: string; obs: ObsKind; steps: number; learner?: Record<string, unknown>; quiet?: boolean; label?: string; aux?: readonly string[]; auxData?: readonly string[] }): Promise<TrainedBc> {
+export async function trainSo101Bc(o: { launch: string; data: string; out: string; obs: ObsKind; steps: number; learner?: Record<string, unknown>; quiet?: boolean; label?: string; aux?: readonly string[]; auxData?: readonly string[]; saveDataset?: string }): Promise<TrainedBc> {
   rmSync(o.out, { recursive: true, force: true });
   const cameras = o.obs === "pixels" ? cameraNames(loadLaunch(o.launch)) : undefined;
   if (cameras && cameras.length === 0) throw new Error(`${o.launch}: --obs pixels needs cameras, and the file's camera: section has none (add them, as launch/sim_so101.yaml does)`);
   const t0 = performance.now();
-  const r = await trainBc({ data: o.data, out: o.out, steps: o.steps, quiet: o.quiet, learner: o.learner, label: o.label, ...(cameras ? { cameras, state: "joints" as const, ...(o.aux?.length ? { aux: o.aux, auxData: o.auxData } : {}) } : {}) });
+  const r = await trainBc({ data: o.data, out: o.out, steps: o.steps, quiet: o.quiet, learner: o.learner, label: o.label, saveDataset: o.saveDataset, ...(cameras ? { cameras, state: "joints" as const, ...(o.aux?.length ? { aux: o.aux, auxData: o.auxData } : {}) } : {}) });
   return { obs: o.obs, package: r.packageDir, steps: r.steps, episodes: r.episodes, finalLoss: r.finalLoss, seconds: (performance.now() - t0) / 1000, ...(r.done.cpu_seconds !== undefined ? { cpuSeconds: Number(r.done.cpu_seconds) } : {}), learner: o.learner ?? {}, ...(o.aux?.length && cameras ? { aux: o.aux } : {}) };
 }
 

@@ -11,12 +11,12 @@
  * Writes bench/results/learning-<date>.{json,md,png} and learning-latest.*; prints the markdown table.
  * Demos and BC are cached per task in bench/work/<task>/ (reruns skip collection and training).
  *
- * Usage: npm run bench:learning [-- --task push_cube|peg_insert] [-- --episodes 300] [-- --quick]
+ * Usage: npm run bench:learning [-- --task push_cube|peg_insert] [-- --episodes 300] [-- --quick] [-- --plan]
  *        [-- --methods residual,sac] [-- --res-set key=value ...] [-- --sac-set key=value ...] [-- --no-throughput]
  *        [-- --link [-- --soak-minutes 10] [-- --robots 4] [-- --hz 30]]  (the experience link with camera frames alone: bench/linkBench.ts)
  *        [-- --best-of 8] [-- --temperature 1] [-- --chunk-best-of 8] [-- --session-best-of 8 [-- --session-best-of-select critic]]
  * --temperature T samples the BC base at temperature T (actor.noise_scale) everywhere: sessions, curve, final
- * evaluation and the BC-alone row.
+ * evaluation and the BC-alone row. --plan prints what the flags resolve to (budgets, seeds, learner configs, files) and exits.
  * --best-of N (> 1) also evaluates BC and the final residual package with best-of-N base chunks (critic-ranked and
  * consensus) on the final held-out seeds (docs/algorithms.md §1 "beyond the recipe"); 1 skips it.
  * --chunk-best-of N (> 1): ours also trains the chunk-level critic (learner chunk_critic: true) and the robot runs
@@ -24,110 +24,53 @@
  * --session-best-of N (> 1) does the same with the ranking --session-best-of-select (critic: the residual package's
  * step critic, the default; chunk_critic: as --chunk-best-of), so ours is trained and evaluated steering the base
  * by its own critic (value-guided policy steering, V-GPS; docs/residual.md "What we learned").
+ *
+ * From pixels on the SO-101 (issue 27): npm run bench:learning -- --robot so101 --obs pixels [-- --task push_cube|pick_place]
+ *        [-- --aux task|none] [-- --quick]
+ * The same three rows on launch/sim_so101.yaml, where every policy sees the joint positions and the front and wrist
+ * cameras (84×84, a frame per tick): BC alone (pixel diffusion BC, app/pixelBc.ts trainSo101Bc, on 100 quality-1
+ * scripted demos, seeds 0..99, as bench:pixels), BC + residual TD3 over it (the base's frozen encoder, learner
+ * learner/presets/so101_<task>_pixels.yaml) and RLPD-SAC from pixels over a zero base (docs/algorithms.md §6); the
+ * sessions stream both cameras with every transition (launch learner.cameras). --aux task (default) trains BC's camera
+ * encoders with a position head on the task's sim-only names (cube, target; training only, the policy never reads
+ * them); --aux none leaves it out. Best-of-N and the link throughput are state-bench measurements and are off here.
+ * Cached under bench/work/so101-<task>-pixels/; writes bench/results/learning-so101-pixels-<date>.* and
+ * learning-so101-pixels-latest.* (the state bench's learning-latest.* stays as it is).
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, copyFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
-import { Stack } from "../launch/Stack.ts";
+import { Stack, cameraNames } from "../launch/Stack.ts";
 import { gitRevision } from "../launch/nodeFactory.ts";
 import { PolicyActor } from "../policies/actors/PolicyActor.ts";
 import type { EpisodeResult } from "../nodes/EpisodeManagerNode.ts";
 import { runEpisodes } from "../app/runEpisodes.ts";
 import { trainBc } from "../app/trainBc.ts";
-import { learnerOverrides, parseOverrides } from "../app/learnerOverrides.ts";
+import { collectDemos, trainSo101Bc } from "../app/pixelBc.ts";
 import { findPython, learnerEnv } from "../app/python.ts";
 import { runSession } from "../app/session.ts";
 import { percentile } from "../data/stats.ts";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
-import { noiseScaleProblem } from "../policies/gaussian.ts";
 import { measureThroughput } from "./learningThroughput.ts";
 import { runLinkBench } from "./linkBench.ts";
 import { renderLinkFrames } from "./linkFrames.ts";
 import { benchArgs, resultJson } from "./args.ts";
+import { learningSettings, type Task } from "./learningArgs.ts";
 import { markdown, rate, type Supervised, type CurvePoint, type LearningBench, type MethodResult, type SessionEpisodeRow, type TaskResult } from "./learningReport.ts";
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Arguments.
-const { flag, arg, args, num } = benchArgs();
+const { flag, num } = benchArgs();
 if (flag("--help") || flag("-h")) {
   console.log(readFileSync(new URL(import.meta.url), "utf8").split("*/")[0]);
   process.exit(0);
 }
-const quick = flag("--quick");
-const TASKS = ["push_cube", "peg_insert"] as const;
-type Task = (typeof TASKS)[number];
-const taskArg = arg("--task", "");
-if (taskArg && !TASKS.includes(taskArg as Task)) throw new Error(`--task: one of ${TASKS.join(", ")}; got ${taskArg}`);
-const tasks: Task[] = taskArg ? [taskArg as Task] : [...TASKS];
-const P = {
-  episodes: num("--episodes", quick ? 20 : 300),
-  evalEvery: num("--eval-every", quick ? 10 : 50),
-  evalSeeds: num("--eval-seeds", quick ? 10 : 50),
-  finalEval: num("--final-eval", quick ? 20 : 100),
-  evalSeed: num("--eval-seed", 1000),
-  sessionSeed: num("--session-seed", 2000),
-  demos: num("--demos", quick ? 20 : 50),
-  quality: num("--quality", 0.7),
-  bcSteps: num("--bc-steps", quick ? 500 : 20_000),
-  throughputN: num("--throughput-transitions", quick ? 5000 : 20_000),
-  bestOf: num("--best-of", 8),
-  temperature: num("--temperature", 1),
-  chunkBestOf: num("--chunk-best-of", 1),
-};
-/** Best-of-N base chunks for ours in its session and every evaluation of its packages (--session-best-of, --chunk-best-of). */
-const STEER = {
-  n: num("--session-best-of", P.chunkBestOf),
-  select: arg("--session-best-of-select", P.chunkBestOf > 1 ? "chunk_critic" : "critic") as "critic" | "chunk_critic",
-};
-if (!["critic", "chunk_critic"].includes(STEER.select)) throw new Error(`--session-best-of-select: critic or chunk_critic; got ${STEER.select}`);
-if (!(Number.isInteger(STEER.n) && STEER.n >= 1 && STEER.n <= 64)) throw new Error(`--session-best-of: an integer in [1, 64]; got ${STEER.n}`);
-const steerMode = STEER.n > 1;
-/** Steering by the chunk critic: ours also trains it (learner chunk_critic: true). */
-const chunkMode = steerMode && STEER.select === "chunk_critic";
-const badTemperature = noiseScaleProblem(P.temperature);
-if (badTemperature) throw new Error(`--temperature: the base's sampling temperature (actor.noise_scale): ${badTemperature}`);
-if (P.evalSeeds > P.finalEval) throw new Error("--eval-seeds must not exceed --final-eval (curve seeds are the first final-eval seeds)");
-const methods = arg("--methods", "residual,sac").split(",").filter(Boolean);
-for (const m of methods) if (m !== "residual" && m !== "sac") throw new Error(`--methods: residual and/or sac; got ${m}`);
-const LAUNCH = "launch/sim_push.yaml";
-const WORK = resolve(arg("--work", "bench/work"));
-const TARGET: Record<Task, number> = { push_cube: 0.95, peg_insert: 0.9 };
-
-// Both learners: same demos, same seed, same UTD (learner default 2), gamma 0.99 and n-step 3 (residual_td3 defaults);
-// every package kept so the curve can evaluate what was live at episode k.
-const COMMON: Record<string, unknown> = { keep_packages: 100_000, seed: 1, ...(quick ? { learning_starts: 200, critic_warmup_updates: 200, publish_every: 200 } : {}) };
-/** The user's learner overrides, parsed once: they win over everything below. */
-const RES_SET = parseOverrides(args("--res-set"), "--res-set");
-const SAC_SET = parseOverrides(args("--sac-set"), "--sac-set");
-/** Learner config per method; ours also gets TASK_RESIDUAL[task] and then RES_SET (runMethod). */
-const METHOD_CONFIG: Record<string, Record<string, unknown>> = {
-  residual: { ...COMMON, ...(chunkMode ? { chunk_critic: true } : {}) },
-  // HIL-SERL/RLPD: 2 LayerNorm critics 256x256, actor 256x256, lr 3e-4, auto-entropy (target -|A|/2), 50/50 batches.
-  sac: { ...COMMON, algorithm: "rlpd_sac", critic_hidden: 256, critic_layers: 2, actor_hidden: 256, actor_layers: 2, ...SAC_SET },
-};
-/**
- * Ours per task, under --res-set: the learner presets a user starts a session with (learner/presets/<task>.yaml, read
- * here so the bench measures exactly what ships). Both put a trust region around the base (actor_residual_penalty,
- * docs/residual.md): peg_insert's BC base already succeeds ~96% and plain TD3's bang-bang residual drops it to 0% within
- * 100 episodes, so it keeps w = 1, and it explores with exploration_std 0.02 (0.05 is ~7 mm at the tool per joint
- * against a 2 mm clearance: three runs at 0.02 kept BC's level on 500 held-out seeds, 96.2 / 94.0 / 96.4% against
- * 96.0%, where 0.05 gave 91.4% in the bench at 87caa21). push_cube's base misses a fifth of its episodes: w = 1 holds it
- * at BC's level (83%), plain TD3 dips to ~45% and ends at 88–93%, w = 0.1 learned without the dip. push_cube's scene is
- * mirror-symmetric in y, so ours also learns from every episode reflected (mirror_obs, learner/rlft_learner/buffers/mirror.py):
- * alone that leaves the one-sample success where it was, but it trains a critic that ranks the base's samples well
- * enough for critic best-of-16 to reach 95% in eleven runs of thirteen (docs/residual.md "What we learned").
- * `--res-set mirror_obs=` turns it off.
- */
-function preset(task: Task): Record<string, unknown> {
-  return learnerOverrides(fileURLToPath(new URL(`../learner/presets/${task}.yaml`, import.meta.url)));
+const { quick, robot, obs, pixels, tasks, P, AUX, auxFor, STEER, steerMode, chunkMode, methods, LAUNCH, TARGET, RES_SET, SAC_SET, METHOD_CONFIG, TASK_RESIDUAL, LABEL, STEER_BEST_OF, NAME, taskDir, plan } = learningSettings();
+if (flag("--plan")) {
+  console.log(JSON.stringify(plan(), null, 2));
+  process.exit(0);
 }
-const TASK_RESIDUAL: Record<Task, Record<string, unknown>> = { push_cube: preset("push_cube"), peg_insert: preset("peg_insert") };
-const LABEL: Record<string, string> = { residual: steerMode ? `BC + residual RL + ${chunkMode ? "chunk-critic" : "critic"} best-of-${STEER.n} (ours)` : "BC + residual RL (ours)", sac: "RLPD-SAC from scratch + demos" };
-/** Ours with --session-best-of / --chunk-best-of: best-of-N base chunks ranked by the package's (chunk) critic. */
-const STEER_BEST_OF = steerMode ? { best_of: STEER.n, best_of_select: STEER.select } : {};
-
 const t0 = performance.now();
 const log = (m: string) => console.log(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${m}`);
 if (flag("--link")) {
@@ -143,7 +86,8 @@ const readJson = <T>(f: string): T => JSON.parse(readFileSync(f, "utf8")) as T;
 function launchFor(task: Task): LaunchConfig {
   const cfg = loadLaunch(LAUNCH);
   cfg.task = task;
-  cfg.camera.enabled = false;
+  // From pixels every policy reads the cameras (BC, residual, SAC); the state bench renders none.
+  cfg.camera.enabled = pixels;
   cfg.actor.noise_scale = P.temperature;
   return cfg;
 }
@@ -154,12 +98,16 @@ async function demosAndBc(task: Task, dir: string) {
   const demosMeta = join(dir, "demos.json");
   const tag = `${P.demos}-${P.quality}`;
   if (!existsSync(demosMeta) || readJson<{ tag: string }>(demosMeta).tag !== tag) {
-    log(`${task}: collecting ${P.demos} scripted demonstrations (quality ${P.quality})`);
+    log(`${task}: collecting ${P.demos} scripted demonstrations (quality ${P.quality}, seeds 0..${P.demos - 1})${pixels ? " with the front and wrist cameras" : ""}`);
     rmSync(demos, { recursive: true, force: true });
     rmSync(join(dir, "bc"), { recursive: true, force: true });
-    const cfg = launchFor(task);
-    cfg.actor = { ...cfg.actor, kind: "expert", expert_quality: P.quality };
-    const { summary } = await runEpisodes(cfg, { count: P.demos, seed: 0, label: "collect", recordTo: demos, metadata: { source: "scripted_expert" } });
+    let summary: { episodes: number; successes: number };
+    if (pixels) summary = await collectDemos({ launch: LAUNCH, task, count: P.demos, seed: 0, quality: P.quality, out: demos });
+    else {
+      const cfg = launchFor(task);
+      cfg.actor = { ...cfg.actor, kind: "expert", expert_quality: P.quality };
+      summary = (await runEpisodes(cfg, { count: P.demos, seed: 0, label: "collect", recordTo: demos, metadata: { source: "scripted_expert" } })).summary;
+    }
     writeFileSync(demosMeta, JSON.stringify({ tag, episodes: summary.episodes, successes: summary.successes }, null, 2));
   } else log(`${task}: reusing demos in ${demos}`);
   const d = readJson<{ episodes: number; successes: number }>(demosMeta);
@@ -167,14 +115,22 @@ async function demosAndBc(task: Task, dir: string) {
   const bcDir = join(dir, "bc");
   const bcMeta = join(bcDir, "bc.json");
   const npz = join(bcDir, "demos.npz");
-  if (!existsSync(bcMeta) || readJson<{ steps: number }>(bcMeta).steps !== P.bcSteps || !existsSync(npz)) {
-    log(`${task}: training BC (${P.bcSteps} steps) on the successful demos; dataset → ${npz}`);
+  const aux = auxFor(task);
+  const stale = (m: { steps: number; aux?: string[] }) => m.steps !== P.bcSteps || (m.aux ?? []).join() !== aux.join();
+  if (!existsSync(bcMeta) || stale(readJson<{ steps: number; aux?: string[] }>(bcMeta)) || !existsSync(npz)) {
+    log(`${task}: training ${pixels ? `pixel BC (joints + ${cameraNames(launchFor(task)).join(" + ")}${aux.length ? `; aux targets ${aux.join(",")}, training only` : ""})` : "BC"} (${P.bcSteps} steps) on the successful demos; dataset → ${npz}`);
     rmSync(bcDir, { recursive: true, force: true });
-    const r = await trainBc({ data: demos, out: bcDir, steps: P.bcSteps, quiet: true, saveDataset: npz });
-    const done = { package: r.packageDir, final_loss: r.finalLoss, episodes: r.episodes, seconds: Number(r.done.seconds) };
-    writeFileSync(bcMeta, JSON.stringify({ package: String(done.package), steps: P.bcSteps, finalLoss: Number(done.final_loss), episodes: Number(done.episodes), seconds: Number(done.seconds) }, null, 2));
+    let done: { package: string; finalLoss: number; episodes: number; seconds: number };
+    if (pixels) {
+      const r = await trainSo101Bc({ launch: LAUNCH, data: demos, out: bcDir, obs: "pixels", steps: P.bcSteps, quiet: true, aux, saveDataset: npz, label: task });
+      done = { package: r.package, finalLoss: r.finalLoss, episodes: r.episodes, seconds: r.seconds };
+    } else {
+      const r = await trainBc({ data: demos, out: bcDir, steps: P.bcSteps, quiet: true, saveDataset: npz });
+      done = { package: String(r.packageDir), finalLoss: Number(r.finalLoss), episodes: Number(r.episodes), seconds: Number(r.done.seconds) };
+    }
+    writeFileSync(bcMeta, JSON.stringify({ ...done, steps: P.bcSteps, ...(aux.length ? { aux } : {}) }, null, 2));
   } else log(`${task}: reusing BC package in ${bcDir}`);
-  const bc = readJson<{ package: string; steps: number; finalLoss: number; episodes: number }>(bcMeta);
+  const bc = readJson<{ package: string; steps: number; finalLoss: number; episodes: number; seconds: number; aux?: string[] }>(bcMeta);
   return { demos: { episodes: d.episodes, successes: d.successes, used: bc.episodes, quality: P.quality, dataset: npz }, bc };
 }
 
@@ -244,6 +200,8 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
   cfg.actor = { ...cfg.actor, kind: "policy", package: bcPackage, ...(zero ? {} : STEER_BEST_OF) };
   cfg.operator.enabled = true;
   cfg.recorder.enabled = false;
+  // From pixels every transition carries both cameras' frames of obs and next_obs to the learner.
+  if (pixels) cfg.learner.cameras = cameraNames(cfg);
   const learnerConfig: Record<string, unknown> = { ...METHOD_CONFIG[method], ...(method === "residual" ? { ...TASK_RESIDUAL[task], ...RES_SET } : {}), demo_dataset: resolve(demoNpz) };
   log(`${task}/${method}: online session, ${P.episodes} episodes (seeds ${P.sessionSeed}..), learner ${JSON.stringify(learnerConfig)}`);
   const ts = performance.now();
@@ -335,7 +293,7 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
 
 async function runTask(task: Task, stamp: string): Promise<TaskResult> {
   const ts = performance.now();
-  const dir = join(WORK, task + (quick ? "-quick" : ""));
+  const dir = taskDir(task);
   const { demos, bc } = await demosAndBc(task, dir);
   const bcVersion = (await PolicyPackage.load(bc.package)).json.version;
   // BC's held-out results are cached next to its package (retraining BC removes them with it).
@@ -354,7 +312,7 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
   const bcSup = await cached("supervised", () => supervised(task, bc.package, undefined, false, P.finalEval));
   log(`${task}: BC alone with the scripted operator: ${(100 * bcSup.interventionRate).toFixed(1)}% of steps under operator control, ${bcSup.episodesWithIntervention}/${bcSup.n} episodes with a takeover`);
   const result: TaskResult = {
-    task, target: TARGET[task], demos, bc: { package: bc.package, steps: bc.steps, finalLoss: bc.finalLoss, final: { meanSteps: meanSteps(bcFinal), ...rate(successes(bcFinal), bcFinal.length) }, supervised: bcSup },
+    task, target: TARGET[task], demos, bc: { package: bc.package, steps: bc.steps, finalLoss: bc.finalLoss, ...(bc.aux ? { aux: bc.aux } : {}), trainSeconds: bc.seconds, final: { meanSteps: meanSteps(bcFinal), ...rate(successes(bcFinal), bcFinal.length) }, supervised: bcSup },
     methods: {}, seconds: 0,
   };
   if (P.bestOf > 1 && methods.includes("residual")) {
@@ -373,9 +331,14 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
 const date = new Date().toISOString();
 const stamp = date.replace(/[:.]/g, "-");
 const bench: LearningBench = {
-  date, git: gitRevision(), overrides: { residual: { ...(chunkMode ? { chunk_critic: true } : {}), ...(steerMode ? { session_best_of: STEER.n, session_best_of_select: STEER.select } : {}), ...RES_SET }, sac: SAC_SET }, temperature: P.temperature, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
+  date, git: gitRevision(), robot, obs, launch: LAUNCH, command: `npm run bench:learning -- ${process.argv.slice(2).join(" ")}`.trim(), overrides: { residual: { ...(chunkMode ? { chunk_critic: true } : {}), ...(steerMode ? { session_best_of: STEER.n, session_best_of_select: STEER.select } : {}), ...RES_SET }, sac: SAC_SET }, temperature: P.temperature, quick, episodes: P.episodes, evalEvery: P.evalEvery, evalSeeds: P.evalSeeds, finalEval: P.finalEval, evalSeed: P.evalSeed, sessionSeed: P.sessionSeed,
   tasks: [], throughput: null, throughputFrames: null, seconds: 0,
-  notes: [
+  notes: pixels ? [
+    `SO-101 from pixels (${LAUNCH}): every policy reads the six joint positions and the front and wrist cameras (84×84, a frame per tick); the sessions send both cameras' frames of obs and next_obs with every transition (launch learner.cameras). Cube and target positions are sim-only: the scripted expert, the scripted operator and the success check read them, no policy does${AUX === "task" ? " (BC's camera encoders are trained to estimate them, an auxiliary loss at training time only)" : ""}.`,
+    "Same demos (the pixel BC's training set, with their frames, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 (the robot waits for the learner's updates before each episode).",
+    "Ours (residual TD3 from pixels) reads [joints, the frozen BC encoder's features] (image_encoder base) with the learner defaults and learner/presets/so101_<task>_pixels.yaml (no mirror_obs: a mirrored episode would need mirrored frames). RLPD-SAC from pixels: the same encoder path, 2 LayerNorm critics 256x256, actor 256x256, lr 3e-4, auto-entropy, 50/50 demo/online batches, over a zero base (docs/algorithms.md §6).",
+    `Curve points evaluate the package that ran online episode k (session.jsonl) on the first ${P.evalSeeds} of the ${P.finalEval} final-evaluation seeds; evaluation runs without operator and without exploration noise. Demo seeds 0..${P.demos - 1}, held-out seeds ${P.evalSeed}.., session seeds ${P.sessionSeed}.. do not overlap.`,
+  ] : [
     "Same demos (the BC training set, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 as on a real 10 Hz robot.",
     "RLPD-SAC baseline (learner/rlft_learner/algorithms/rlpd_sac/agent.py): 2 LayerNorm critics 256x256, actor 256x256, Adam lr 3e-4, auto-entropy (target -|A|/2, initial alpha 1), 50/50 demo/online batches, UTD 2 and one actor update per env step like ours. gamma 0.99 and 3-step returns like ours for a like-for-like comparison (HIL-SERL uses gamma 0.97, RLPD 1-step).",
     "The SAC actor runs on the robot as a residual package with scale 1 over a zero base; the behaviour policy is its deterministic mean tanh(mu) plus Gaussian noise with the policy's own mean spread (clipped to [0.05, 0.3]), not SAC's own tanh-Gaussian sample. The learner publishes its untrained actor at start, so it explores from episode 0.",
@@ -384,7 +347,8 @@ const bench: LearningBench = {
   ],
 };
 for (const task of tasks) bench.tasks.push(await runTask(task, stamp));
-if (!flag("--no-throughput")) {
+// The experience link's throughput is a property of the link, measured by the state bench (with and without camera frames).
+if (!flag("--no-throughput") && !pixels) {
   log(`throughput: ${P.throughputN} transitions through the bridge vs raw ZeroMQ`);
   bench.throughput = await measureThroughput(bench.tasks[0].bc.package, P.throughputN);
   log(`throughput: the same with the SO-101's two 84x84 camera frames per transition (obs and next_obs)`);
@@ -394,8 +358,8 @@ bench.seconds = (performance.now() - t0) / 1000;
 
 mkdirSync("bench/results", { recursive: true });
 // Two runs started in the same millisecond (e.g. one per task, side by side) must not overwrite each other's report.
-let base = join("bench/results", `learning-${stamp}`);
-for (let k = 2; existsSync(`${base}.json`); k++) base = join("bench/results", `learning-${stamp}-${k}`);
+let base = join("bench/results", `${NAME}-${stamp}`);
+for (let k = 2; existsSync(`${base}.json`); k++) base = join("bench/results", `${NAME}-${stamp}-${k}`);
 const md = markdown(bench);
 writeFileSync(`${base}.json`, resultJson(bench));
 writeFileSync(`${base}.md`, md + "\n");
@@ -404,5 +368,5 @@ const plot = spawnSync(findPython(), ["bench/plot_learning.py", `${base}.json`, 
 if (plot.status === 0) console.log(`plot: ${base}.png`);
 else if (plot.status === 3) console.log(`no plot: matplotlib is missing from the learner's Python. Run node scripts/setup-python.mjs, then: .venv/bin/python bench/plot_learning.py ${base}.json ${base}.png`);
 else console.log(`plot failed:\n${plot.stderr}`);
-for (const ext of ["json", "md", "png"]) if (existsSync(`${base}.${ext}`)) copyFileSync(`${base}.${ext}`, `bench/results/learning-latest.${ext}`);
-console.log(`written: ${base}.{json,md${existsSync(`${base}.png`) ? ",png" : ""}} (+ bench/results/learning-latest.*)`);
+for (const ext of ["json", "md", "png"]) if (existsSync(`${base}.${ext}`)) copyFileSync(`${base}.${ext}`, `bench/results/${NAME}-latest.${ext}`);
+console.log(`written: ${base}.{json,md${existsSync(`${base}.png`) ? ",png" : ""}} (+ bench/results/${NAME}-latest.*)`);

@@ -78,7 +78,13 @@ export interface TaskResult {
   task: string;
   target: number;
   demos: { episodes: number; successes: number; used: number; quality: number; dataset: string };
-  bc: { package: string; steps: number; finalLoss: number; final: Rate & { meanSteps: number }; supervised?: Supervised; bestOfConsensus?: Rate & { samples: number } };
+  bc: {
+    package: string; steps: number; finalLoss: number; final: Rate & { meanSteps: number }; supervised?: Supervised; bestOfConsensus?: Rate & { samples: number };
+    /** Pixel BC: training-only targets of its camera encoders' position head (train-bc --aux), when any. */
+    aux?: string[];
+    /** Wall time of BC training (absent in older reports). */
+    trainSeconds?: number;
+  };
   methods: Record<string, MethodResult>;
   seconds: number;
 }
@@ -87,6 +93,12 @@ export interface LearningBench {
   date: string;
   /** `git describe`-style revision of the code that ran (gitRevision()). */
   git?: string;
+  /** The simulated robot and what its policies read (absent in reports before the pixel bench: rlft_arm5, state). */
+  robot?: string;
+  obs?: "state" | "pixels";
+  launch?: string;
+  /** The command line that ran. */
+  command?: string;
   /** Learner overrides for this run (--res-set / --sac-set). */
   overrides?: { residual: Record<string, unknown>; sac: Record<string, unknown> };
   /** Sampling temperature of the BC base (actor.noise_scale) in every session and evaluation (--temperature); 1 if absent. */
@@ -117,7 +129,9 @@ function interventionSlice(eps: SessionEpisodeRow[]): string {
 /** The whole report as markdown. */
 export function markdown(b: LearningBench): string {
   const out: string[] = [];
-  out.push(`# Learning benchmark ${b.date}${b.quick ? " (quick smoke run)" : ""}${b.git ? ` (git ${b.git})` : ""}`, "");
+  const pixels = b.obs === "pixels";
+  out.push(`# Learning benchmark${pixels ? ` from pixels (${b.robot ?? "so101"}: joints + cameras)` : ""} ${b.date}${b.quick ? " (quick smoke run)" : ""}${b.git ? ` (git ${b.git})` : ""}`, "");
+  if (b.command) out.push(`\`${b.command}\`${b.launch ? ` on ${b.launch}` : ""}.`, "");
   if (b.overrides && (Object.keys(b.overrides.residual).length || Object.keys(b.overrides.sac).length))
     out.push(`Learner overrides: residual ${JSON.stringify(b.overrides.residual)}, sac ${JSON.stringify(b.overrides.sac)}.`, "");
   if (b.temperature !== undefined && b.temperature !== 1) out.push(`Base sampling temperature ${b.temperature} (actor.noise_scale: the BC policy's initial DDIM noise × ${b.temperature}) in every session and evaluation, BC alone included.`, "");
@@ -126,7 +140,8 @@ export function markdown(b: LearningBench): string {
     `final: the package that ran the last online episode on ${b.finalEval} held-out seeds. Rates with Wilson 95% intervals.`, "");
   for (const t of b.tasks) {
     out.push(`## ${t.task}  (target ${pct(t.target)}; ${(t.seconds / 60).toFixed(1)} min)`, "");
-    out.push(`Demos: ${t.demos.used} successful of ${t.demos.episodes} scripted episodes (expert quality ${t.demos.quality}); BC ${t.bc.steps} steps, final loss ${t.bc.finalLoss.toFixed(4)}.`, "");
+    out.push(`Demos: ${t.demos.used} successful of ${t.demos.episodes} scripted episodes (expert quality ${t.demos.quality}); ${pixels ? "pixel " : ""}BC ${t.bc.steps} steps, final loss ${t.bc.finalLoss.toFixed(4)}` +
+      `${t.bc.aux?.length ? `, camera encoders also trained to estimate ${t.bc.aux.join(", ")} (training only; the policy reads joints and cameras)` : ""}${t.bc.trainSeconds ? `, ${(t.bc.trainSeconds / 60).toFixed(1)} min` : ""}.`, "");
     out.push("| method | final success (held-out) | episodes to target | interventions first→last 20% | online success | learner updates/s (median / overall) | transitions acked | packages |");
     out.push("|---|---|---|---|---|---|---|---|");
     out.push(`| BC base alone | ${ci(t.bc.final)} | - | - | - | - | - | - |`);

@@ -1,5 +1,7 @@
 """Plot of `npm run bench:learning`: per task, success rate vs online episodes (Wilson 95% bands) and the intervention
-rate over the session, for each learner, with BC alone as a reference line.
+rate over the session, for each learner, with BC alone as a reference line; beside the session's rate, the operator's
+share on the same held-out seeds before (BC alone, at 0) and after (each final package, at the budget) when the
+report has it.
 
     python3 bench/plot_learning.py bench/results/learning-latest.json out.png
 
@@ -44,6 +46,12 @@ def draw(plt, bench: dict):
                         fmt="s", color=c, capsize=3)
             ix, iy = rolling_intervention(m["session"]["episodes"], window)
             ax2.plot(ix, iy, color=c, label=m["label"])
+            if m.get("supervised"):
+                ax2.plot([bench["episodes"]], [100 * m["supervised"]["interventionRate"]], "D", color=c, ms=7,
+                         label=f"final, held-out seeds: {100 * m['supervised']['interventionRate']:.1f}%")
+        if t["bc"].get("supervised"):
+            ax2.plot([0], [100 * t["bc"]["supervised"]["interventionRate"]], "D", color="grey", ms=7,
+                     label=f"BC alone, held-out seeds: {100 * t['bc']['supervised']['interventionRate']:.1f}%")
         ax.set_title(f"{t['task']}: held-out success ({bench['evalSeeds']} seeds per point, final {bench['finalEval']})")
         ax.set_xlabel("online episodes")
         ax.set_ylabel("success rate (%)")
@@ -56,7 +64,8 @@ def draw(plt, bench: dict):
         ax2.set_ylim(-2, 102)
         ax2.grid(alpha=0.3)
         ax2.legend(fontsize=8)
-    fig.suptitle(f"rlft learning benchmark {bench['date']}" + (" (quick)" if bench.get("quick") else ""))
+    source = f"\nfrom pixels ({bench.get('robot', 'so101')}: joints + cameras)" if bench.get("obs") == "pixels" else ""
+    fig.suptitle(f"rlft learning benchmark {bench['date']}" + (" (quick)" if bench.get("quick") else "") + source)
     return fig
 
 

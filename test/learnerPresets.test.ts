@@ -15,6 +15,14 @@ test("the shipped presets load: the settings bench:learning runs ours with, per 
   assert.equal(push.mirror_obs, "q.shoulder_pan,ee.y,cube.y,target.y");
 });
 
+test("the SO-101 pixel presets set no state-only key (the learner refuses them over a pixel base)", () => {
+  for (const task of ["push_cube", "pick_place"]) {
+    const o: Record<string, unknown> = learnerOverrides(`learner/presets/so101_${task}_pixels.yaml`);
+    for (const k of ["mirror_obs", "mirror_action", "her_goal", "obs_features", "chunk_critic"]) assert.equal(o[k], undefined, `${task}: ${k}`);
+    assert.deepEqual(o, { actor_residual_penalty: 0.1, image_encoder: "base" }, task);
+  }
+});
+
 test("--learner-set goes on top of the file; values are typed; '=' may appear in a value; empty turns a key off", () => {
   const o = learnerOverrides("learner/presets/peg_insert.yaml", ["exploration_std=0.05", "chunk_critic=true", "run_name=a=b", "mirror_obs="]);
   assert.deepEqual(o, { actor_residual_penalty: 1, exploration_std: 0.05, chunk_critic: true, run_name: "a=b", mirror_obs: "" });

@@ -57,3 +57,16 @@ test("the best-of-N table gains a column ranked by both critics only when a pack
   assert.match(md2, /\| policy \| one sample \| best-of-N consensus \| best-of-N critic \|\n/);
   assert.doesNotMatch(md2, /critics/);
 });
+
+test("a report from pixels says so in its title and names BC's training-only aux targets; a state report does not", () => {
+  const pix = bench(true);
+  Object.assign(pix, { robot: "so101", obs: "pixels", launch: "launch/sim_so101.yaml", command: "npm run bench:learning -- --robot so101 --obs pixels" });
+  pix.tasks[0].bc.aux = ["cube.x", "cube.y"];
+  const md = markdown(pix);
+  assert.match(md, /^# Learning benchmark from pixels \(so101: joints \+ cameras\) /);
+  assert.match(md, /`npm run bench:learning -- --robot so101 --obs pixels` on launch\/sim_so101\.yaml\./);
+  assert.match(md, /pixel BC 20000 steps, final loss 0\.0600, camera encoders also trained to estimate cube\.x, cube\.y \(training only; the policy reads joints and cameras\)/);
+  const state = markdown(bench(true));
+  assert.match(state, /^# Learning benchmark 2026/);
+  assert.doesNotMatch(state, /pixel|training only/);
+});

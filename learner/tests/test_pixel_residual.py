@@ -22,13 +22,13 @@ from rlft_learner.export.package import export_residual_package
 SIZE = 32
 
 
-def make_pixel_base(tmp) -> tuple[str, str]:
-    """A tiny pixel BC package (one 32x32 camera "front", joints q.j0 q.j1) trained on demos with frames:
-    (package dir, the demos' .npz)."""
+def make_pixel_base(tmp, history: int = 1) -> tuple[str, str]:
+    """A tiny pixel BC package (one 32x32 camera "front", joints q.j0 q.j1, state `history`) trained on demos with
+    frames: (package dir, the demos' .npz)."""
     npz = tmp / "pix.npz"
     save_npz(str(npz), synthetic_pixel_dataset(episodes=3, steps=10, size=SIZE, seed=1))
     run(BcConfig(dataset=str(npz), out=str(tmp / "run"), steps=5, batch_size=8, hidden=16, blocks=1, warmup_steps=1,
-                 log_every=5, device="cpu", horizon=4, execute_steps=4, history=1, encoder_channels=8, keypoints=4, encoder_features=8,
+                 log_every=5, device="cpu", horizon=4, execute_steps=4, history=history, encoder_channels=8, keypoints=4, encoder_features=8,
                  image_shift=2, seed=0))
     return str(tmp / "run" / "package"), str(npz)
 
@@ -36,6 +36,28 @@ def make_pixel_base(tmp) -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> BasePackage:
     return BasePackage.load(make_pixel_base(tmp_path_factory.mktemp("pixbase"))[0])
+
+
+def test_demo_relabelling_reads_the_pixel_base_state_history(tmp_path):
+    """A pixel base with a state history of 2 (train-bc's default; its noise network reads one [state history, features]
+    step): serve's demo_dataset relabels each re-plan step with the base on the last two states and the step's frame,
+    as the robot's sampler does."""
+    from rlft_learner.algorithms.residual_td3.agent import demo_rows
+    from rlft_learner.buffers.her import load_base_sampler
+    from rlft_learner.data import load_npz
+
+    package, npz = make_pixel_base(tmp_path, history=2)
+    base = BasePackage.load(package)
+    rows = demo_rows(npz, base, noise_scale=0.0)
+    sampler, mcfg = load_base_sampler(package)
+    enc = load_base_encoders(package)
+    ep = load_npz(npz).episodes[0]
+    obs_n = base.norm_obs(ep.obs)
+    k = base.execute_steps
+    with torch.no_grad():  # the re-plan at step k: states k-1 and k, frame k, zero noise
+        cond = torch.cat([torch.from_numpy(obs_n[[k - 1, k]].reshape(1, -1).astype(np.float32)), enc(torch.from_numpy(ep.images["front"][k:k + 1]))], -1)
+        want = sampler(cond, torch.zeros(1, mcfg.horizon, mcfg.action_dim)).numpy()[0, :k]
+    np.testing.assert_allclose(rows["base_action"][k:2 * k], np.clip(want, -1, 1), atol=1e-5)
 
 
 def _cfg(**kw) -> ServeConfig:

@@ -201,6 +201,19 @@ def test_demos_fill_the_offline_buffer_with_relabelled_base_actions(tmp_path):
     with T.no_grad():
         mirrored = sampler(T.from_numpy(rm["obs"][[20, 20]].reshape(1, -1)), T.zeros(1, 16, 2)).numpy()[0]
     np.testing.assert_allclose(rm["base_action"][20:20 + execute], mirrored[:execute], atol=1e-6)
+    # Columns the base does not read (train-bc --aux targets saved with the demos) are left out by name; a column the
+    # base reads and the demos lack is refused, naming it.
+    import dataclasses
+    wide = dataclasses.replace(data, obs_names=["o0", "cube.x", "o1", "o2", "o3"],
+                               episodes=[dataclasses.replace(e, obs=np.insert(e.obs, 1, 7.0, axis=1)) for e in data.episodes])
+    save_npz(str(tmp_path / "wide.npz"), wide)
+    rw = demo_rows(str(tmp_path / "wide.npz"), base, noise_scale=0.0)
+    np.testing.assert_allclose(rw["obs"], r0["obs"])
+    np.testing.assert_allclose(rw["base_action"], r0["base_action"])
+    narrow = dataclasses.replace(data, obs_names=["o0", "o1", "o2"], episodes=[dataclasses.replace(e, obs=e.obs[:, :3]) for e in data.episodes])
+    save_npz(str(tmp_path / "narrow.npz"), narrow)
+    with pytest.raises(ValueError, match="lacks the base's observation o3"):
+        demo_rows(str(tmp_path / "narrow.npz"), base)
 
 
 def test_clipped_intervention_actions_stay_inside_the_residual_box():
@@ -433,7 +446,11 @@ def test_the_shipped_learner_presets_are_valid_configs():
     """learner/presets/<task>.yaml (rlft session --learner-config, bench:learning's settings) load with every key known."""
     import glob
     files = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "presets", "*.yaml")))
-    assert [os.path.basename(f) for f in files] == ["peg_insert.yaml", "push_cube.yaml"]
-    peg, push = (load_config(f) for f in files)
+    assert [os.path.basename(f) for f in files] == ["peg_insert.yaml", "push_cube.yaml", "so101_pick_place_pixels.yaml", "so101_push_cube_pixels.yaml"]
+    peg, push, *pixel = (load_config(f) for f in files)
     assert peg.actor_residual_penalty == 1 and peg.exploration_std == 0.02 and not peg.mirror_obs
     assert push.actor_residual_penalty == 0.1 and push.mirror_obs.split(",") == ["q.shoulder_pan", "ee.y", "cube.y", "target.y"]
+    # From pixels (bench:learning --robot so101 --obs pixels): none of the keys a pixel base refuses, for either algorithm.
+    for cfg in pixel:
+        assert cfg.image_encoder == "base" and cfg.actor_residual_penalty == 0.1
+        assert not (cfg.mirror_obs or cfg.mirror_action or cfg.her_goal or cfg.obs_features or cfg.chunk_critic)

@@ -63,12 +63,23 @@ def demo_rows_from(path: str, base, copies: Callable[[object], Iterable[tuple[np
     """Offline rows (demos: intervention 1, robot -1) from a train-bc .npz recorded for the base package's task.
     `copies(episode)` yields the episode's stored copies as (normalised obs (T, obs_dim), normalised action (T, A),
     base action (T, A)). Success ends an episode (terminated); other episode ends are truncations. Over a base that
-    sees cameras every row also carries its step's frame (`image.<cam>`) and the next step's (`next_image.<cam>`)."""
+    sees cameras every row also carries its step's frame (`image.<cam>`) and the next step's (`next_image.<cam>`).
+    Observation columns the base does not read are left out, by name: train-bc --save-dataset keeps the demos as
+    received, so a pixel base trained with aux_targets (sim-only cube and target positions as training targets of its
+    camera encoders, never its input) has them in its .npz; the learner must not see them either."""
+    from dataclasses import replace
+
     from ..data import load_npz
 
     data = load_npz(path)
-    if data.obs_names != base.obs_names or data.action_names != base.action_names:
-        raise ValueError(f"{path}: obs/action names differ from the base package's; record demos for the same task")
+    missing = [n for n in base.obs_names if n not in data.obs_names]
+    if missing or data.action_names != base.action_names:
+        why = f"it lacks the base's observation {', '.join(missing)}" if missing else f"its actions are {data.action_names}, the base's {base.action_names}"
+        raise ValueError(f"{path}: obs/action names differ from the base package's ({why}); record demos for the same task")
+    if data.obs_names != base.obs_names:
+        keep = [data.obs_names.index(n) for n in base.obs_names]
+        data.episodes = [replace(ep, obs=ep.obs[:, keep]) for ep in data.episodes]
+        data.obs_names = list(base.obs_names)
     cams = base.cameras
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "next_obs", "base_action", "action", "next_base_action",
                                                          "reward", "terminated", "truncated")}

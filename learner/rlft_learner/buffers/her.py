@@ -55,6 +55,14 @@ def base_actions(sampler, mcfg, obs_n: np.ndarray, execute: int, noise_scale: fl
     PixelSampler: [state history, camera features])."""
     g, t_len, obs_dim = obs_n.shape
     history, horizon, act_dim = mcfg.history, mcfg.horizon, mcfg.action_dim
+    if encoders is not None:
+        # A pixel model's noise network reads one "step" [state history, features] (bc/train.py: its ModelConfig has
+        # history 1): the state history is what that width holds besides the features (train-bc's --history, 2 by default).
+        state_in = mcfg.obs_dim - encoders.out_dim
+        if state_in <= 0 or state_in % obs_dim:
+            raise ValueError(f"the base's noise network reads {mcfg.obs_dim} inputs, its encoders give {encoders.out_dim} features: "
+                             f"that leaves no whole history of {obs_dim} observations; the package's model.pt and encoders disagree")
+        history = state_in // obs_dim
     starts = np.arange(0, t_len, execute)  # (C,)
     hist = np.clip(starts[:, None] + np.arange(-history + 1, 1)[None, :], 0, t_len - 1)  # (C, history)
     cond = torch.from_numpy(np.ascontiguousarray(obs_n[:, hist].reshape(g * len(starts), history * obs_dim), np.float32))

@@ -283,8 +283,10 @@ def run(cfg: Config) -> dict:
         raise ValueError("the dataset has no episodes; record demos first")
     if cfg.save_dataset:
         os.makedirs(os.path.dirname(os.path.abspath(cfg.save_dataset)), exist_ok=True)
-        save_npz(cfg.save_dataset, data)
-        log.info("wrote %d episodes to %s", len(data.episodes), cfg.save_dataset)
+        demos = Dataset(episodes=[ep for ep in data.episodes if ep.source != AUX_ONLY], obs_names=data.obs_names,
+                        action_names=data.action_names, task=data.task, robot_id=data.robot_id, config_hash=data.config_hash)
+        save_npz(cfg.save_dataset, demos)  # the demonstrations; aux-only episodes were never demos
+        log.info("wrote %d episodes to %s", len(demos.episodes), cfg.save_dataset)
     os.makedirs(cfg.out, exist_ok=True)
     metrics = open(os.path.join(cfg.out, "metrics.jsonl"), "w")
 
