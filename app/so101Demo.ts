@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatRate, type EpisodeSummary } from "./runEpisodes.ts";
 import type { LaunchConfig } from "../launch/LaunchConfig.ts";
+import { taskSpec } from "../sim/tasks.ts";
 import { collectDemos, evalSo101Bc, trainSo101Bc, type ObsKind, type TrainedBc } from "./pixelBc.ts";
 
 const ROBOTS = ["rlft_arm5", "so101"];
@@ -70,10 +71,13 @@ export async function runSo101Demo(o: So101DemoOptions): Promise<So101DemoResult
   const tCollect = since(t0);
   log(`      expert success ${formatRate(collect)} (${tCollect.toFixed(0)} s)`);
 
-  const sees = o.obs === "pixels" ? "joint positions + front and wrist cameras" : "the privileged simulator state (cube, target)";
+  // From pixels, a position head on the camera features learns the sim-only positions at training time (train-bc --aux;
+  // docs/algorithms.md §6): 3x the success of the denoising loss alone (docs/results.md, bench:pixels).
+  const aux = o.obs === "pixels" ? [...taskSpec("so101", o.task).privileged] : [];
+  const sees = o.obs === "pixels" ? `joint positions + front and wrist cameras (position head trained on ${aux.join(", ")}; training only)` : "the privileged simulator state (cube, target)";
   log(`\n[2/3] training a diffusion policy on ${sees}, ${o.steps} steps`);
   const t1 = performance.now();
-  const train = await trainSo101Bc({ launch: o.launch, data: join(out, "demos"), out: join(out, "bc"), obs: o.obs, steps: o.steps, learner: o.learner });
+  const train = await trainSo101Bc({ launch: o.launch, data: join(out, "demos"), out: join(out, "bc"), obs: o.obs, steps: o.steps, learner: o.learner, aux });
   const tTrain = since(t1);
   log(`      final loss ${train.finalLoss.toFixed(4)} on ${train.episodes} episodes (${tTrain.toFixed(0)} s); package ${train.package}`);
 
