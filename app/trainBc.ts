@@ -52,8 +52,11 @@ export function stateColumns(names: readonly string[], state: StreamOptions["sta
   });
 }
 
-/** Streams the episodes in `dir` (or in each of several dirs) to a learner at `endpoint`; returns how many were sent. */
-export async function streamEpisodes(dir: string | readonly string[], endpoint: string, opts: StreamOptions = {}): Promise<{ sent: number; skipped: number }> {
+/**
+ * Streams the episodes in `dir` (or in each of several dirs) to a learner at `endpoint`; returns how many demos were
+ * sent and skipped, and how many aux-only episodes (`auxData`) went with them.
+ */
+export async function streamEpisodes(dir: string | readonly string[], endpoint: string, opts: StreamOptions = {}): Promise<{ sent: number; skipped: number; auxSent: number }> {
   const demoFiles = (typeof dir === "string" ? [dir] : dir).flatMap((d) => episodeFiles(d));
   if (opts.auxData?.length && !opts.aux?.length) throw new Error("--aux-data gives frames for the position head: name its targets with --aux");
   const auxFiles = new Set((opts.auxData ?? []).flatMap((d) => episodeFiles(d)));
@@ -61,6 +64,7 @@ export async function streamEpisodes(dir: string | readonly string[], endpoint: 
   let client: DatasetClient | null = null;
   let sent = 0;
   let skipped = 0;
+  let auxSent = 0;
   try {
     for (const f of files) {
       const ep = await readEpisodeArrays(f, { cameras: opts.cameras });
@@ -82,7 +86,8 @@ export async function streamEpisodes(dir: string | readonly string[], endpoint: 
         });
         const extra = opts.withInterventions ? { intervention: ep.intervention, source: ep.source } : auxOnly ? { source: "aux_only" } : {};
         await client.sendEpisode({ episodeId: ep.episode, seed: ep.seed, task: ep.task, success: ep.success, obs, action: ep.action, reward: ep.reward, ...extra, ...(ep.images ? { images: ep.images } : {}) });
-        sent++;
+        if (auxOnly) auxSent++;
+        else sent++;
       } else skipped++;
       opts.onEpisode?.(ep, use);
     }
@@ -91,7 +96,7 @@ export async function streamEpisodes(dir: string | readonly string[], endpoint: 
   } finally {
     client?.close();
   }
-  return { sent, skipped };
+  return { sent, skipped, auxSent };
 }
 
 /** Result of a BC training run. */

@@ -302,9 +302,10 @@ def run(cfg: Config) -> dict:
     with metrics:
         trained = train(cfg, data, emit)
     net, norm, losses = trained.net, trained.norm, trained.losses
+    n_demos = sum(ep.source != AUX_ONLY for ep in data.episodes)  # the episodes imitated (aux-only ones trained the head)
     package = os.path.join(cfg.out, "package")
     meta = PackageMeta(task=data.task, obs_names=trained.obs_names, action_names=data.action_names,
-                       episodes=len(data.episodes), execute_steps=cfg.execute_steps, steps=cfg.ddim_steps,
+                       episodes=n_demos, execute_steps=cfg.execute_steps, steps=cfg.ddim_steps,
                        train_timesteps=cfg.train_timesteps)
     export_package(net, squared_cosine_alphas_cumprod(cfg.train_timesteps), ddim_timesteps(cfg.train_timesteps, cfg.ddim_steps),
                    norm, meta, package, seed=cfg.seed, encoders=trained.encoders)
@@ -312,7 +313,7 @@ def run(cfg: Config) -> dict:
         json.dump(asdict(cfg), f, indent=2)
     final = float(np.mean(finite_values(losses[-cfg.log_every:])))
     done = {"event": "done", "package": os.path.abspath(package), "final_loss": final, "steps": cfg.steps,
-            "episodes": len(data.episodes), "seconds": round(time.perf_counter() - started, 2),
+            "episodes": n_demos, "seconds": round(time.perf_counter() - started, 2),
             "cpu_seconds": round(time.process_time(), 2)}  # this process's CPU time: the cost on an idle machine
     if cfg.json_progress:
         say(done)
