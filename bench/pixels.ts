@@ -129,7 +129,7 @@ const result: PixelsBench = {
     task,
     target: TARGET[task],
     demos: demos[task],
-    pixels: { train: trained[`${task}/pixels`], eval: evals[`${task}/pixels`] },
+    ...(kinds.includes("pixels") ? { pixels: { train: trained[`${task}/pixels`], eval: evals[`${task}/pixels`] } } : {}),
     ...(kinds.includes("state") ? { state: { train: trained[`${task}/state`], eval: evals[`${task}/state`] } } : {}),
   })),
 };

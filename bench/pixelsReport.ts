@@ -14,7 +14,8 @@ export interface PixelsTask {
   /** Pixel BC success the issue asks for on this task. */
   target: number;
   demos: EpisodeSummary;
-  pixels: PixelsPolicy;
+  /** Absent when the run left the pixel policy out (--obs state: a reference run). */
+  pixels?: PixelsPolicy;
   /** Absent when the run left the reference out (--obs pixels). */
   state?: PixelsPolicy;
 }
@@ -45,12 +46,13 @@ export function pixelsMarkdown(r: PixelsBench): string {
     "|---|---|---|---|---|---|---|---|",
   ];
   for (const t of r.tasks) {
-    const met = t.pixels.eval.rate >= t.target ? "met" : "**not met**";
+    const px = t.pixels;
+    const met = !px ? "-" : px.eval.rate >= t.target ? "met" : "**not met**";
     const st = t.state;
-    lines.push(`| ${t.task} (${pct(t.target)}) | ${t.demos.successes}/${t.demos.episodes} | ${rate(t.pixels.eval)} | ${st ? rate(st.eval) : "-"} | ${met} | ${trainCell(t.pixels.train)} | ${st ? trainCell(st.train) : "-"} | ${speed(t.pixels.eval)} / ${st ? speed(st.eval) : "-"} real time |`);
+    lines.push(`| ${t.task} (${pct(t.target)}) | ${t.demos.successes}/${t.demos.episodes} | ${px ? rate(px.eval) : "-"} | ${st ? rate(st.eval) : "-"} | ${met} | ${px ? trainCell(px.train) : "-"} | ${st ? trainCell(st.train) : "-"} | ${px ? speed(px.eval) : "-"} / ${st ? speed(st.eval) : "-"} real time |`);
   }
   lines.push("", "Training time is the learner's wall time (upload, training, export) with the other trainings of the run (--parallel) and other jobs sharing the 2 cores; CPU is the learner's own CPU time, about its wall time on an idle core (1 torch thread).");
   const outcomes = (s: EpisodeSummary) => Object.entries(s.outcomes).map(([k, v]) => `${k} ${v}`).join(", ");
-  for (const t of r.tasks) lines.push(`- ${t.task} outcomes: pixels ${outcomes(t.pixels.eval)}${t.state ? `; state ${outcomes(t.state.eval)}` : ""}`);
+  for (const t of r.tasks) lines.push(`- ${t.task} outcomes: ${[t.pixels && `pixels ${outcomes(t.pixels.eval)}`, t.state && `state ${outcomes(t.state.eval)}`].filter(Boolean).join("; ")}`);
   return `${lines.join("\n")}\n`;
 }

@@ -27,7 +27,7 @@ def draw(plt, data: dict):
     ax.set_xticks(range(len(tasks)), [t["task"] for t in tasks])
     ax.set_ylabel("held-out success (%)")
     ax.set_ylim(0, 100)
-    ax.set_title(f"SO-101 BC from pixels vs privileged state (n = {tasks[0]['pixels']['eval']['episodes']} each)")
+    ax.set_title(f"SO-101 BC from pixels vs privileged state (n = {next(tasks[0][k] for k in ('pixels', 'state') if k in tasks[0])['eval']['episodes']} each)")
     ax.legend(fontsize=8, loc="upper right")
     return fig
 
