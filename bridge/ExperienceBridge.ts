@@ -137,6 +137,10 @@ export class ExperienceBridge {
   #ackedHigh: number;
   /** Each camera's frame size, from its first frame: a batch keeps one size per camera. */
   #frameSizes = new Map<string, string>();
+  /** The spool's pointer update for the last ack (not awaited by the sender), the highest seq asked, and its failure. */
+  #acking: Promise<void> = Promise.resolve();
+  #ackAsked = -1;
+  #ackError: Error | undefined;
 
   private constructor(spool: DiskSpool, o: Resolved) {
     this.spool = spool;
@@ -226,6 +230,7 @@ export class ExperienceBridge {
         }
       });
     }
+    await this.#acking; // the counters of the last ack
     return true;
   }
 
@@ -239,6 +244,7 @@ export class ExperienceBridge {
     this.#linkDown("closed", false);
     this.#wakeUp();
     await this.#loop;
+    await this.#acking;
     await this.spool.close();
   }
 
@@ -279,6 +285,11 @@ export class ExperienceBridge {
   async #run(): Promise<void> {
     while (!this.#closed) {
       try {
+        if (this.#ackError !== undefined) {
+          const e = this.#ackError;
+          this.#ackError = undefined;
+          throw e;
+        }
         if (!this.#stats.linkUp) {
           await this.#connect();
           continue;
@@ -329,6 +340,10 @@ export class ExperienceBridge {
    * docs/protocol.md § Disk spool. The next record sent holds `learnerAcked + 1`.
    */
   async #reconcile(learnerAcked: number, learnerDurable: number, from: string): Promise<void> {
+    // An ack at or past every seq asked so far needs no rewind nor renumbering; anything else sees the spool's pointers
+    // only after the last pointer update ran.
+    const usual = from === "ack" && learnerAcked >= this.#ackAsked;
+    if (!usual) await this.#acking;
     const spool = this.spool;
     if (learnerAcked < spool.durableSeq || learnerAcked >= spool.nextSeq) {
       // The learner lost seqs its checkpoint held (restart without its store), or knows seqs this spool never made (the
@@ -348,9 +363,17 @@ export class ExperienceBridge {
       this.#o.logger.warn(`ExperienceBridge: the learner (${from}) holds seq ≤ ${learnerAcked} but had acked ≤ ${spool.ackedSeq} (it resumed from its checkpoint); resending those ${n} transitions from the spool`);
       await spool.rewind(learnerAcked);
       this.#stats.rewound += n;
+    } else if (usual && learnerAcked < spool.nextSeq) {
+      // The usual ack: the next batch goes out at once; the spool persists the pointers on its queue (which may be
+      // writing appends), and a failure there takes the link down on the sender's next turn.
+      this.#cursor = learnerAcked;
+      this.#ackAsked = learnerAcked;
+      this.#acking = this.#ack(learnerAcked, learnerDurable).catch((e: Error) => void (this.#ackError = e));
+      return;
     }
     await this.#ack(learnerAcked, learnerDurable);
     this.#cursor = learnerAcked;
+    this.#ackAsked = spool.ackedSeq;
   }
 
   async #ack(ackedSeq: number, durableSeq: number): Promise<void> {
