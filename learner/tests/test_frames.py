@@ -95,6 +95,46 @@ def test_a_next_frame_that_differs_is_kept_as_its_own_copy():
     assert (out["next_image.front"][0] == 255).all()
 
 
+def test_frames_are_compressed_off_the_add_path_and_sample_the_same_while_pending():
+    import threading
+
+    from rlft_learner.buffers import frames as frames_mod
+
+    gate = threading.Event()
+    compress = frames_mod.zlib.compress
+
+    class SlowZlib:  # the worker's zlib waits for the gate: every own frame is still raw when sampled
+        @staticmethod
+        def compress(data, level):
+            if threading.current_thread() is not threading.main_thread():
+                gate.wait(10)
+            return compress(data, level)
+
+        decompress = staticmethod(frames_mod.zlib.decompress)
+
+    buf = ReplayBuffer(16, 3, 2, frame_codec="zlib6")
+    frames_mod.zlib = SlowZlib
+    try:
+        for ep in range(3):  # the ring wraps: rows overwritten while their frames wait for the worker
+            buf.add(rows_for(0, ep, range(0, 7), 7 * ep, last_done=True))
+        f = buf.frames
+        assert f._own_raw["front"].any() and f._pending > 0
+        idx = buf.sample_idx(100, np.random.default_rng(3))
+        check_sample(buf, buf.nstep(idx, 3, 0.9), idx)
+        gate.set()
+        stats = f.stats(len(buf))  # waits for the worker
+    finally:
+        frames_mod.zlib = __import__("zlib")
+    assert f._pending == 0 and not any(r.any() for r in f._own_raw.values())
+    assert stats["frame_bytes"] < len(buf) * 2 * H * W * 3 / 2  # the own frames are compressed now
+    check_sample(buf, buf.nstep(idx, 3, 0.9), idx)
+    again = ReplayBuffer(16, 3, 2, frame_codec="zlib6")
+    again.load_state(buf.state())
+    a, b = buf.nstep(idx, 3, 0.9), again.nstep(idx, 3, 0.9)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
 def test_ring_overwrite_keeps_links_valid():
     buf = ReplayBuffer(16, 3, 2, frame_codec="zlib1")
     seq = 0
