@@ -11,7 +11,7 @@
  * §"Status Packet" error byte: bit 7 Alert (hardware error, see Hardware Error Status), bits 0–6 error number.
  */
 import type { DecodeResult } from "../servo/PacketChannel.ts";
-import type { ServoPacket, ServoProtocol, ServoStatus } from "../servo/ServoProtocol.ts";
+import { setBits, type ServoPacket, type ServoProtocol, type ServoStatus } from "../servo/ServoProtocol.ts";
 
 const INSTRUCTION = { PING: 0x01, READ: 0x02, WRITE: 0x03, REG_WRITE: 0x04, ACTION: 0x05, REBOOT: 0x08, STATUS: 0x55, SYNC_READ: 0x82, SYNC_WRITE: 0x83 } as const;
 const BROADCAST = 0xfe;
@@ -28,7 +28,7 @@ const ERROR_NUMBERS: Record<number, string> = {
 };
 
 /** Hardware Error Status (70) bits of the X series (e-Manual "Shutdown(63)" table; bits 1, 6 and 7 are unused there). */
-export const HARDWARE_ERRORS: [number, string][] = [
+const HARDWARE_ERRORS: [number, string][] = [
   [0, "Input Voltage Error (supply outside the voltage limits)"],
   [2, "Overheating Error (internal temperature above Temperature Limit)"],
   [3, "Motor Encoder Error"],
@@ -38,9 +38,8 @@ export const HARDWARE_ERRORS: [number, string][] = [
 
 /** Names of the bits set in a Hardware Error Status value. */
 export function hardwareErrorText(status: number): string {
-  const names = HARDWARE_ERRORS.filter(([bit]) => status & (1 << bit)).map(([bit, t]) => `${t} [bit ${bit}]`);
-  // A bit the X-series table leaves unused is still reported, not dropped.
-  for (const bit of [1, 6, 7]) if (status & (1 << bit)) names.push(`undocumented hardware error [bit ${bit}]`);
+  const { named, unnamed } = setBits(status, HARDWARE_ERRORS);
+  const names = [...named.map(([bit, t]) => `${t} [bit ${bit}]`), ...unnamed.map((bit) => `undocumented hardware error [bit ${bit}]`)];
   return names.join(", ") || `Hardware Error Status ${status}`;
 }
 

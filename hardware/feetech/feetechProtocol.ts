@@ -10,7 +10,7 @@
  * SYNC WRITE (0x83): ID 0xFE, params [addr, len, id1, d1..., id2, d2...]; no reply.
  */
 import type { DecodeResult } from "../servo/PacketChannel.ts";
-import type { ServoPacket, ServoProtocol, ServoStatus } from "../servo/ServoProtocol.ts";
+import { setBits, type ServoPacket, type ServoProtocol, type ServoStatus } from "../servo/ServoProtocol.ts";
 
 const INSTRUCTION = { PING: 0x01, READ: 0x02, WRITE: 0x03, REG_WRITE: 0x04, ACTION: 0x05, SYNC_READ: 0x82, SYNC_WRITE: 0x83 } as const;
 const BROADCAST = 0xfe;
@@ -21,13 +21,13 @@ const BROADCAST = 0xfe;
  * bits except 4 (its getRxPacketError has no angle bit). Bits 6 and 7 are not defined; a servo that sets one is
  * still named ("undocumented status bit N") rather than passing as healthy.
  */
-export const FEETECH_STATUS_BITS: [number, string][] = [
-  [0x01, "input voltage out of range"],
-  [0x02, "angle sensor error (magnetic encoder)"],
-  [0x04, "overheating"],
-  [0x08, "overcurrent"],
-  [0x10, "angle error (position beyond the angle limits)"],
-  [0x20, "overload"],
+const STATUS_BITS: [number, string][] = [
+  [0, "input voltage out of range"],
+  [1, "angle sensor error (magnetic encoder)"],
+  [2, "overheating"],
+  [3, "overcurrent"],
+  [4, "angle error (position beyond the angle limits)"],
+  [5, "overload"],
 ];
 
 /** ~(sum of bytes) & 0xFF over ID..last parameter. */
@@ -94,8 +94,7 @@ export const feetechProtocol: ServoProtocol = {
   },
   pingModel: () => null,
   errorText: (error) => {
-    const named = FEETECH_STATUS_BITS.filter(([bit]) => error & bit).map(([, t]) => t);
-    for (const bit of [6, 7]) if (error & (1 << bit)) named.push(`undocumented status bit ${bit}`);
-    return named.join(", ");
+    const { named, unnamed } = setBits(error, STATUS_BITS);
+    return [...named.map(([, t]) => t), ...unnamed.map((bit) => `undocumented status bit ${bit}`)].join(", ");
   },
 };

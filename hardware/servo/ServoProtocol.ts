@@ -45,3 +45,13 @@ export interface ServoProtocol {
   /** Instruction codes, for the simulator. */
   readonly INSTRUCTION: Readonly<Record<"PING" | "READ" | "WRITE" | "SYNC_READ" | "SYNC_WRITE", number>>;
 }
+
+/**
+ * The bits set in a status or error byte: those `table` names (bit index, name), in the table's order, and the
+ * others (bits the vendor's manual leaves undefined, which a servo that sets one still gets reported for).
+ */
+export function setBits(value: number, table: readonly (readonly [bit: number, name: string])[]): { named: (readonly [number, string])[]; unnamed: number[] } {
+  const named = table.filter(([bit]) => value & (1 << bit));
+  const unnamed = [0, 1, 2, 3, 4, 5, 6, 7].filter((bit) => value & (1 << bit) && !table.some(([b]) => b === bit));
+  return { named, unnamed };
+}

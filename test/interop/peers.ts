@@ -11,9 +11,13 @@ import { REPO_ROOT, findPython, learnerEnv } from "../../app/python.ts";
 
 const PEERS_DIR = join(REPO_ROOT, "test", "interop", "peers");
 
+/** The versions of `name` that learner/peers-aside.txt pins (`name==version` lines). */
+const ASIDE = readFileSync(join(REPO_ROOT, "learner", "peers-aside.txt"), "utf8");
+const pinned = (name: string): string[] => [...ASIDE.matchAll(new RegExp(`^${name}==(\\S+)`, "gm"))].map((m) => m[1]);
+
 /** The LeRobot releases learner/peers-aside.txt installs: the newest reads/writes v3.0, the 0.x ≤ 0.3 one writes v2.1. */
 export const LEROBOT = (() => {
-  const versions = [...readFileSync(join(REPO_ROOT, "learner", "peers-aside.txt"), "utf8").matchAll(/^lerobot==(\S+)/gm)].map((m) => m[1]);
+  const versions = pinned("lerobot");
   const v21 = versions.find((v) => /^0\.[0-3]\./.test(v));
   const v30 = versions.find((v) => v !== v21);
   if (!v21 || !v30) throw new Error("learner/peers-aside.txt must list a LeRobot release for v3.0 and one (≤ 0.3) for v2.1");
@@ -22,9 +26,9 @@ export const LEROBOT = (() => {
 
 /** The `datasets` release LeRobot's v2.1 reader (0.3) needs (learner/peers-aside.txt), put in front of the project's. */
 export const DATASETS_FOR_V21 = (() => {
-  const m = /^datasets==(\S+)/m.exec(readFileSync(join(REPO_ROOT, "learner", "peers-aside.txt"), "utf8"));
-  if (!m) throw new Error("learner/peers-aside.txt must pin the datasets release LeRobot ≤ 0.3 reads v2.1 with");
-  return m[1];
+  const [version] = pinned("datasets");
+  if (!version) throw new Error("learner/peers-aside.txt must pin the datasets release LeRobot ≤ 0.3 reads v2.1 with");
+  return version;
 })();
 
 /** The folder a peer-aside package was installed into, or throws naming the fix. */
