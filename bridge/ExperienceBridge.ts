@@ -15,6 +15,7 @@ import { DiskSpool, type SpoolRecord } from "./DiskSpool.ts";
 import { encodeGetPolicy, encodeHeartbeat, encodeHello, encodeTransitions, transitionProblem, toAck, toHeartbeatReply, toPolicy, toWelcome, type HeartbeatReply, type HelloFields, type PolicyMessage, type Welcome } from "./messages.ts";
 import type { Transition } from "../contracts/Transition.ts";
 import { curveClientOptions, type CurveClientKeys } from "./CurveCertificate.ts";
+import { FrameCompressor, type FrameEncoding } from "./frameCodec.ts";
 
 /** Options of {@link ExperienceBridge.open}. */
 export interface ExperienceBridgeOptions extends HelloFields {
@@ -46,6 +47,11 @@ export interface ExperienceBridgeOptions extends HelloFields {
    * none, and a transition with frames is refused, so a camera-less session's bytes stay as they were.
    */
   cameras?: readonly string[];
+  /**
+   * How camera frames travel (docs/protocol.md § Camera frames): `zlib` (default) deflates each frame once at push()
+   * on the thread pool (bridge/frameCodec.ts) and spools and sends the streams; `raw` sends the rgb8 bytes.
+   */
+  frameEncoding?: FrameEncoding;
   logger?: { warn(msg: string): void; info(msg: string): void };
 }
 
@@ -86,7 +92,7 @@ export interface ExperienceStats {
 }
 
 type Logger = NonNullable<ExperienceBridgeOptions["logger"]>;
-type Resolved = Required<Omit<ExperienceBridgeOptions, "logger" | "basePolicyVersion" | "curve" | "cameras">> & { cameras: readonly string[] } & { basePolicyVersion: string | null; logger: Logger; curve?: CurveClientKeys };
+type Resolved = Required<Omit<ExperienceBridgeOptions, "logger" | "basePolicyVersion" | "curve" | "cameras" | "frameEncoding">> & { cameras: readonly string[]; frameEncoding: FrameEncoding } & { basePolicyVersion: string | null; logger: Logger; curve?: CurveClientKeys };
 
 interface Pending {
   what: string;
@@ -141,6 +147,11 @@ export class ExperienceBridge {
   #acking: Promise<void> = Promise.resolve();
   #ackAsked = -1;
   #ackError: Error | undefined;
+  /** With zlib frames: each frame's deflate job (started at push), this batch's by frame, and the encode chain. */
+  #compressor = new FrameCompressor();
+  #batchStreams = new Map<Uint8Array, Promise<Buffer>>();
+  #encodeChain: Promise<unknown> = Promise.resolve();
+  #encoding = 0;
 
   private constructor(spool: DiskSpool, o: Resolved) {
     this.spool = spool;
@@ -151,7 +162,8 @@ export class ExperienceBridge {
 
   /** Opens the spool (replaying what a previous run left unacked) and starts the sender; does not wait for the learner. */
   static async open(options: ExperienceBridgeOptions): Promise<ExperienceBridge> {
-    const o: Resolved = { batchSize: 32, flushIntervalMs: 500, deadlineMs: 5000, heartbeatSec: 2, reconnectDelayMs: 1000, durable: true, spoolCapBytes: 1 << 30, logger: console, ...options, cameras: options.cameras ?? [] };
+    const o: Resolved = { batchSize: 32, flushIntervalMs: 500, deadlineMs: 5000, heartbeatSec: 2, reconnectDelayMs: 1000, durable: true, spoolCapBytes: 1 << 30, logger: console, ...options, cameras: options.cameras ?? [], frameEncoding: options.frameEncoding ?? "zlib" };
+    if (o.frameEncoding !== "raw" && o.frameEncoding !== "zlib") throw new Error(`frameEncoding ${JSON.stringify(o.frameEncoding)}: expected "raw" or "zlib" (learner.frame_encoding)`);
     if (!/^[A-Za-z0-9_.-]+$/.test(o.robotId)) throw new Error(`robotId ${JSON.stringify(o.robotId)} must be a plain name (letters, digits, _ . -): it names the spool directory`);
     const spool = await DiskSpool.open(join(o.spoolDir, o.robotId), { durable: o.durable, logger: o.logger });
     if (spool.pendingRecords > 0) o.logger.info(`ExperienceBridge: spool ${spool.dir} holds ${spool.pendingRecords} unacked batches (seq ${spool.ackedSeq + 1}..${spool.lastSeq}); they are sent first`);
@@ -171,6 +183,11 @@ export class ExperienceBridge {
     }
     this.#batch.push(t);
     this.#stats.pushed++;
+    if (this.#o.frameEncoding === "zlib" && t.images !== undefined) {
+      for (const frames of [t.images, t.nextImages]) {
+        for (const f of Object.values(frames ?? {})) if (!this.#batchStreams.has(f.rgb)) this.#batchStreams.set(f.rgb, this.#compressor.compress(f.rgb));
+      }
+    }
     if (this.#batch.length >= this.#o.batchSize) this.#spoolBatch();
     return true;
   }
@@ -257,29 +274,59 @@ export class ExperienceBridge {
     if (this.#batch.length === 0 || this.#closed) return;
     const batch = this.#batch;
     this.#batch = [];
-    let frames: Buffer[];
-    try {
-      // seq and first_seq are stamped when the record is sent (renumbering may change first_seq).
-      frames = encodeTransitions(0, this.#o.robotId, 0, batch);
-    } catch (e) {
-      this.#stats.rejected += batch.length;
-      this.#o.logger.warn(`ExperienceBridge: dropped a batch of ${batch.length} transitions that does not encode: ${(e as Error).message}`);
+    const streams = this.#batchStreams;
+    this.#batchStreams = new Map();
+    // seq and first_seq are stamped when the record is sent (renumbering may change first_seq).
+    const encode = (zlib?: (rgb: Uint8Array) => Uint8Array): Buffer[] | undefined => {
+      try {
+        return encodeTransitions(0, this.#o.robotId, 0, batch, zlib ? { zlib } : {});
+      } catch (e) {
+        this.#stats.rejected += batch.length;
+        this.#o.logger.warn(`ExperienceBridge: dropped a batch of ${batch.length} transitions that does not encode: ${(e as Error).message}`);
+        return undefined;
+      }
+    };
+    if (streams.size === 0 && this.#encoding === 0) {
+      const frames = encode();
+      if (frames !== undefined) this.#append(frames, batch.length);
       return;
     }
+    // Frames being deflated: the batch is encoded once its streams are done, after the batches before it (spool order).
+    this.#encoding++;
+    const job = this.#encodeChain.then(async () => {
+      const done = new Map<Uint8Array, Buffer>();
+      try {
+        for (const [rgb, stream] of streams) done.set(rgb, await stream);
+      } catch (e) {
+        this.#stats.rejected += batch.length;
+        this.#o.logger.warn(`ExperienceBridge: dropped a batch of ${batch.length} transitions whose frames did not compress: ${(e as Error).message}`);
+        return;
+      }
+      const frames = encode(streams.size > 0 ? (rgb) => done.get(rgb)! : undefined);
+      if (frames !== undefined) await this.#append(frames, batch.length);
+    }).finally(() => this.#encoding--);
+    this.#encodeChain = job;
+    this.#spoolWrites.add(job);
+    void job.finally(() => this.#spoolWrites.delete(job));
+  }
+
+  /** Appends one encoded batch to the spool unless that would pass the cap; resolves once it is written (or refused). */
+  #append(frames: Buffer[], count: number): Promise<unknown> {
     const bytes = frames.reduce((a, f) => a + f.byteLength, 64);
-    this.#bytesPerTransition = Math.max(this.#bytesPerTransition, bytes / batch.length);
+    this.#bytesPerTransition = Math.max(this.#bytesPerTransition, bytes / count);
     if (this.spool.bytes + this.#pendingBytes + bytes > this.#o.spoolCapBytes) {
-      this.#stats.overflowed += batch.length;
-      this.#o.logger.warn(`ExperienceBridge: spool ${this.spool.dir} is at its cap (${(this.spool.bytes / 1e6).toFixed(1)} of ${(this.#o.spoolCapBytes / 1e6).toFixed(1)} MB): dropped ${batch.length} transitions — pause episodes before the cap (spoolRoom()), or raise learner.spool_cap_mb`);
-      return;
+      this.#stats.overflowed += count;
+      this.#o.logger.warn(`ExperienceBridge: spool ${this.spool.dir} is at its cap (${(this.spool.bytes / 1e6).toFixed(1)} of ${(this.#o.spoolCapBytes / 1e6).toFixed(1)} MB): dropped ${count} transitions — pause episodes before the cap (spoolRoom()), or raise learner.spool_cap_mb`);
+      return Promise.resolve();
     }
     this.#pendingBytes += bytes;
-    const write = this.spool.append(frames, batch.length).then(
-      () => void (this.#stats.spooled += batch.length),
-      (e: Error) => this.#o.logger.warn(`ExperienceBridge: cannot spool ${batch.length} transitions to ${this.spool.dir}: ${e.message}`),
+    const write = this.spool.append(frames, count).then(
+      () => void (this.#stats.spooled += count),
+      (e: Error) => this.#o.logger.warn(`ExperienceBridge: cannot spool ${count} transitions to ${this.spool.dir}: ${e.message}`),
     ).finally(() => (this.#pendingBytes -= bytes));
     this.#spoolWrites.add(write);
     void write.finally(() => this.#spoolWrites.delete(write));
+    return write;
   }
 
   async #run(): Promise<void> {
@@ -321,6 +368,11 @@ export class ExperienceBridge {
       if (this.#closed) return;
       const curveHint = o.curve !== undefined && e instanceof LinkError && e.code === "timeout" ? " (CURVE: the handshake fails silently when the learner's key differs from the pinned one or its curve_authorized lacks this robot's public key)" : "";
       this.#linkDown((e as Error).message + curveHint);
+      await this.#sleep(o.reconnectDelayMs);
+      return;
+    }
+    if (o.frameEncoding === "zlib" && o.cameras.length > 0 && !welcome.frameEncodings.includes("zlib")) {
+      this.#linkDown(`the learner at ${o.endpoint} (${welcome.learner}) does not take zlib camera frames (its welcome lists frame_encodings [${welcome.frameEncodings.join(", ")}]): update the learner, or set learner.frame_encoding: raw in the launch file`);
       await this.#sleep(o.reconnectDelayMs);
       return;
     }

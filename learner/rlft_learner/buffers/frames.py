@@ -17,6 +17,12 @@ A row's own frame is compressed off the caller's path: `put` keeps it raw and `f
 per batch) hands the batch's frames to one worker thread (zlib releases the GIL), so the learner acks a batch without
 waiting for zlib. Finished frames replace the raw ones at the next put, flush or sample; at most PENDING_FRAMES wait
 (flush waits beyond that: ~86 MB of 84x84 frames), and stats, checkpoints and load_state wait for all of them.
+
+Frames that reached the learner zlib-compressed (the robot's `learner.frame_encoding: zlib`, docs/protocol.md) come
+with their streams in the rows as `zlib.image.<cam>` / `zlib.next_image.<cam>` (one bytes object per row, next to the
+inflated frames that protocol.decode checked them against): a zlib store keeps those streams as they came, at the
+robot's level, instead of compressing the frames again (any zlib level inflates the same way; the codec's level is
+what this store uses for frames that arrive raw). The `raw` codec stores the inflated bytes.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ class FrameStore:
         self.extra: dict[str, dict[int, bytes]] = {c: {} for c in self.cameras}  # row -> its next frame, when unlinked
         self.next_row = np.full(capacity, -1, np.int64)  # row whose frame is this row's next frame; -1: in `extra`
         self._raw: set[int] = set()  # rows whose extra next frame is still raw bytes (no successor yet)
+        self._extra_zlib: dict[str, dict[int, bytes]] = {c: {} for c in self.cameras}  # the robot's stream of a raw extra
         self._own_raw = {c: np.zeros(capacity, bool) for c in self.cameras}  # own frame raw, awaiting the compressor
         self._todo: list[tuple[str, int, bytes]] = []  # own frames put since the last flush (camera, row, raw bytes)
         self._jobs: deque[tuple[list[tuple[str, int, bytes]], Future]] = deque()  # with the compressor thread
@@ -113,14 +120,22 @@ class FrameStore:
             if all(self.extra[c][prev] == own[c] for c in self.cameras):
                 for c in self.cameras:
                     self.stored_bytes -= len(self.extra[c].pop(prev))
+                    self._extra_zlib[c].pop(prev, None)
                 self._feat_extra.pop(prev, None)
                 self.next_row[prev] = slot
             self._settle(prev)
         for c in self.cameras:
-            blob = own[c]  # compressed by the worker after flush() (raw codec: as it is)
-            if self._level:
-                self._own_raw[c][slot] = True
-                self._todo.append((c, slot, blob))
+            given = rows.get(f"zlib.image.{c}") if self._level else None
+            if given is not None:
+                blob = bytes(given[i])  # the robot's stream, which inflates to own[c] (protocol.decode checked it)
+            else:
+                blob = own[c]  # compressed by the worker after flush() (raw codec: as it is)
+                if self._level:
+                    self._own_raw[c][slot] = True
+                    self._todo.append((c, slot, blob))
+            given_next = rows.get(f"zlib.next_image.{c}") if self._level else None
+            if given_next is not None:
+                self._extra_zlib[c][slot] = bytes(given_next[i])
             nxt = np.ascontiguousarray(rows[f"next_image.{c}"][i]).tobytes()
             self.frames[c][slot], self.extra[c][slot] = blob, nxt
             self.stored_bytes += len(blob) + len(nxt)
@@ -166,8 +181,9 @@ class FrameStore:
         self._raw.discard(slot)
         for c in self.cameras:
             raw = self.extra[c].get(slot)
+            given = self._extra_zlib[c].pop(slot, None)
             if raw is not None:
-                blob = self.encode(np.frombuffer(raw, np.uint8))
+                blob = given if given is not None else self.encode(np.frombuffer(raw, np.uint8))
                 self.extra[c][slot] = blob
                 self.stored_bytes += len(blob) - len(raw)
 
@@ -180,6 +196,7 @@ class FrameStore:
             extra = self.extra[c].pop(slot, None)
             if extra is not None:
                 self.stored_bytes -= len(extra)
+            self._extra_zlib[c].pop(slot, None)
             self._own_raw[c][slot] = False
         self.next_row[slot] = -1
         self._raw.discard(slot)
