@@ -34,8 +34,9 @@ export interface ThroughputResult {
   wireBatchBytes: number;
   /** mbPerSec: the batches' bytes with raw frames per second (what was delivered); wireMbPerSec: what crossed the wire. */
   bridge: { seconds: number; transitionsPerSec: number; mbPerSec: number; wireMbPerSec: number; durableSpool: boolean };
-  /** Raw ZeroMQ, one batch in flight (send, wait for a small reply), like the bridge, with raw frames. */
-  rawRequestReply: { seconds: number; transitionsPerSec: number; mbPerSec: number };
+  /** Raw ZeroMQ, one batch in flight (send, wait for a small reply), like the bridge, with raw frames: the mean time of
+   * one run just before the bridge and one just after (`transitionsPerSecRuns`), as other jobs' load moves it. */
+  rawRequestReply: { seconds: number; transitionsPerSec: number; mbPerSec: number; transitionsPerSecRuns?: number[] };
   /** The same with the bridge's compressed batch (zlib frames only; null when raw). */
   rawRequestReplyWire: { seconds: number; transitionsPerSec: number; mbPerSec: number } | null;
   /** bridge / raw request-reply with the bridge's own bytes (= ratio when raw). */
@@ -74,6 +75,44 @@ export async function measureThroughput(basePackage: string, count = 20_000, bat
   const wireBatchBytes = wire.reduce((a, f) => a + f.length, 0);
   const batches = Math.ceil(count / batchSize);
   const mb = (s: number, bytes = batchBytes) => (batches * bytes) / s / 1e6;
+
+  // Raw ZeroMQ loopback with the same frames: request-reply before and after the bridge (the machine's load moves), pipelined after.
+  const raw = async (pipelined: boolean, frames: Buffer[]): Promise<number> => {
+    const port = await freePort();
+    const router = new Router({ linger: 0 });
+    await router.bind(`tcp://127.0.0.1:${port}`);
+    const dealer = new Dealer({ linger: 0 });
+    dealer.connect(`tcp://127.0.0.1:${port}`);
+    const ack = Buffer.from("ack");
+    const serve = (async () => {
+      for (let k = 0; k < batches; k++) {
+        const [id] = await router.receive();
+        await router.send([id, ack]);
+      }
+    })();
+    // warm-up round trip
+    await dealer.send(frames);
+    await dealer.receive();
+    const start = performance.now();
+    if (pipelined) {
+      const sender = (async () => {
+        for (let k = 1; k < batches; k++) await dealer.send(frames);
+      })();
+      for (let k = 1; k < batches; k++) await dealer.receive();
+      await sender;
+    } else {
+      for (let k = 1; k < batches; k++) {
+        await dealer.send(frames);
+        await dealer.receive();
+      }
+    }
+    const sec = ((performance.now() - start) / 1000) * (batches / Math.max(1, batches - 1));
+    await serve;
+    dealer.close();
+    router.close();
+    return sec;
+  };
+  const rrBefore = await raw(false, frames);
 
   // 1. Through the bridge to the real learner (no updates: learning_starts is out of reach).
   const dir = mkdtempSync(join(tmpdir(), "rlft-bench-bridge-"));
@@ -114,50 +153,15 @@ export async function measureThroughput(basePackage: string, count = 20_000, bat
     rmSync(dir, { recursive: true, force: true });
   }
 
-  // 2. Raw ZeroMQ loopback with the same frames.
-  const raw = async (pipelined: boolean, frames: Buffer[]): Promise<number> => {
-    const port = await freePort();
-    const router = new Router({ linger: 0 });
-    await router.bind(`tcp://127.0.0.1:${port}`);
-    const dealer = new Dealer({ linger: 0 });
-    dealer.connect(`tcp://127.0.0.1:${port}`);
-    const ack = Buffer.from("ack");
-    const serve = (async () => {
-      for (let k = 0; k < batches; k++) {
-        const [id] = await router.receive();
-        await router.send([id, ack]);
-      }
-    })();
-    // warm-up round trip
-    await dealer.send(frames);
-    await dealer.receive();
-    const start = performance.now();
-    if (pipelined) {
-      const sender = (async () => {
-        for (let k = 1; k < batches; k++) await dealer.send(frames);
-      })();
-      for (let k = 1; k < batches; k++) await dealer.receive();
-      await sender;
-    } else {
-      for (let k = 1; k < batches; k++) {
-        await dealer.send(frames);
-        await dealer.receive();
-      }
-    }
-    const sec = ((performance.now() - start) / 1000) * (batches / Math.max(1, batches - 1));
-    await serve;
-    dealer.close();
-    router.close();
-    return sec;
-  };
-  const rr = await raw(false, frames);
+  const rrAfter = await raw(false, frames);
+  const rr = (rrBefore + rrAfter) / 2; // the mean time of the two: the bridge ran between them
   const rrWire = zlib ? await raw(false, wire) : rr;
   const pipe = await raw(true, frames);
   const tps = (s: number) => count / s;
   return {
     transitions: count, batchSize, batchBytes, batchFrames: frames.length, frameEncoding: zlib ? "zlib" : "raw", wireBatchBytes,
     bridge: { seconds: bridgeSec, transitionsPerSec: tps(bridgeSec), mbPerSec: mb(bridgeSec), wireMbPerSec: mb(bridgeSec, wireBatchBytes), durableSpool: durable },
-    rawRequestReply: { seconds: rr, transitionsPerSec: tps(rr), mbPerSec: mb(rr) },
+    rawRequestReply: { seconds: rr, transitionsPerSec: tps(rr), mbPerSec: mb(rr), transitionsPerSecRuns: [tps(rrBefore), tps(rrAfter)] },
     rawRequestReplyWire: zlib ? { seconds: rrWire, transitionsPerSec: tps(rrWire), mbPerSec: mb(rrWire, wireBatchBytes) } : null,
     rawPipelined: { seconds: pipe, transitionsPerSec: tps(pipe), mbPerSec: mb(pipe) },
     ratio: tps(bridgeSec) / tps(rr), ratioWire: tps(bridgeSec) / tps(rrWire), cameras, replayBytesPerTransition,
