@@ -408,9 +408,9 @@ def decode(frames: Sequence[bytes], blobs: dict[str, list[bytes]] | None = None)
         _check_policy_files(header, frames[1:], seq)
         return header, {}
     tensors: dict[str, np.ndarray] = {}
-    specs = {s["name"]: s for s in header.get("tensors", []) if isinstance(s, dict)}
     seen: dict[bytes, bytes] = {}
     checked = _check_specs(header, len(frames) - 1, seq)
+    specs = {s["name"]: s for s in header["tensors"]} if checked else {}  # maps with string names, unique (checked)
     _check_inflated_budget(checked, specs, seq)
     for (name, shape, dtype), frame in zip(checked, frames[1:]):
         data = bytes(frame)
