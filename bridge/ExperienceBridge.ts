@@ -291,21 +291,23 @@ export class ExperienceBridge {
       if (frames !== undefined) this.#append(frames, batch.length);
       return;
     }
-    // Frames being deflated: the batch is encoded once its streams are done, after the batches before it (spool order).
+    // Frames being deflated: the batch is encoded once its streams are done and appended after the batches before it
+    // (spool order). The next batch waits for this append call only, not for its write, so appends still group-commit.
     this.#encoding++;
-    const job = this.#encodeChain.then(async () => {
+    const appended = this.#encodeChain.then(async (): Promise<{ write: Promise<unknown> } | undefined> => {
       const done = new Map<Uint8Array, Buffer>();
       try {
         for (const [rgb, stream] of streams) done.set(rgb, await stream);
       } catch (e) {
         this.#stats.rejected += batch.length;
         this.#o.logger.warn(`ExperienceBridge: dropped a batch of ${batch.length} transitions whose frames did not compress: ${(e as Error).message}`);
-        return;
+        return undefined;
       }
       const frames = encode(streams.size > 0 ? (rgb) => done.get(rgb)! : undefined);
-      if (frames !== undefined) await this.#append(frames, batch.length);
+      return frames === undefined ? undefined : { write: this.#append(frames, batch.length) };
     }).finally(() => this.#encoding--);
-    this.#encodeChain = job;
+    this.#encodeChain = appended;
+    const job = appended.then((a) => a?.write); // settles once the batch is on disk (or refused)
     this.#spoolWrites.add(job);
     void job.finally(() => this.#spoolWrites.delete(job));
   }
