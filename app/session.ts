@@ -196,6 +196,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     basePolicyVersion: base.json.version,
     spoolCapBytes: cfg.learner.spool_cap_mb * 1e6,
     cameras: cfg.learner.cameras,
+    frameEncoding: cfg.learner.frame_encoding,
     curve,
     logger: quietLog,
   }), (b) => b.close());

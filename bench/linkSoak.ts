@@ -17,6 +17,8 @@ import { PolicyPackage } from "../policies/PolicyPackage.ts";
 import { startLearner } from "../app/learnerProcess.ts";
 import { freePort } from "../app/ports.ts";
 import { withFrames } from "./linkFrames.ts";
+import { deflateSync } from "node:zlib";
+import { FRAME_ZLIB_LEVEL, type FrameEncoding } from "../bridge/frameCodec.ts";
 
 /** Options of {@link linkSoak}. */
 export interface LinkSoakOptions {
@@ -25,6 +27,8 @@ export interface LinkSoakOptions {
   minutes?: number;
   robots?: number;
   hz?: number;
+  /** How the robots send frames (learner.frame_encoding). Default zlib, as sessions do. */
+  frameEncoding?: FrameEncoding;
   /** Steps per episode (the last one terminated). Default 100. */
   episodeSteps?: number;
   log?: (line: string) => void;
@@ -35,6 +39,7 @@ export interface LinkSoakResult {
   robots: number;
   hz: number;
   cameras: string[];
+  frameEncoding: FrameEncoding;
   seconds: number;
   /** Transitions made by the robots, acked by the learner, and held in its replay memory at the end (distinct seqs). */
   produced: number;
@@ -80,6 +85,7 @@ export async function linkSoak(o: LinkSoakOptions): Promise<LinkSoakResult> {
   const obsDim = base.json.observation.names.length;
   const aDim = base.json.action.names.length;
   const cameras = Object.keys(o.frames);
+  const frameEncoding = o.frameEncoding ?? "zlib";
   const expected = Math.ceil(robots * hz * seconds * 1.05) + 1000;
   const dir = mkdtempSync(join(tmpdir(), "rlft-link-soak-"));
   try {
@@ -100,7 +106,7 @@ export async function linkSoak(o: LinkSoakOptions): Promise<LinkSoakResult> {
       for (let r = 0; r < robots; r++) {
         bridges.push(await ExperienceBridge.open({
           endpoint: experience, spoolDir: join(dir, "spool"), robotId: `soak-${r}`, configHash: "soak", obsNames: base.json.observation.names,
-          actionNames: base.json.action.names, task: "soak", basePolicyVersion: base.json.version, cameras, spoolCapBytes: 8 * 2 ** 30,
+          actionNames: base.json.action.names, task: "soak", basePolicyVersion: base.json.version, cameras, frameEncoding, spoolCapBytes: 8 * 2 ** 30,
           logger: { warn: (m) => log(`[soak-${r}] ${m}`), info: () => undefined },
         }));
       }
@@ -145,9 +151,10 @@ export async function linkSoak(o: LinkSoakOptions): Promise<LinkSoakResult> {
     const guards = (done?.guards ?? {}) as { rejected_frames?: number; malformed?: number };
     // What one batch of 32 weighs on the wire (header + tensors + both frames of each camera), per transition.
     const sample = Array.from({ length: 32 }, (_, i) => withFrames(transition(0, i, obsDim, aDim, steps), o.frames, i));
-    const perTransition = encodeTransitions(0, "soak-0", 0, sample).reduce((a, f) => a + f.byteLength, 0) / 32;
+    const zlib = frameEncoding === "zlib" ? { zlib: (rgb: Uint8Array) => deflateSync(rgb, { level: FRAME_ZLIB_LEVEL }) } : {};
+    const perTransition = encodeTransitions(0, "soak-0", 0, sample, zlib).reduce((a, f) => a + f.byteLength, 0) / 32;
     return {
-      robots, hz, cameras, seconds: elapsed, produced: total, acked: stats.reduce((a, s) => a + s.acked, 0), stored: stored.reduce((a, b) => a + b, 0),
+      robots, hz, cameras, frameEncoding, seconds: elapsed, produced: total, acked: stats.reduce((a, s) => a + s.acked, 0), stored: stored.reduce((a, b) => a + b, 0),
       lost: produced.reduce((a, p, r) => a + Math.max(0, p - stored[r]), 0) + bridgeLosses,
       transitionsPerSec: total / elapsed, maxLagMs: maxLag, wireBytesPerTransition: perTransition, wireMbPerSec: (perTransition * total) / elapsed / 1e6,
       maxSpoolBytes: maxSpool, drainSeconds,

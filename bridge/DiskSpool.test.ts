@@ -119,3 +119,24 @@ test("a pointer file from before durable_seq reads as durable = acked", async ()
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("appends that wait together (written as one group, one fsync) are each on disk once they resolve, in order", async () => {
+  const dir = await tempDir();
+  try {
+    const spool = await DiskSpool.open(dir, { segmentBytes: 40 }); // a group crosses segments
+    const firsts = await Promise.all(Array.from({ length: 6 }, (_, k) => spool.append(frames(k), 2)));
+    assert.deepEqual(firsts, [0, 2, 4, 6, 8, 10]);
+    const fromMemory = await spool.next(3);
+    assert.deepEqual([fromMemory!.firstSeq, fromMemory!.frames], [4, frames(2)]);
+    // What a crash (no close) leaves on disk: every resolved append, in order.
+    const again = await DiskSpool.open(dir);
+    assert.equal(again.nextSeq, 12);
+    for (let k = 0; k < 6; k++) assert.deepEqual((await again.next(2 * k - 1))!.frames, frames(k));
+    await spool.ack(5);
+    assert.equal((await spool.next(-1))!.firstSeq, 6, "acked records leave memory and the send pointer moves on");
+    await spool.close();
+    await again.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -10,7 +10,9 @@
  * Record layout (little-endian): u32 magic "RLSP", u32 body length, u32 crc32(body), body =
  * f64 first_seq, u32 count, u32 frame count, u32 frame length × frame count, frame bytes.
  * Every mutation runs on one FIFO queue and a record is written with one `write` on an O_APPEND handle, so two
- * records never interleave; a crash mid-write leaves a short or CRC-failing tail that the next open skips.
+ * records never interleave; a crash mid-write leaves a short or CRC-failing tail that the next open skips. Appends
+ * that wait together are written as one group with one fsync (group commit); each resolves only once it is on disk.
+ * Unacked records appended in this process stay in memory (up to CACHE_BYTES) so the sender does not read them back.
  */
 import { mkdir, open, readdir, readFile, rename, rm, truncate, writeFile, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
@@ -20,6 +22,17 @@ const MAGIC = 0x50534c52; // "RLSP" read as little-endian u32
 const HEAD = 12;
 const SEG_RE = /^seg-(\d{16})\.spool$/;
 const READY_RE = /^renumber-(\d{16})\.ready$/;
+/** Most bytes of waiting appends written with one fsync. */
+const GROUP_BYTES = 32 << 20;
+/** Most bytes of unacked records kept in memory for the sender. */
+const CACHE_BYTES = 64 << 20;
+
+interface WaitingAppend {
+  frames: readonly Uint8Array[];
+  count: number;
+  resolve(firstSeq: number): void;
+  reject(e: Error): void;
+}
 
 /** One spooled batch. */
 export interface SpoolRecord {
@@ -65,6 +78,12 @@ export class DiskSpool {
   #opts: ResolvedOptions;
   #closed = false;
   #appendListeners = new Set<() => void>();
+  /** Appends not yet written, and whether a drain of them is queued. */
+  #waiting: WaitingAppend[] = [];
+  #drainQueued = false;
+  /** Unacked records appended in this process, by first seq, so the sender does not read them back from disk. */
+  #cache = new Map<number, SpoolRecord>();
+  #cacheBytes = 0;
 
   private constructor(dir: string, acked: number, durable: number, segments: Segment[], opts: ResolvedOptions) {
     this.dir = dir;
@@ -145,29 +164,92 @@ export class DiskSpool {
   }
 
   /**
-   * Appends a batch of `count` transitions; `frames` are stored as given. Seqs are assigned in call order when the
-   * write runs; resolves with the batch's first seq once the record is on disk.
+   * Appends a batch of `count` transitions; `frames` are stored as given (and kept in memory until sent: do not
+   * change them afterwards). Seqs are assigned in call order when the write runs; resolves with the batch's first seq
+   * once the record is on disk. Appends waiting together are written as one group with one fsync (group commit, at
+   * most {@link GROUP_BYTES} per group): each still resolves only once its own record is on disk.
    */
   append(frames: readonly Uint8Array[], count: number): Promise<number> {
-    return this.#enqueue(async () => {
-      const firstSeq = this.#nextSeq;
-      const rec = encodeRecord(firstSeq, count, frames);
-      const w = await this.#writerFor(firstSeq);
-      await writeAll(w.fh, rec);
-      if (this.#opts.durable) await w.fh.datasync();
-      w.seg.records.push({ offset: w.seg.size, length: rec.byteLength, firstSeq, count });
-      w.seg.size += rec.byteLength;
-      this.#nextSeq = firstSeq + count;
-      for (const cb of this.#appendListeners) cb();
-      return firstSeq;
+    if (this.#closed) return Promise.reject(new Error(`DiskSpool ${this.dir} is closed`));
+    return new Promise<number>((resolve, reject) => {
+      this.#waiting.push({ frames, count, resolve, reject });
+      if (!this.#drainQueued) this.#queueDrain();
     });
   }
 
-  /** The first record holding a seq > `afterSeq`, read from disk; undefined when there is none yet. */
+  #queueDrain(): void {
+    this.#drainQueued = true;
+    this.#enqueue(() => this.#drain()).catch((e: Error) => {
+      // The spool closed (or a write failed) before these appends ran: they are not on disk.
+      this.#drainQueued = false;
+      for (const w of this.#waiting.splice(0)) w.reject(e);
+    });
+  }
+
+  /** Writes waiting appends (up to GROUP_BYTES), fsyncs once, then indexes and resolves them; queues the rest. */
+  async #drain(): Promise<void> {
+    this.#drainQueued = false;
+    const group: WaitingAppend[] = [];
+    let bytes = 0;
+    while (this.#waiting.length > 0 && (group.length === 0 || bytes < GROUP_BYTES)) {
+      const w = this.#waiting.shift()!;
+      group.push(w);
+      bytes += w.frames.reduce((a, f) => a + f.byteLength, 0);
+    }
+    if (this.#waiting.length > 0) this.#queueDrain(); // after whatever (acks) was queued meanwhile
+    const written: { seg: Segment; index: RecordIndex; rec: SpoolRecord; w: WaitingAppend }[] = [];
+    try {
+      let seq = this.#nextSeq;
+      for (const w of group) {
+        const rec = encodeRecord(seq, w.count, w.frames);
+        const writer = await this.#writerFor(seq);
+        await writeAll(writer.fh, rec);
+        const index = { offset: writer.seg.size, length: rec.byteLength, firstSeq: seq, count: w.count };
+        writer.seg.size += rec.byteLength;
+        written.push({ seg: writer.seg, index, rec: { firstSeq: seq, count: w.count, frames: w.frames.map(asBuffer) }, w });
+        seq += w.count;
+      }
+      if (this.#opts.durable) await this.#writer?.fh.datasync();
+    } catch (e) {
+      for (const w of group) w.reject(e as Error);
+      return;
+    }
+    for (const { seg, index, rec, w } of written) {
+      seg.records.push(index);
+      this.#nextSeq = index.firstSeq + index.count;
+      this.#remember(rec);
+      w.resolve(index.firstSeq);
+    }
+    for (const cb of this.#appendListeners) cb();
+  }
+
+  /** Keeps `rec` (on disk now) in memory for the sender while it is unacked and the cache has room. */
+  #remember(rec: SpoolRecord): void {
+    const bytes = rec.frames.reduce((a, f) => a + f.byteLength, 0);
+    if (this.#cacheBytes + bytes > CACHE_BYTES) return;
+    this.#cache.set(rec.firstSeq, rec);
+    this.#cacheBytes += bytes;
+  }
+
+  /** Drops cached records whose every seq is ≤ `seq` (all of them when `seq` is Infinity). */
+  #forget(seq: number): void {
+    for (const [first, rec] of this.#cache) {
+      if (first + rec.count - 1 > seq) continue;
+      this.#cache.delete(first);
+      this.#cacheBytes -= rec.frames.reduce((a, f) => a + f.byteLength, 0);
+    }
+  }
+
+  /**
+   * The first record holding a seq > `afterSeq`: from memory when it was appended in this process and is still unacked
+   * (up to CACHE_BYTES of them), else read from disk; undefined when there is none yet.
+   */
   async next(afterSeq: number): Promise<SpoolRecord | undefined> {
     for (const seg of this.#segments) {
       for (const r of seg.records) {
         if (r.firstSeq + r.count - 1 <= afterSeq) continue;
+        const cached = this.#cache.get(r.firstSeq);
+        if (cached !== undefined && cached.count === r.count) return cached;
         const fh = await open(seg.path, "r");
         try {
           const buf = Buffer.alloc(r.length);
@@ -194,6 +276,7 @@ export class DiskSpool {
       if (acked === this.#acked && durable === this.#durable) return;
       this.#acked = acked;
       this.#durable = durable;
+      this.#forget(acked);
       await writePointers(this.dir, acked, durable, this.#opts.durable);
       await this.#dropDurable();
     });
@@ -239,6 +322,7 @@ export class DiskSpool {
    */
   renumber(newFirst: number): Promise<void> {
     return this.#enqueue(async () => {
+      this.#forget(Infinity);
       const recs: SpoolRecord[] = [];
       for (const seg of this.#segments) for (const r of seg.records) {
         const buf = await readSlice(seg.path, r.offset, r.length);
@@ -277,6 +361,7 @@ export class DiskSpool {
   close(): Promise<void> {
     const done = this.#enqueue(async () => {
       this.#closed = true;
+      this.#forget(Infinity);
       await this.#writer?.fh.close();
       this.#writer = undefined;
     });
@@ -285,6 +370,7 @@ export class DiskSpool {
 
   async #writerFor(firstSeq: number): Promise<{ seg: Segment; fh: FileHandle }> {
     if (this.#writer !== undefined && this.#writer.seg.size < this.#opts.segmentBytes) return this.#writer;
+    if (this.#writer !== undefined && this.#opts.durable) await this.#writer.fh.datasync(); // its records of this group
     await this.#writer?.fh.close();
     const seg: Segment = { path: join(this.dir, segName(firstSeq)), firstSeq, size: 0, records: [] };
     const fh = await open(seg.path, "a");
@@ -299,6 +385,10 @@ export class DiskSpool {
     this.#queue = run.catch(() => undefined);
     return run;
   }
+}
+
+function asBuffer(f: Uint8Array): Buffer {
+  return Buffer.isBuffer(f) ? f : Buffer.from(f.buffer, f.byteOffset, f.byteLength);
 }
 
 function pad(n: number): string {

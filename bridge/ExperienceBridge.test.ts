@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { ExperienceBridge, type ExperienceBridgeOptions } from "./ExperienceBridge.ts";
 import { LearnerStub } from "./testing/LearnerStub.ts";
 import { makeTransition, recordingLogger, waitFor } from "./testing/helpers.ts";
+import type { Transition, TransitionFrame } from "../contracts/Transition.ts";
 
 const ROBOT = "r1";
 
@@ -260,6 +261,56 @@ test("a robot killed mid-episode (SIGKILL) sends its spool after restart; seqs c
     assertStoredExactly(s.stub, 50, 1, "crashy");
     assert.equal(bridge.stats().ackedSeq, 49);
     await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+/** Transition `step` of episode 1 with a 6x4 front camera: its frame and the next step's (the same bytes object). */
+function withCamera(step: number, frames: TransitionFrame[]): Transition {
+  return { ...makeTransition(1, step), images: { front: frames[step] }, nextImages: { front: frames[step + 1] } };
+}
+
+const cameraFrames = (n: number): TransitionFrame[] =>
+  Array.from({ length: n }, (_, k) => ({ width: 6, height: 4, rgb: Uint8Array.from({ length: 72 }, (_, i) => (k * 31 + (i >> 3)) & 0xff) }));
+
+test("zlib frames (the default) are compressed on the robot and stored by the learner byte-exact", async () => {
+  const s = await setup({ cameras: ["front"] });
+  try {
+    const bridge = await s.open();
+    const frames = cameraFrames(41);
+    for (let i = 0; i < 40; i++) assert.equal(bridge.push(withCamera(i, frames)), true);
+    assert.equal(await bridge.flush(), true);
+    const store = s.stub.stored.get(ROBOT)!;
+    assert.equal(store.size, 40);
+    for (const [seq, t] of store) {
+      assert.deepEqual(t.images!.front.rgb, frames[seq].rgb);
+      assert.deepEqual(t.nextImages!.front.rgb, frames[seq + 1].rgb);
+    }
+    await bridge.close();
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("a learner that does not list zlib frames in its welcome keeps the link down, naming learner.frame_encoding; raw frames go", async () => {
+  const s = await setup({ cameras: ["front"] });
+  s.stub.frameEncodings = undefined; // a learner from before zlib frames
+  try {
+    const zipped = await s.open();
+    const frames = cameraFrames(5);
+    for (let i = 0; i < 4; i++) zipped.push(withCamera(i, frames));
+    await waitFor(() => s.stub.hellos >= 2, "two hellos");
+    assert.equal(zipped.stats().linkUp, false);
+    assert.match(zipped.stats().lastError ?? "", /does not take zlib camera frames .* set learner.frame_encoding: raw/);
+    assert.equal(s.stub.stored.get(ROBOT)?.size ?? 0, 0);
+    await zipped.close();
+    await rm(s.spoolDir, { recursive: true, force: true });
+    const raw = await s.open({ frameEncoding: "raw" });
+    for (let i = 0; i < 4; i++) raw.push(withCamera(i, frames));
+    assert.equal(await raw.flush(), true);
+    assert.equal(s.stub.stored.get(ROBOT)!.size, 4);
+    await raw.close();
   } finally {
     await s.cleanup();
   }

@@ -15,6 +15,7 @@ import { DiskSpool, type SpoolRecord } from "./DiskSpool.ts";
 import { encodeGetPolicy, encodeHeartbeat, encodeHello, encodeTransitions, transitionProblem, toAck, toHeartbeatReply, toPolicy, toWelcome, type HeartbeatReply, type HelloFields, type PolicyMessage, type Welcome } from "./messages.ts";
 import type { Transition } from "../contracts/Transition.ts";
 import { curveClientOptions, type CurveClientKeys } from "./CurveCertificate.ts";
+import { FrameCompressor, type FrameEncoding } from "./frameCodec.ts";
 
 /** Options of {@link ExperienceBridge.open}. */
 export interface ExperienceBridgeOptions extends HelloFields {
@@ -46,6 +47,11 @@ export interface ExperienceBridgeOptions extends HelloFields {
    * none, and a transition with frames is refused, so a camera-less session's bytes stay as they were.
    */
   cameras?: readonly string[];
+  /**
+   * How camera frames travel (docs/protocol.md § Camera frames): `zlib` (default) deflates each frame once at push()
+   * on the thread pool (bridge/frameCodec.ts) and spools and sends the streams; `raw` sends the rgb8 bytes.
+   */
+  frameEncoding?: FrameEncoding;
   logger?: { warn(msg: string): void; info(msg: string): void };
 }
 
@@ -86,7 +92,7 @@ export interface ExperienceStats {
 }
 
 type Logger = NonNullable<ExperienceBridgeOptions["logger"]>;
-type Resolved = Required<Omit<ExperienceBridgeOptions, "logger" | "basePolicyVersion" | "curve" | "cameras">> & { cameras: readonly string[] } & { basePolicyVersion: string | null; logger: Logger; curve?: CurveClientKeys };
+type Resolved = Required<Omit<ExperienceBridgeOptions, "logger" | "basePolicyVersion" | "curve" | "cameras" | "frameEncoding">> & { cameras: readonly string[]; frameEncoding: FrameEncoding } & { basePolicyVersion: string | null; logger: Logger; curve?: CurveClientKeys };
 
 interface Pending {
   what: string;
@@ -137,6 +143,15 @@ export class ExperienceBridge {
   #ackedHigh: number;
   /** Each camera's frame size, from its first frame: a batch keeps one size per camera. */
   #frameSizes = new Map<string, string>();
+  /** The spool's pointer update for the last ack (not awaited by the sender), the highest seq asked, and its failure. */
+  #acking: Promise<void> = Promise.resolve();
+  #ackAsked = -1;
+  #ackError: Error | undefined;
+  /** With zlib frames: each frame's deflate job (started at push), this batch's by frame, and the encode chain. */
+  #compressor = new FrameCompressor();
+  #batchStreams = new Map<Uint8Array, Promise<Buffer>>();
+  #encodeChain: Promise<unknown> = Promise.resolve();
+  #encoding = 0;
 
   private constructor(spool: DiskSpool, o: Resolved) {
     this.spool = spool;
@@ -147,7 +162,8 @@ export class ExperienceBridge {
 
   /** Opens the spool (replaying what a previous run left unacked) and starts the sender; does not wait for the learner. */
   static async open(options: ExperienceBridgeOptions): Promise<ExperienceBridge> {
-    const o: Resolved = { batchSize: 32, flushIntervalMs: 500, deadlineMs: 5000, heartbeatSec: 2, reconnectDelayMs: 1000, durable: true, spoolCapBytes: 1 << 30, logger: console, ...options, cameras: options.cameras ?? [] };
+    const o: Resolved = { batchSize: 32, flushIntervalMs: 500, deadlineMs: 5000, heartbeatSec: 2, reconnectDelayMs: 1000, durable: true, spoolCapBytes: 1 << 30, logger: console, ...options, cameras: options.cameras ?? [], frameEncoding: options.frameEncoding ?? "zlib" };
+    if (o.frameEncoding !== "raw" && o.frameEncoding !== "zlib") throw new Error(`frameEncoding ${JSON.stringify(o.frameEncoding)}: expected "raw" or "zlib" (learner.frame_encoding)`);
     if (!/^[A-Za-z0-9_.-]+$/.test(o.robotId)) throw new Error(`robotId ${JSON.stringify(o.robotId)} must be a plain name (letters, digits, _ . -): it names the spool directory`);
     const spool = await DiskSpool.open(join(o.spoolDir, o.robotId), { durable: o.durable, logger: o.logger });
     if (spool.pendingRecords > 0) o.logger.info(`ExperienceBridge: spool ${spool.dir} holds ${spool.pendingRecords} unacked batches (seq ${spool.ackedSeq + 1}..${spool.lastSeq}); they are sent first`);
@@ -167,6 +183,11 @@ export class ExperienceBridge {
     }
     this.#batch.push(t);
     this.#stats.pushed++;
+    if (this.#o.frameEncoding === "zlib" && t.images !== undefined) {
+      for (const frames of [t.images, t.nextImages]) {
+        for (const f of Object.values(frames ?? {})) if (!this.#batchStreams.has(f.rgb)) this.#batchStreams.set(f.rgb, this.#compressor.compress(f.rgb));
+      }
+    }
     if (this.#batch.length >= this.#o.batchSize) this.#spoolBatch();
     return true;
   }
@@ -226,6 +247,7 @@ export class ExperienceBridge {
         }
       });
     }
+    await this.#acking; // the counters of the last ack
     return true;
   }
 
@@ -239,6 +261,7 @@ export class ExperienceBridge {
     this.#linkDown("closed", false);
     this.#wakeUp();
     await this.#loop;
+    await this.#acking;
     await this.spool.close();
   }
 
@@ -251,34 +274,71 @@ export class ExperienceBridge {
     if (this.#batch.length === 0 || this.#closed) return;
     const batch = this.#batch;
     this.#batch = [];
-    let frames: Buffer[];
-    try {
-      // seq and first_seq are stamped when the record is sent (renumbering may change first_seq).
-      frames = encodeTransitions(0, this.#o.robotId, 0, batch);
-    } catch (e) {
-      this.#stats.rejected += batch.length;
-      this.#o.logger.warn(`ExperienceBridge: dropped a batch of ${batch.length} transitions that does not encode: ${(e as Error).message}`);
+    const streams = this.#batchStreams;
+    this.#batchStreams = new Map();
+    // seq and first_seq are stamped when the record is sent (renumbering may change first_seq).
+    const encode = (zlib?: (rgb: Uint8Array) => Uint8Array): Buffer[] | undefined => {
+      try {
+        return encodeTransitions(0, this.#o.robotId, 0, batch, zlib ? { zlib } : {});
+      } catch (e) {
+        this.#stats.rejected += batch.length;
+        this.#o.logger.warn(`ExperienceBridge: dropped a batch of ${batch.length} transitions that does not encode: ${(e as Error).message}`);
+        return undefined;
+      }
+    };
+    if (streams.size === 0 && this.#encoding === 0) {
+      const frames = encode();
+      if (frames !== undefined) this.#append(frames, batch.length);
       return;
     }
+    // Frames being deflated: the batch is encoded once its streams are done and appended after the batches before it
+    // (spool order). The next batch waits for this append call only, not for its write, so appends still group-commit.
+    this.#encoding++;
+    const appended = this.#encodeChain.then(async (): Promise<{ write: Promise<unknown> } | undefined> => {
+      const done = new Map<Uint8Array, Buffer>();
+      try {
+        for (const [rgb, stream] of streams) done.set(rgb, await stream);
+      } catch (e) {
+        this.#stats.rejected += batch.length;
+        this.#o.logger.warn(`ExperienceBridge: dropped a batch of ${batch.length} transitions whose frames did not compress: ${(e as Error).message}`);
+        return undefined;
+      }
+      const frames = encode(streams.size > 0 ? (rgb) => done.get(rgb)! : undefined);
+      return frames === undefined ? undefined : { write: this.#append(frames, batch.length) };
+    }).finally(() => this.#encoding--);
+    this.#encodeChain = appended;
+    const job = appended.then((a) => a?.write); // settles once the batch is on disk (or refused)
+    this.#spoolWrites.add(job);
+    void job.finally(() => this.#spoolWrites.delete(job));
+  }
+
+  /** Appends one encoded batch to the spool unless that would pass the cap; resolves once it is written (or refused). */
+  #append(frames: Buffer[], count: number): Promise<unknown> {
     const bytes = frames.reduce((a, f) => a + f.byteLength, 64);
-    this.#bytesPerTransition = Math.max(this.#bytesPerTransition, bytes / batch.length);
+    this.#bytesPerTransition = Math.max(this.#bytesPerTransition, bytes / count);
     if (this.spool.bytes + this.#pendingBytes + bytes > this.#o.spoolCapBytes) {
-      this.#stats.overflowed += batch.length;
-      this.#o.logger.warn(`ExperienceBridge: spool ${this.spool.dir} is at its cap (${(this.spool.bytes / 1e6).toFixed(1)} of ${(this.#o.spoolCapBytes / 1e6).toFixed(1)} MB): dropped ${batch.length} transitions — pause episodes before the cap (spoolRoom()), or raise learner.spool_cap_mb`);
-      return;
+      this.#stats.overflowed += count;
+      this.#o.logger.warn(`ExperienceBridge: spool ${this.spool.dir} is at its cap (${(this.spool.bytes / 1e6).toFixed(1)} of ${(this.#o.spoolCapBytes / 1e6).toFixed(1)} MB): dropped ${count} transitions — pause episodes before the cap (spoolRoom()), or raise learner.spool_cap_mb`);
+      return Promise.resolve();
     }
     this.#pendingBytes += bytes;
-    const write = this.spool.append(frames, batch.length).then(
-      () => void (this.#stats.spooled += batch.length),
-      (e: Error) => this.#o.logger.warn(`ExperienceBridge: cannot spool ${batch.length} transitions to ${this.spool.dir}: ${e.message}`),
+    const write = this.spool.append(frames, count).then(
+      () => void (this.#stats.spooled += count),
+      (e: Error) => this.#o.logger.warn(`ExperienceBridge: cannot spool ${count} transitions to ${this.spool.dir}: ${e.message}`),
     ).finally(() => (this.#pendingBytes -= bytes));
     this.#spoolWrites.add(write);
     void write.finally(() => this.#spoolWrites.delete(write));
+    return write;
   }
 
   async #run(): Promise<void> {
     while (!this.#closed) {
       try {
+        if (this.#ackError !== undefined) {
+          const e = this.#ackError;
+          this.#ackError = undefined;
+          throw e;
+        }
         if (!this.#stats.linkUp) {
           await this.#connect();
           continue;
@@ -313,6 +373,11 @@ export class ExperienceBridge {
       await this.#sleep(o.reconnectDelayMs);
       return;
     }
+    if (o.frameEncoding === "zlib" && o.cameras.length > 0 && !welcome.frameEncodings.includes("zlib")) {
+      this.#linkDown(`the learner at ${o.endpoint} (${welcome.learner}) does not take zlib camera frames (its welcome lists frame_encodings [${welcome.frameEncodings.join(", ")}]): update the learner, or set learner.frame_encoding: raw in the launch file`);
+      await this.#sleep(o.reconnectDelayMs);
+      return;
+    }
     if (welcome.heartbeatSec !== undefined) this.#heartbeatMs = welcome.heartbeatSec * 1000;
     await this.#reconcile(welcome.ackedSeq, welcome.durableSeq, "welcome");
     this.#missed = 0;
@@ -329,6 +394,10 @@ export class ExperienceBridge {
    * docs/protocol.md § Disk spool. The next record sent holds `learnerAcked + 1`.
    */
   async #reconcile(learnerAcked: number, learnerDurable: number, from: string): Promise<void> {
+    // An ack at or past every seq asked so far needs no rewind nor renumbering; anything else sees the spool's pointers
+    // only after the last pointer update ran.
+    const usual = from === "ack" && learnerAcked >= this.#ackAsked;
+    if (!usual) await this.#acking;
     const spool = this.spool;
     if (learnerAcked < spool.durableSeq || learnerAcked >= spool.nextSeq) {
       // The learner lost seqs its checkpoint held (restart without its store), or knows seqs this spool never made (the
@@ -348,9 +417,17 @@ export class ExperienceBridge {
       this.#o.logger.warn(`ExperienceBridge: the learner (${from}) holds seq ≤ ${learnerAcked} but had acked ≤ ${spool.ackedSeq} (it resumed from its checkpoint); resending those ${n} transitions from the spool`);
       await spool.rewind(learnerAcked);
       this.#stats.rewound += n;
+    } else if (usual && learnerAcked < spool.nextSeq) {
+      // The usual ack: the next batch goes out at once; the spool persists the pointers on its queue (which may be
+      // writing appends), and a failure there takes the link down on the sender's next turn.
+      this.#cursor = learnerAcked;
+      this.#ackAsked = learnerAcked;
+      this.#acking = this.#ack(learnerAcked, learnerDurable).catch((e: Error) => void (this.#ackError = e));
+      return;
     }
     await this.#ack(learnerAcked, learnerDurable);
     this.#cursor = learnerAcked;
+    this.#ackAsked = spool.ackedSeq;
   }
 
   async #ack(ackedSeq: number, durableSeq: number): Promise<void> {

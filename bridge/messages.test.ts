@@ -44,7 +44,9 @@ test("malformed transitions are rejected with what was expected", () => {
 
 test("welcome, ack and heartbeat replies decode into their types; requests are told apart", () => {
   const w = toWelcome(decodeMessage(encodeMessage({ type: "welcome", seq: 1, learner: "L", acked_seq: 41, latest_policy: { version: "res-1", kind: "residual" }, heartbeat_sec: 2 })));
-  assert.deepEqual(w, { seq: 1, learner: "L", ackedSeq: 41, durableSeq: 41, latestPolicy: { version: "res-1", kind: "residual" }, heartbeatSec: 2 }, "no durable_seq (an older learner): durable = acked");
+  assert.deepEqual(w, { seq: 1, learner: "L", ackedSeq: 41, durableSeq: 41, latestPolicy: { version: "res-1", kind: "residual" }, heartbeatSec: 2, frameEncodings: [] }, "no durable_seq nor frame_encodings (an older learner): durable = acked, raw frames only");
+  const z = toWelcome(decodeMessage(encodeMessage({ type: "welcome", seq: 1, learner: "L", acked_seq: 41, durable_seq: 40, frame_encodings: ["zlib"] })));
+  assert.deepEqual(z.frameEncodings, ["zlib"]);
   assert.equal(toWelcome(decodeMessage(encodeMessage({ type: "welcome", seq: 1, learner: "L", acked_seq: 41, durable_seq: 30, latest_policy: null }))).durableSeq, 30);
   assert.equal(toWelcome(decodeMessage(encodeMessage({ type: "welcome", seq: 1, learner: "L", acked_seq: -1, latest_policy: null }))).latestPolicy, null);
   assert.throws(() => toWelcome(decodeMessage(encodeMessage({ type: "welcome", seq: 1, learner: "L" }))), /lacks acked_seq/);

@@ -2,7 +2,7 @@
  * Typed encoders and decoders for the online messages of `rlft-exp/1` (docs/protocol.md): hello/welcome,
  * transitions/ack, heartbeat, get_policy/policy. Generic validation lives in wire.ts; these map headers to types.
  */
-import { decodeMessage, encodeMessage, WireError, wireValueProblem, type ImageTensor, type Message, type Tensor } from "./wire.ts";
+import { decodeMessage, encodeMessage, WireError, wireValueProblem, type ImageTensor, type Message, type Tensor, type ZlibImageTensor } from "./wire.ts";
 import type { Transition, TransitionFrame } from "../contracts/Transition.ts";
 
 /** `hello` of an online robot. */
@@ -25,6 +25,8 @@ export interface Welcome {
   durableSeq: number;
   latestPolicy: { version: string; kind: string } | null;
   heartbeatSec: number | undefined;
+  /** Camera frame encodings the learner takes besides raw (`["zlib"]`); empty from learners before them. */
+  frameEncodings: string[];
 }
 
 /** The learner's `heartbeat` reply. */
@@ -94,6 +96,7 @@ export function toWelcome(m: Message): Welcome {
     durableSeq: durableOf(h),
     latestPolicy: (h.latest_policy as Welcome["latestPolicy"] | undefined) ?? null,
     heartbeatSec: h.heartbeat_sec as number | undefined,
+    frameEncodings: ((h.frame_encodings as unknown[] | undefined) ?? []).filter((e): e is string => typeof e === "string"),
   };
 }
 
@@ -152,8 +155,11 @@ export function decodePolicyPublication(frames: readonly Uint8Array[]): PolicyMe
   return toPolicy(decodeMessage(frames.slice(1)));
 }
 
-/** Encodes a `transitions` batch; dims are taken from the first transition and every other must match. */
-export function encodeTransitions(seq: number, robotId: string, firstSeq: number, ts: readonly Transition[]): Buffer[] {
+/**
+ * Encodes a `transitions` batch; dims are taken from the first transition and every other must match. With `zlib`
+ * (a frame's rgb bytes → its zlib stream, bridge/frameCodec.ts), camera frames go zlib-encoded, else raw.
+ */
+export function encodeTransitions(seq: number, robotId: string, firstSeq: number, ts: readonly Transition[], options: { zlib?: (rgb: Uint8Array) => Uint8Array } = {}): Buffer[] {
   const n = ts.length;
   if (n < 1) throw new WireError("a transitions batch needs at least one transition");
   const obsDim = ts[0].obs.length;
@@ -200,7 +206,7 @@ export function encodeTransitions(seq: number, robotId: string, firstSeq: number
       episode: ts.map((t) => t.episode), step: ts.map((t) => t.step),
       policy_version: ts.map((t) => t.policyVersion), intervention_source: ts.map((t) => t.interventionSource),
     },
-    [...tensors, ...frameTensors(ts)],
+    [...tensors, ...frameTensors(ts, options.zlib)],
   );
 }
 
@@ -209,27 +215,30 @@ export function encodeTransitions(seq: number, robotId: string, firstSeq: number
  * otherwise: the batch's bytes are those of a camera-less session). Every transition must carry the same cameras at
  * the same size; the error names the transition and the camera.
  */
-function frameTensors(ts: readonly Transition[]): [string, ImageTensor][] {
+function frameTensors(ts: readonly Transition[], zlib?: (rgb: Uint8Array) => Uint8Array): [string, ImageTensor | ZlibImageTensor][] {
   const first = ts[0].images;
   if (first === undefined) {
     const i = ts.findIndex((t) => t.images !== undefined || t.nextImages !== undefined);
     if (i >= 0) throw new WireError(`transition ${i} carries camera frames but transition 0 of its batch does not; a session sends frames on every transition or on none`);
     return [];
   }
-  const out: [string, ImageTensor][] = [];
+  const out: [string, ImageTensor | ZlibImageTensor][] = [];
   for (const cam of Object.keys(first).sort()) {
     const { width, height } = first[cam];
     const size = width * height * 3;
     for (const [field, name] of [["images", "image"], ["nextImages", "next_image"]] as const) {
-      const data = new Uint8Array(ts.length * size);
+      const data = zlib ? undefined : new Uint8Array(ts.length * size);
+      const streams: Uint8Array[] = [];
       ts.forEach((t, i) => {
         const f: TransitionFrame | undefined = t[field]?.[cam];
         const where = `transition ${i} (episode ${t.episode} step ${t.step})`;
         if (f === undefined) throw new WireError(`${where} lacks ${name}.${cam}: every transition of a session with cameras carries each camera's frame of obs and of next_obs`);
         if (f.width !== width || f.height !== height || f.rgb.byteLength !== size) throw new WireError(`${where}: ${name}.${cam} is ${f.width}x${f.height} with ${f.rgb.byteLength} bytes; camera ${JSON.stringify(cam)} sends ${width}x${height} rgb8 (${size} bytes) in this batch — keep one size per camera`);
-        data.set(f.rgb, i * size);
+        if (zlib) streams.push(zlib(f.rgb));
+        else data!.set(f.rgb, i * size);
       });
-      out.push([`${name}.${cam}`, { shape: [ts.length, height, width, 3], data }]);
+      const shape = [ts.length, height, width, 3];
+      out.push([`${name}.${cam}`, data ? { shape, data } : { shape, zlib: streams }]);
     }
   }
   const names = new Set(Object.keys(first));

@@ -1,9 +1,11 @@
 /**
- * The `rlft-exp/1` wire format (docs/contracts.md): `[msgpack header, ...raw little-endian float32 tensor frames]`.
+ * The `rlft-exp/1` wire format (docs/contracts.md): `[msgpack header, ...raw little-endian float32 tensor frames]`;
+ * camera frames raw uint8 or zlib-compressed per frame (docs/protocol.md).
  * Validation mirrors learner/rlft_learner/transport/protocol.py rule for rule; test/golden/rlft-exp-1/ holds frames both sides decode.
  */
 import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import { endianness } from "node:os";
+import { FrameInflateError, inflateFrame } from "./frameCodec.ts";
 
 export const PROTOCOL = "rlft-exp/1";
 const DTYPE = "float32";
@@ -14,6 +16,13 @@ const DTYPE = "float32";
 const IMAGE_DTYPE = "uint8";
 const IMAGE_NAME = /^(next_)?image\.[a-z][a-z0-9_]{0,31}$/;
 const MAX_IMAGE_SIDE = 4096;
+/**
+ * Camera tensors may declare `encoding: "zlib"`: one zlib stream per frame, back to back, their byte counts in the
+ * spec's `sizes` (bridge/frameCodec.ts). Decoding inflates each within its declared size; what one message's zlib
+ * frames may declare once inflated is bounded (learner/rlft_learner/transport/protocol.py MAX_INFLATED_BYTES).
+ */
+const FRAME_ENCODINGS = ["zlib"];
+const MAX_INFLATED_BYTES = 256 * 2 ** 20;
 /** A header is a small map; anything bigger is not ours. */
 export const MAX_HEADER_BYTES = 1 << 20;
 /**
@@ -51,7 +60,7 @@ const REQUIRED_FIELDS: Record<string, Record<string, FieldType[]>> = {
 /** Optional fields of the online protocol (docs/protocol.md), checked when present; dataset messages omit them. */
 const OPTIONAL_FIELDS: Record<string, Record<string, FieldType[]>> = {
   hello: { mode: ["string"], base_policy_version: ["string", "nil"] },
-  welcome: { acked_seq: ["int"], durable_seq: ["int"], latest_policy: ["map", "nil"], heartbeat_sec: ["number"] },
+  welcome: { acked_seq: ["int"], durable_seq: ["int"], latest_policy: ["map", "nil"], heartbeat_sec: ["number"], frame_encodings: ["list"] },
   ack: { acked_seq: ["int"], durable_seq: ["int"] },
   get_policy: { version: ["string", "nil"] },
   policy: { base_version: ["string", "nil"] },
@@ -81,10 +90,21 @@ export interface Tensor {
   data: Float32Array;
 }
 
-/** Camera frames `image.<camera>`: [T, H, W, 3] uint8 rgb8, row-major. */
+/**
+ * Camera frames `image.<camera>`: [T, H, W, 3] uint8 rgb8, row-major. Decoded from a zlib-encoded tensor, `zlib` keeps
+ * the streams as they came (one per frame), and encoding it again sends them.
+ */
 export interface ImageTensor {
   shape: number[];
   data: Uint8Array;
+  zlib?: readonly Uint8Array[];
+}
+
+/** Camera frames to send zlib-encoded: one zlib stream per frame of [T, H, W, 3] (bridge/frameCodec.ts). */
+export interface ZlibImageTensor {
+  shape: number[];
+  zlib: readonly Uint8Array[];
+  data?: undefined;
 }
 
 /**
@@ -113,12 +133,19 @@ export class WireError extends Error {
 if (endianness() !== "LE") throw new Error("bridge/wire.ts assumes a little-endian host (rlft-exp/1 tensors are little-endian float32)");
 
 /** Encodes a message; `protocol` is filled in and `tensors` specs are written from `tensors` (in order). */
-export function encodeMessage(header: Record<string, unknown>, tensors: Iterable<[string, Tensor | ImageTensor]> = []): Buffer[] {
+export function encodeMessage(header: Record<string, unknown>, tensors: Iterable<[string, Tensor | ImageTensor | ZlibImageTensor]> = []): Buffer[] {
   const head: Record<string, unknown> = { ...header };
   if (head.protocol === undefined) head.protocol = PROTOCOL;
-  const specs: { name: string; shape: number[]; dtype: string }[] = [];
+  const specs: { name: string; shape: number[]; dtype: string; encoding?: string; sizes?: number[] }[] = [];
   const frames: Buffer[] = [];
   for (const [name, t] of tensors) {
+    if ("zlib" in t && t.zlib !== undefined) {
+      if (t.zlib.length !== t.shape[0]) throw new WireError(`tensor ${JSON.stringify(name)}: shape [${t.shape.join(", ")}] needs ${t.shape[0]} zlib streams, one per frame; found ${t.zlib.length}`);
+      specs.push({ name, shape: [...t.shape], dtype: IMAGE_DTYPE, encoding: "zlib", sizes: t.zlib.map((z) => z.byteLength) });
+      frames.push(Buffer.concat(t.zlib));
+      continue;
+    }
+    if (t.data === undefined) throw new WireError(`tensor ${JSON.stringify(name)} has neither data nor zlib streams`);
     const n = t.shape.reduce((a, b) => a * b, 1);
     if (t.data.length !== n) throw new WireError(`tensor ${JSON.stringify(name)}: shape [${t.shape.join(", ")}] needs ${n} values; found ${t.data.length}`);
     specs.push({ name, shape: [...t.shape], dtype: t.data instanceof Uint8Array ? IMAGE_DTYPE : DTYPE });
@@ -145,9 +172,20 @@ export function decodeMessage(frames: readonly Uint8Array[]): Message {
   const specs = checkSpecs(header, frames.length - 1, seq);
   const tensors = new Map<string, Tensor>();
   const images = new Map<string, ImageTensor>();
-  specs.forEach(([name, shape, dtype], i) => {
+  const inflated = new Map<string, Buffer>(); // a transition's next_image is the next one's image: inflate each stream once
+  let declared = 0; // what the zlib frames declare once inflated, checked before anything is inflated
+  for (const [name, shape, , sizes] of specs) {
+    if (sizes === undefined) continue;
+    declared += shape.reduce((a, b) => a * b, 1);
+    if (declared > MAX_INFLATED_BYTES) throw new WireError(`tensor ${repr(name)} (camera ${repr(name.slice(name.indexOf(".") + 1))}): the message's zlib frames declare more than ${MAX_INFLATED_BYTES / 2 ** 20} MiB once inflated; send smaller batches`, { seq });
+  }
+  specs.forEach(([name, shape, dtype, sizes], i) => {
     const frame = frames[i + 1];
     const n = shape.reduce((a, b) => a * b, 1);
+    if (sizes !== undefined) {
+      images.set(name, inflateTensor(name, shape, sizes, frame, inflated, seq));
+      return;
+    }
     if (dtype === IMAGE_DTYPE) {
       if (frame.byteLength !== n) throw new WireError(`tensor ${repr(name)} with shape [${shape.join(", ")}] needs ${n} bytes of uint8; frame has ${frame.byteLength}`, { seq });
       images.set(name, { shape, data: new Uint8Array(frame) });
@@ -350,11 +388,56 @@ function checkTransitionFrames(images: Map<string, ImageTensor>, n: number, seq:
   }
 }
 
-function checkSpecs(header: Record<string, unknown>, nFrames: number, seq: number): [string, number[], string][] {
+/** A zlib-encoded camera tensor: each of its streams inflated (within its declared size) into one [T, H, W, 3] tensor. */
+function inflateTensor(name: string, shape: number[], sizes: number[], frame: Uint8Array, inflated: Map<string, Buffer>, seq: number): ImageTensor {
+  const cam = name.slice(name.indexOf(".") + 1);
+  const total = sizes.reduce((a, b) => a + b, 0);
+  if (total !== frame.byteLength) throw new WireError(`tensor ${repr(name)} (camera ${repr(cam)}, encoding zlib): sizes add up to ${total} bytes; its frame has ${frame.byteLength}`, { seq });
+  const size = shape[1] * shape[2] * 3;
+  const data = new Uint8Array(shape[0] * size);
+  const zlib: Uint8Array[] = [];
+  let at = 0;
+  sizes.forEach((bytes, i) => {
+    const blob = new Uint8Array(frame.buffer, frame.byteOffset + at, bytes).slice();
+    at += bytes;
+    const key = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString("latin1");
+    let raw = inflated.get(key);
+    if (raw === undefined) {
+      try {
+        raw = inflateFrame(blob, size, `camera ${repr(cam)}: ${name} frame ${i} of ${sizes.length} (${shape[1]}x${shape[2]}x3 = ${size} bytes, zlib)`);
+      } catch (e) {
+        if (e instanceof FrameInflateError) throw new WireError(e.message, { seq });
+        throw e;
+      }
+      inflated.set(key, raw);
+    } else if (raw.byteLength !== size) throw new WireError(`camera ${repr(cam)}: ${name} frame ${i} inflates to ${raw.byteLength} bytes; its declared shape needs ${size}`, { seq });
+    data.set(raw, i * size);
+    zlib.push(blob);
+  });
+  return { shape, data, zlib };
+}
+
+/** A camera tensor's `encoding` and `sizes` (one positive byte count per frame); undefined for a raw one. */
+function checkEncoding(name: string, spec: Record<string, unknown>, dtype: unknown, shape: number[], seq: number): number[] | undefined {
+  if (!("encoding" in spec) && !("sizes" in spec)) return undefined;
+  const encoding = spec.encoding;
+  if (dtype !== IMAGE_DTYPE) throw new WireError(`tensor ${repr(name)}: only camera frames (uint8 image.<camera>) may carry an encoding; found encoding ${repr(encoding)} on a ${String(dtype)} tensor`, { seq });
+  const cam = name.slice(name.indexOf(".") + 1);
+  if (typeof encoding !== "string" || !FRAME_ENCODINGS.includes(encoding)) {
+    throw new WireError(`tensor ${repr(name)}: camera ${repr(cam)} frames declare encoding ${repr(encoding)}; rlft-exp/1 knows raw frames (no encoding) and "zlib" (one zlib stream per frame, their byte counts in sizes) — set the robot's learner.frame_encoding to raw or zlib`, { seq });
+  }
+  const sizes = spec.sizes;
+  if (!Array.isArray(sizes) || sizes.length !== shape[0] || !sizes.every((b) => isInt(b) && b > 0)) {
+    throw new WireError(`tensor ${repr(name)} (camera ${repr(cam)}, encoding zlib): sizes must list ${shape[0]} positive byte counts, one per frame; found ${repr(sizes).slice(0, 80)}`, { seq });
+  }
+  return sizes as number[];
+}
+
+function checkSpecs(header: Record<string, unknown>, nFrames: number, seq: number): [string, number[], string, number[] | undefined][] {
   const specs = header.tensors ?? [];
   if (!Array.isArray(specs)) throw new WireError(`header.tensors must be a list; found ${typeName(specs)}`, { seq });
   if (specs.length !== nFrames) throw new WireError(`header lists ${specs.length} tensors but the message has ${nFrames} tensor frames`, { seq });
-  const out: [string, number[], string][] = [];
+  const out: [string, number[], string, number[] | undefined][] = [];
   specs.forEach((spec: unknown, i) => {
     if (spec === null || typeof spec !== "object" || Array.isArray(spec) || typeof (spec as { name?: unknown }).name !== "string") {
       throw new WireError(`tensors[${i}] must be a map with a string name`, { seq });
@@ -369,8 +452,9 @@ function checkSpecs(header: Record<string, unknown>, nFrames: number, seq: numbe
         throw new WireError(`tensor ${repr(name)}: camera frames must be [T, H, W, 3] rgb8 with sides in [1, ${MAX_IMAGE_SIDE}]; found [${s.join(", ")}]`, { seq });
       }
     } else if (dtype !== DTYPE) throw new WireError(`tensor ${repr(name)}: dtype must be ${repr(DTYPE)} (${repr(IMAGE_DTYPE)} for image.<camera> frames); found ${repr(dtype)}`, { seq });
+    const sizes = checkEncoding(name, spec as Record<string, unknown>, dtype, shape as number[], seq);
     if (out.some(([seen]) => seen === name)) throw new WireError(`tensor name ${repr(name)} appears twice`, { seq });
-    out.push([name, shape as number[], dtype]);
+    out.push([name, shape as number[], dtype, sizes]);
   });
   return out;
 }

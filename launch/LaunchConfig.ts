@@ -202,6 +202,12 @@ export const LaunchSchema = z
          * raw rgb8: about 2 x 21 kB per 84x84 camera and step); names from camera.cameras. Empty (default): none.
          */
         cameras: z.array(z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, "a camera name: lowercase letters, digits, _")).default([]),
+        /**
+         * How those frames travel (docs/protocol.md § Camera frames): `zlib` (default) compresses each frame once on
+         * the robot (level 1, off the control tick; 84x84 frames: ~4-5 kB instead of 21 kB, spooled and sent so), the
+         * learner stores the streams as they come; `raw` sends the rgb8 bytes (for a learner from before zlib frames).
+         */
+        frame_encoding: z.enum(["raw", "zlib"]).default("zlib"),
         /** CURVE keys and trusted package signers (docs/security.md, `rlft keys`); absent = plain loopback ZeroMQ. */
         security: z
           .object({
@@ -216,7 +222,7 @@ export const LaunchSchema = z
           .optional(),
       })
       .strict()
-      .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "runs/spool", robot_id: "sim-0", cache: "runs/policies", explore: true, spool_cap_mb: 1024, cameras: [] }),
+      .default({ experience: "tcp://127.0.0.1:5555", policy: "tcp://127.0.0.1:5556", spool: "runs/spool", robot_id: "sim-0", cache: "runs/policies", explore: true, spool_cap_mb: 1024, cameras: [], frame_encoding: "zlib" }),
     /** Calibration files (rlft calibrate ...): validated at start-up and recorded into every episode's metadata. */
     calibration: z
       .object({

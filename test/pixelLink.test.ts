@@ -18,7 +18,9 @@ import { findPython, learnerEnv } from "../app/python.ts";
 import { freePort } from "../app/ports.ts";
 import { ExperienceBridge } from "../bridge/ExperienceBridge.ts";
 import { encodeTransitions, toTransitions, transitionProblem } from "../bridge/messages.ts";
-import { decodeMessage } from "../bridge/wire.ts";
+import { decodeMessage, WireError } from "../bridge/wire.ts";
+import { deflateSync } from "node:zlib";
+import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
 import { PolicyPackage } from "../policies/PolicyPackage.ts";
 import { makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
 import { robotPolicyFixture } from "./robotFixture.ts";
@@ -73,6 +75,49 @@ test("frames go on the wire as raw bytes, decode byte-exact, and a session witho
   assert.deepEqual(before.slice(1), frames.slice(1, 11), "the float tensors are the same bytes with or without frames");
   assert.equal(decodeMessage(before).images, undefined);
   assert.equal(toTransitions(decodeMessage(before)).transitions[0].images, undefined);
+});
+
+test("frames compressed on the robot: one zlib stream per frame, sizes in the spec, decode byte-exact", () => {
+  const ts = [0, 1, 2].map((s) => transition(0, s, 4, 2, s === 2));
+  const frames = encodeTransitions(1, "r", 0, ts, { zlib: (rgb) => deflateSync(rgb, { level: 1 }) });
+  assert.equal(frames.length, 1 + 10 + 4);
+  const specs = (msgpackDecode(frames[0]) as { tensors: { name: string; dtype: string; encoding?: string; sizes?: number[] }[] }).tensors;
+  for (const s of specs.slice(10)) {
+    assert.equal(s.encoding, "zlib");
+    assert.equal(s.dtype, "uint8");
+    assert.equal(s.sizes!.length, 3);
+  }
+  const back = toTransitions(decodeMessage(frames)).transitions;
+  back.forEach((t, i) => {
+    for (const c of CAMS) {
+      assert.equal(sha(t.images![c].rgb), sha(ts[i].images![c].rgb));
+      assert.equal(sha(t.nextImages![c].rgb), sha(ts[i].nextImages![c].rgb));
+    }
+  });
+  assert.deepEqual(frames.slice(1, 11), encodeTransitions(1, "r", 0, ts).slice(1, 11), "the float tensors are the same bytes");
+});
+
+test("hostile zlib frames are refused, naming the camera: cut short, larger than declared, another size, unknown encoding", () => {
+  const ts = [0, 1].map((s) => transition(0, s, 4, 2, false));
+  const good = encodeTransitions(1, "r", 0, ts, { zlib: (rgb) => deflateSync(rgb, { level: 1 }) });
+  const head = msgpackDecode(good[0]) as { tensors: Record<string, unknown>[] };
+  const k = head.tensors.findIndex((s) => s.name === "next_image.wrist");
+  /** `good` with next_image.wrist's first stream replaced by `stream` (and its encoding by `encoding`). */
+  const withStream = (stream: Uint8Array, encoding = "zlib") => {
+    const sizes = head.tensors[k].sizes as number[];
+    const rest = good[1 + k].subarray(sizes[0]);
+    const tensors = head.tensors.map((s, i) => (i === k ? { ...s, encoding, sizes: [stream.byteLength, rest.byteLength] } : s));
+    return [Buffer.from(msgpackEncode({ ...head, tensors })), ...good.slice(1, 1 + k), Buffer.concat([stream, rest]), ...good.slice(2 + k)];
+  };
+  const rgb = ts[0].nextImages!.wrist.rgb;
+  const cases: [Buffer[], RegExp][] = [
+    [withStream(deflateSync(rgb).subarray(0, 100)), /camera "wrist": next_image.wrist frame 0 of 2 .* is a zlib stream cut short/],
+    [withStream(deflateSync(Buffer.concat([rgb, rgb]))), /camera "wrist": next_image.wrist frame 0 of 2 \(84x84x3 = 21168 bytes, zlib\) inflates to more than its declared 21168 bytes/],
+    [withStream(deflateSync(new Uint8Array(64 * 64 * 3))), /camera "wrist": .* inflates to 12288 bytes; its declared shape needs 21168/],
+    [withStream(deflateSync(rgb), "lz4"), /camera "wrist" frames declare encoding "lz4"; .* learner.frame_encoding/],
+  ];
+  for (const [msg, want] of cases) assert.throws(() => decodeMessage(msg), (e: Error) => e instanceof WireError && want.test(e.message), String(want));
+  assert.equal(toTransitions(decodeMessage(withStream(deflateSync(rgb)))).transitions.length, 2, "the same message with a good stream decodes");
 });
 
 test("the bridge refuses frames that do not fit the session's cameras, naming the camera", () => {
@@ -130,7 +175,7 @@ for row in range(len(buf)):
 print(json.dumps(out))
 `;
 
-test("transitions with frames reach the learner's replay memory and checkpoint byte-exact", async () => {
+for (const frameEncoding of ["zlib", "raw"] as const) test(`transitions with ${frameEncoding} frames reach the learner's replay memory and checkpoint byte-exact`, async () => {
   const fx = await makeLearnerFixture({ obsDim: 4, actionDim: 2 });
   const dir = mkdtempSync(join(tmpdir(), "rlft-pixlink-"));
   try {
@@ -145,7 +190,7 @@ test("transitions with frames reach the learner's replay memory and checkpoint b
       await learner.ready;
       const bridge = await ExperienceBridge.open({
         endpoint: experience, spoolDir: join(dir, "spool"), robotId: "pix-0", configHash: "t", obsNames: base.json.observation.names,
-        actionNames: base.json.action.names, task: "t", basePolicyVersion: base.json.version, batchSize: 16, cameras: CAMS,
+        actionNames: base.json.action.names, task: "t", basePolicyVersion: base.json.version, batchSize: 16, cameras: CAMS, frameEncoding,
         logger: { warn: () => undefined, info: () => undefined },
       });
       try {
@@ -195,7 +240,8 @@ test("the link soak: 4 robots at 30 Hz with both cameras for a few seconds lose 
     assert.equal(r.lost, 0);
     assert.equal(r.rejectedFrames, 0);
     const raw = SIM_BYTES.front + SIM_BYTES.wrist;
-    assert.ok(r.wireBytesPerTransition > 2 * raw, "both frames of both cameras travel");
+    assert.equal(r.frameEncoding, "zlib", "the robots compress frames as sessions do by default");
+    assert.ok(r.wireBytesPerTransition < 2 * raw, "both frames of both cameras travel compressed");
     assert.ok(r.replayBytesPerTransition !== null && r.replayBytesPerTransition < raw, `replay ${r.replayBytesPerTransition} bytes/transition: each frame once, compressed`);
   } finally {
     await fx.cleanup();

@@ -50,6 +50,8 @@ export class LearnerStub {
   reportDurable = false;
   /** Per robot, the acked_seq of the last `checkpoint()`. */
   durable = new Map<string, number>();
+  /** Camera frame encodings the welcome lists (a learner before zlib frames listed none). */
+  frameEncodings: string[] | undefined = ["zlib"];
   #router: Router | undefined;
   #pub: Publisher | undefined;
 
@@ -170,6 +172,7 @@ export class LearnerStub {
           type: "welcome", seq: h.seq, learner: "LearnerStub", acked_seq: this.ackedSeq(h.robot_id as string), ...this.#durableField(h.robot_id as string),
           latest_policy: this.latestPolicy === undefined ? null : { version: this.latestPolicy.version, kind: this.latestPolicy.kind },
           ...(this.heartbeatSec === undefined ? {} : { heartbeat_sec: this.heartbeatSec }),
+          ...(this.frameEncodings === undefined ? {} : { frame_encodings: this.frameEncodings }),
         });
         break;
       case "transitions": {

@@ -95,6 +95,46 @@ def test_a_next_frame_that_differs_is_kept_as_its_own_copy():
     assert (out["next_image.front"][0] == 255).all()
 
 
+def test_frames_are_compressed_off_the_add_path_and_sample_the_same_while_pending():
+    import threading
+
+    from rlft_learner.buffers import frames as frames_mod
+
+    gate = threading.Event()
+    compress = frames_mod.zlib.compress
+
+    class SlowZlib:  # the worker's zlib waits for the gate: every own frame is still raw when sampled
+        @staticmethod
+        def compress(data, level):
+            if threading.current_thread() is not threading.main_thread():
+                gate.wait(10)
+            return compress(data, level)
+
+        decompress = staticmethod(frames_mod.zlib.decompress)
+
+    buf = ReplayBuffer(16, 3, 2, frame_codec="zlib6")
+    frames_mod.zlib = SlowZlib
+    try:
+        for ep in range(3):  # the ring wraps: rows overwritten while their frames wait for the worker
+            buf.add(rows_for(0, ep, range(0, 7), 7 * ep, last_done=True))
+        f = buf.frames
+        assert f._own_raw["front"].any() and f._pending > 0
+        idx = buf.sample_idx(100, np.random.default_rng(3))
+        check_sample(buf, buf.nstep(idx, 3, 0.9), idx)
+        gate.set()
+        stats = f.stats(len(buf))  # waits for the worker
+    finally:
+        frames_mod.zlib = __import__("zlib")
+    assert f._pending == 0 and not any(r.any() for r in f._own_raw.values())
+    assert stats["frame_bytes"] < len(buf) * 2 * H * W * 3 / 2  # the own frames are compressed now
+    check_sample(buf, buf.nstep(idx, 3, 0.9), idx)
+    again = ReplayBuffer(16, 3, 2, frame_codec="zlib6")
+    again.load_state(buf.state())
+    a, b = buf.nstep(idx, 3, 0.9), again.nstep(idx, 3, 0.9)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
 def test_ring_overwrite_keeps_links_valid():
     buf = ReplayBuffer(16, 3, 2, frame_codec="zlib1")
     seq = 0
@@ -251,8 +291,8 @@ def test_codec_names_are_checked():
 
 # -- the wire ---------------------------------------------------------------------------------------------------------
 
-def framed(seq=1, first=0, n=4, robot="r0", cams=(("front", H, W), ("wrist", H, W)), **over):
-    """A transitions message (test_online.transitions) with frames added."""
+def framed(seq=1, first=0, n=4, robot="r0", cams=(("front", H, W), ("wrist", H, W)), zlib_level=None, **over):
+    """A transitions message (test_online.transitions) with frames added (with `zlib_level`, one zlib stream each)."""
     frames = transitions(seq, first, n, robot)
     header = msgpack.unpackb(frames[0])
     tensors = {}
@@ -260,7 +300,7 @@ def framed(seq=1, first=0, n=4, robot="r0", cams=(("front", H, W), ("wrist", H, 
         tensors[f"image.{cam}"] = np.stack([frame(0, 0, first + i, k, h, w) for i in range(n)])
         tensors[f"next_image.{cam}"] = np.stack([frame(0, 0, first + i + 1, k, h, w) for i in range(n)])
     tensors.update(over)
-    extra = encode({"type": "x", "seq": 0}, tensors)
+    extra = encode({"type": "x", "seq": 0}, tensors, zlib_level)
     header["tensors"] += msgpack.unpackb(extra[0])["tensors"]
     return [msgpack.packb(header)] + frames[1:] + extra[1:]
 
@@ -367,3 +407,154 @@ def test_a_pixel_base_package_fixes_the_cameras_at_the_door(tmp_path):
         assert err["type"] == "error" and "camera 'wrist' frames are 12x10; this learner stores wrist at 8x8 (the base package's" in err["reason"]
         ok = ask(c, framed(seq=3, first=0, n=4, cams=(("front", H, W), ("wrist", 8, 8))))
         assert ok["type"] == "ack" and door.stored == 4 and door.server.stats.rejected_frames == 1
+
+
+# -- frames compressed on the robot (encoding "zlib") -----------------------------------------------------------------
+
+def _zlib_stream(frames, name, stream, index=0, encoding="zlib"):
+    """`frames` (zlib-encoded) with frame `index` of tensor `name` replaced by `stream` (sizes follow)."""
+    header = msgpack.unpackb(frames[0])
+    k = next(i for i, s in enumerate(header["tensors"]) if s["name"] == name)
+    spec = header["tensors"][k]
+    ends = np.cumsum([0] + spec["sizes"]).tolist()
+    data = frames[1 + k]
+    parts = [data[ends[i]:ends[i + 1]] for i in range(len(spec["sizes"]))]
+    parts[index] = stream
+    header["tensors"][k] = {**spec, "encoding": encoding, "sizes": [len(p) for p in parts]}
+    return [msgpack.packb(header)] + frames[1:1 + k] + [b"".join(parts)] + frames[2 + k:]
+
+
+def test_zlib_frames_decode_to_the_raw_frames_with_their_streams():
+    import zlib
+    blobs = {}
+    header, t = decode(framed(zlib_level=1), blobs)
+    _, raw = decode(framed())
+    for name in ("image.front", "next_image.front", "image.wrist", "next_image.wrist"):
+        np.testing.assert_array_equal(t[name], raw[name])
+        assert [zlib.decompress(b) for b in blobs[name]] == [f.tobytes() for f in raw[name]]
+    spec = next(s for s in header["tensors"] if s["name"] == "image.front")
+    assert spec["encoding"] == "zlib" and spec["sizes"] == [len(b) for b in blobs["image.front"]]
+
+
+def test_the_zlib_golden_decodes_to_the_raw_golden():
+    import base64
+    import json
+    gold = os.path.join(os.path.dirname(__file__), "..", "..", "test", "golden", "rlft-exp-1")
+    load = lambda n: [base64.b64decode(f) for f in json.load(open(os.path.join(gold, n)))["frames_b64"]]  # noqa: E731
+    _, z = decode(load("transitions-images-zlib.json"))
+    _, raw = decode(load("transitions-images.json"))
+    assert set(z) == set(raw)
+    for k in raw:
+        np.testing.assert_array_equal(z[k], raw[k])
+
+
+def _bomb() -> bytes:
+    import zlib
+    return zlib.compress(bytes(64 << 20), 9)  # 64 MiB of zeros in ~64 kB
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda f: _zlib_stream(f, "image.front", f_stream(f, "image.front")[:-5]), "camera 'front': image.front frame 0 of 4 .* is a zlib stream cut short"),
+    (lambda f: _zlib_stream(f, "next_image.wrist", _big(), 2), "camera 'wrist': next_image.wrist frame 2 of 4 .* inflates to more than its declared 360 bytes"),
+    (lambda f: _zlib_stream(f, "image.wrist", _bomb(), 1), "camera 'wrist': image.wrist frame 1 of 4 .* inflates to more than its declared 360 bytes"),
+    (lambda f: _zlib_stream(f, "image.front", _small()), r"camera 'front': image.front frame 0 of 4 \(12x10x3 = 360 bytes, zlib\) inflates to 240 bytes"),
+    (lambda f: _zlib_stream(f, "image.front", f_stream(f, "image.front") + b"tail"), "has 4 bytes after its zlib stream"),
+    (lambda f: _zlib_stream(f, "image.front", b"not zlib at all"), "image.front frame 0 of 4 .* is not a valid zlib stream"),
+    (lambda f: _zlib_stream(f, "image.front", f_stream(f, "image.front"), encoding="lz4"), "camera 'front' frames declare encoding 'lz4'"),
+    (lambda f: _zlib_stream(f, "image.front", f_stream(f, "image.front"), encoding="raw"), "camera 'front' frames declare encoding 'raw'"),
+    (lambda f: _resize(f, "image.front", drop=1), r"sizes must list 4 positive byte counts"),
+    (lambda f: _resize(f, "image.front", add=3), r"sizes add up to .* its frame has"),
+])
+def test_hostile_zlib_frames_are_frame_errors_naming_the_camera(make, message):
+    with pytest.raises(FrameError, match=message):
+        decode(make(framed(zlib_level=1)))
+
+
+def f_stream(frames, name, index=0):
+    header = msgpack.unpackb(frames[0])
+    k = next(i for i, s in enumerate(header["tensors"]) if s["name"] == name)
+    sizes = header["tensors"][k]["sizes"]
+    start = sum(sizes[:index])
+    return frames[1 + k][start:start + sizes[index]]
+
+
+def _big() -> bytes:
+    import zlib
+    return zlib.compress(bytes(H * W * 3 + 1), 1)
+
+
+def _small() -> bytes:
+    import zlib
+    return zlib.compress(frame(0, 0, 0)[:8].tobytes(), 1)  # an 8x10 frame where 12x10 is declared
+
+
+def _resize(frames, name, drop=0, add=0):
+    header = msgpack.unpackb(frames[0])
+    for spec in header["tensors"]:
+        if spec["name"] == name:
+            spec["sizes"] = spec["sizes"][:len(spec["sizes"]) - drop]
+            spec["sizes"][0] += add
+    return [msgpack.packb(header)] + frames[1:]
+
+
+def test_an_encoding_on_a_float_tensor_and_a_huge_declared_zlib_frame_are_refused():
+    header = msgpack.unpackb(framed(zlib_level=1)[0])
+    obs = next(s for s in header["tensors"] if s["name"] == "obs")
+    obs.update(encoding="zlib", sizes=[1] * obs["shape"][0])
+    with pytest.raises(ProtocolError, match="only camera frames .* may carry an encoding"):
+        decode([msgpack.packb(header)] + framed(zlib_level=1)[1:])
+    frames = framed(zlib_level=1, n=4)
+    header = msgpack.unpackb(frames[0])
+    for spec in header["tensors"]:
+        if spec["name"].endswith("image.front"):
+            spec["shape"] = [4, 4096, 4096, 3]  # 4 x 50 MB claimed: past what one message may inflate to
+    with pytest.raises(FrameError, match="declare more than 256 MiB once inflated"):
+        decode([msgpack.packb(header)] + frames[1:])
+
+
+def test_the_door_stores_the_robots_zlib_streams_and_refuses_hostile_ones_naming_the_camera(tmp_path):
+    import zlib
+    with Door(tmp_path) as door:
+        c = client(door.endpoint)
+        welcome = ask(c, hello(1))
+        assert welcome["type"] == "welcome" and welcome["frame_encodings"] == ["zlib"]
+        ack = ask(c, framed(seq=2, first=0, n=4, zlib_level=1))
+        assert ack["type"] == "ack" and ack["acked_seq"] == 3
+        rows = door.rows[0]
+        np.testing.assert_array_equal(rows["image.wrist"][1], frame(0, 0, 1, 1))  # inflated and checked
+        assert zlib.decompress(rows["zlib.next_image.front"][3]) == frame(0, 0, 4, 0).tobytes()
+        good = framed(seq=3, first=4, n=2, zlib_level=1)
+        hostile = [
+            (_zlib_stream(good, "next_image.wrist", f_stream(good, "next_image.wrist")[:-3], 1), "camera 'wrist'", "cut short"),
+            (_zlib_stream(good, "image.front", _bomb()), "camera 'front'", "inflates to more than"),
+            (_zlib_stream(good, "image.front", f_stream(good, "image.front"), encoding="brotli"), "camera 'front'", "encoding 'brotli'"),
+            (framed(seq=3, first=4, n=2, zlib_level=1, cams=(("front", H, W), ("wrist", 8, 8))), "camera 'wrist' frames are 8x8", "this learner stores wrist at 12x10"),
+        ]
+        for msg, who, what in hostile:
+            err = ask(c, msg)
+            assert err["type"] == "error" and who in err["reason"] and what in err["reason"], err
+        assert door.server.stats.rejected_frames == 4 and door.server.stats.malformed == 4
+        assert door.stored == 4
+        assert ask(c, good)["acked_seq"] == 5  # the door still serves
+
+
+def test_replay_keeps_the_robots_streams_and_samples_the_same_frames():
+    import zlib
+    rows = rows_for(0, 0, range(0, 6), 0, last_done=True)
+    for key in [k for k in rows if "image." in k]:
+        streams = np.empty(6, dtype=object)
+        streams[:] = [zlib.compress(f.tobytes(), 1) for f in rows[key]]
+        rows[f"zlib.{key}"] = streams
+    buf = ReplayBuffer(100, 3, 2, frame_codec="zlib6")
+    buf.add(rows)
+    f = buf.frames
+    assert not f._todo and not f._jobs  # nothing left for the compressor thread: the robot's streams are kept
+    for slot in range(6):
+        assert f.frames["front"][slot] == rows["zlib.image.front"][slot]
+    f.state(len(buf))  # settles the last row's extra next frame: the robot's stream, not a re-encoded one
+    assert f.extra["wrist"][5] == rows["zlib.next_image.wrist"][5]
+    idx = np.arange(6)
+    check_sample(buf, buf.nstep(idx, 1, 0.9), idx)
+    raw = ReplayBuffer(100, 3, 2, frame_codec="raw")  # a raw store keeps the inflated bytes
+    raw.add(rows)
+    assert raw.frames.frames["front"][0] == rows["image.front"][0].tobytes()

@@ -100,6 +100,16 @@ def test_a_missed_episode_becomes_successes_for_where_the_cube_went(tmp_path):
     assert n["ret"][0] == pytest.approx(0.9) and n["discount"][0] == 0 and n["ret"][1] == 1 and n["discount"][1] == 0
 
 
+def test_relabelled_copies_leave_out_the_robots_zlib_streams(tmp_path):
+    """Rows of frames that came zlib-compressed carry the robot's streams (frames.py); copies carry no streams."""
+    base = write_base(tmp_path / "base")
+    ep = episode(base)
+    streams = np.empty(len(ep["seq"]), dtype=object)
+    streams[:] = [b"x\x01" + bytes([i]) + b"\x00\x00" for i in range(len(streams))]  # ends in NULs, as streams can
+    out = relabeler(base, k=2).add({**ep, "zlib.image.front": streams})
+    assert out is not None and not any(k.startswith("zlib.") for k in out)
+
+
 def test_streamed_interleaved_robots_are_relabelled_per_episode_and_partial_episodes_are_not(tmp_path):
     base = write_base(tmp_path / "base")
     her = relabeler(base, k=2)

@@ -7,7 +7,7 @@ import msgpack
 import numpy as np
 import pytest
 
-from rlft_learner.transport.protocol import PROTOCOL, ProtocolError, decode, encode
+from rlft_learner.transport.protocol import FrameError, PROTOCOL, ProtocolError, decode, encode
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "..", "test", "golden", "rlft-exp-1")
 
@@ -34,8 +34,10 @@ def test_golden_files_decode_as_recorded(path):
     golden = json.load(open(path))
     frames = [base64.b64decode(f) for f in golden["frames_b64"]]
     if golden.get("expect_error"):
-        with pytest.raises(ProtocolError):
+        with pytest.raises(ProtocolError) as err:
             decode(frames)
+        if os.path.basename(path).startswith("bad-zlib-"):  # hostile zlib frames: a FrameError naming the camera
+            assert isinstance(err.value, FrameError) and golden["error"] in str(err.value) and "front" in str(err.value)
         return
     header, tensors = decode(frames)
     assert header == golden["header"]

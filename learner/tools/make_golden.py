@@ -13,6 +13,7 @@ import base64
 import json
 import os
 import sys
+import zlib
 
 import msgpack
 import numpy as np
@@ -29,8 +30,8 @@ def _b64(frames: list[bytes]) -> list[str]:
     return [base64.b64encode(f).decode("ascii") for f in frames]
 
 
-def _valid(description: str, header: dict, tensors: dict[str, np.ndarray] | None = None) -> dict:
-    frames = encode(header, tensors)
+def _valid(description: str, header: dict, tensors: dict[str, np.ndarray] | None = None, frame_zlib_level: int | None = None) -> dict:
+    frames = encode(header, tensors, frame_zlib_level)
     decoded, arrays = decode(frames)  # the file records what our decoder returns
     return {"description": description, "frames_b64": _b64(frames), "header": decoded,
             "tensors": {k: {"shape": list(v.shape), "values": v.reshape(-1).tolist()} for k, v in arrays.items()}}
@@ -68,6 +69,7 @@ def _online_files() -> dict[str, dict]:
     px = (np.arange(3 * 2 * 3 * 3) * 11 % 256).astype(np.uint8).reshape(3, 2, 3, 3)  # frames of 3 ticks (H=2, W=3)
     framed = {**tensors, "image.front": px[:2], "next_image.front": px[1:]}
     no_next = encode(header, {**tensors, "image.front": px[:2]})
+    zipped = encode(header, framed, frame_zlib_level=1)
     return {
         "hello-online": _valid("hello of an online robot (mode online, base policy version)", {
             "type": "hello", "seq": 1, "robot_id": "sim-0", "config_hash": "sha256:0123abcd", "obs_names": OBS_NAMES,
@@ -90,6 +92,35 @@ def _online_files() -> dict[str, dict]:
                                                        "image.front without next_image.front"),
         "bad-transitions-truncated": _invalid("transitions whose action frame is 8 bytes short of 2x5 float32",
                                               good[:5] + [good[5][:-8]] + good[6:], "frame size"),
+        # Frames compressed on the robot (learner.frame_encoding: zlib): one zlib stream per frame, sizes in the spec.
+        "transitions-images-zlib": _valid("the same 2 transitions with the same camera frames, each frame one zlib stream "
+                                          "(encoding zlib, sizes per frame); decodes to the raw frames", header, framed, 1),
+        **_bad_zlib(zipped, px),
+    }
+
+
+def _bad_zlib(zipped: list[bytes], px: np.ndarray) -> dict[str, dict]:
+    """Hostile zlib camera frames (the last two frames of `zipped` are image.front and next_image.front)."""
+    head = msgpack.unpackb(zipped[0])
+    spec = head["tensors"][-1]  # next_image.front: frames px[1], px[2]
+
+    def with_stream(first: bytes, encoding: str = "zlib") -> list[bytes]:
+        second = zipped[-1][spec["sizes"][0]:]
+        h = {**head, "tensors": head["tensors"][:-1] + [{**spec, "encoding": encoding, "sizes": [len(first), len(second)]}]}
+        return [msgpack.packb(h)] + zipped[1:-1] + [first + second]
+
+    stream = zlib.compress(px[1].tobytes(), 1)
+    bigger = zlib.compress(np.concatenate([px[1].reshape(-1), px[1].reshape(-1)]).tobytes(), 1)  # 36 bytes for 18
+    smaller = zlib.compress(px[1].reshape(-1)[:12].tobytes(), 1)  # a 2x2 frame's bytes where 2x3 is declared
+    return {
+        "bad-zlib-truncated": _invalid("zlib next_image.front whose first stream is cut 4 bytes short", with_stream(stream[:-4]),
+                                       "zlib stream cut short"),
+        "bad-zlib-larger-than-declared": _invalid("zlib next_image.front whose first stream inflates to 36 bytes; [2, 3, 3] "
+                                                  "declares 18", with_stream(bigger), "inflates to more than"),
+        "bad-zlib-wrong-size": _invalid("zlib next_image.front whose first stream holds a 2x2 frame (12 bytes) where the "
+                                        "camera is 2x3 (18 bytes)", with_stream(smaller), "inflates to 12 bytes"),
+        "bad-zlib-encoding-name": _invalid("next_image.front declaring encoding lz4", with_stream(stream, "lz4"),
+                                           "lz4"),
     }
 
 

@@ -12,6 +12,17 @@ a link never points at an overwritten row. `zlib6` (zlib level 6, per frame) is 
 on rendered SO-101 84x84 frames (docs/results.md § Replay memory with camera frames): ~2.0-2.9 kB per frame, a fifth
 smaller than level 1 and no slower to decode (decoding, 512 frames per batch, costs far more than encoding 2 per step);
 `raw` keeps the bytes as they are (21 kB per 84x84 frame: 8.5 GB for 200k transitions with two cameras).
+
+A row's own frame is compressed off the caller's path: `put` keeps it raw and `flush` (ReplayBuffer.add calls it once
+per batch) hands the batch's frames to one worker thread (zlib releases the GIL), so the learner acks a batch without
+waiting for zlib. Finished frames replace the raw ones at the next put, flush or sample; at most PENDING_FRAMES wait
+(flush waits beyond that: ~86 MB of 84x84 frames), and stats, checkpoints and load_state wait for all of them.
+
+Frames that reached the learner zlib-compressed (the robot's `learner.frame_encoding: zlib`, docs/protocol.md) come
+with their streams in the rows as `zlib.image.<cam>` / `zlib.next_image.<cam>` (one bytes object per row, next to the
+inflated frames that protocol.decode checked them against): a zlib store keeps those streams as they came, at the
+robot's level, instead of compressing the frames again (any zlib level inflates the same way; the codec's level is
+what this store uses for frames that arrive raw). The `raw` codec stores the inflated bytes.
 """
 
 from __future__ import annotations
@@ -19,12 +30,17 @@ from __future__ import annotations
 import re
 import time
 import zlib
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
 
 #: Codecs by name: "zlib<level>" (1..9) or "raw".
 CODEC = re.compile(r"^(raw|zlib[1-9])$")
+
+#: Most own frames waiting for the compressor thread; flush() waits for the oldest beyond it.
+PENDING_FRAMES = 4096
 
 
 def camera_of(key: str) -> str | None:
@@ -44,6 +60,12 @@ class FrameStore:
         self.extra: dict[str, dict[int, bytes]] = {c: {} for c in self.cameras}  # row -> its next frame, when unlinked
         self.next_row = np.full(capacity, -1, np.int64)  # row whose frame is this row's next frame; -1: in `extra`
         self._raw: set[int] = set()  # rows whose extra next frame is still raw bytes (no successor yet)
+        self._extra_zlib: dict[str, dict[int, bytes]] = {c: {} for c in self.cameras}  # the robot's stream of a raw extra
+        self._own_raw = {c: np.zeros(capacity, bool) for c in self.cameras}  # own frame raw, awaiting the compressor
+        self._todo: list[tuple[str, int, bytes]] = []  # own frames put since the last flush (camera, row, raw bytes)
+        self._jobs: deque[tuple[list[tuple[str, int, bytes]], Future]] = deque()  # with the compressor thread
+        self._pending = 0  # frames in _jobs
+        self._pool: ThreadPoolExecutor | None = None
         self.stored_bytes = 0  # compressed bytes held (frames + extras)
         # Features of a frozen encoder per frame (use_features): computed the first time a row is sampled, kept until
         # the row is overwritten, never checkpointed (recomputed after a resume).
@@ -91,29 +113,77 @@ class FrameStore:
         step when it is still held (consecutive seq), else None; linked when its extra next frame equals this frame.
         A row's next frame waits raw (not encoded) until its successor arrives: linked, it was never encoded."""
         self._drop(slot)
+        if self._jobs:
+            self._collect()
         own = {c: np.ascontiguousarray(rows[f"image.{c}"][i]).tobytes() for c in self.cameras}
         if prev is not None and prev != slot and self.next_row[prev] < 0 and prev in self._raw:
             if all(self.extra[c][prev] == own[c] for c in self.cameras):
                 for c in self.cameras:
                     self.stored_bytes -= len(self.extra[c].pop(prev))
+                    self._extra_zlib[c].pop(prev, None)
                 self._feat_extra.pop(prev, None)
                 self.next_row[prev] = slot
             self._settle(prev)
         for c in self.cameras:
-            blob = own[c] if self._level == 0 else zlib.compress(own[c], self._level)
+            given = rows.get(f"zlib.image.{c}") if self._level else None
+            if given is not None:
+                blob = bytes(given[i])  # the robot's stream, which inflates to own[c] (protocol.decode checked it)
+            else:
+                blob = own[c]  # compressed by the worker after flush() (raw codec: as it is)
+                if self._level:
+                    self._own_raw[c][slot] = True
+                    self._todo.append((c, slot, blob))
+            given_next = rows.get(f"zlib.next_image.{c}") if self._level else None
+            if given_next is not None:
+                self._extra_zlib[c][slot] = bytes(given_next[i])
             nxt = np.ascontiguousarray(rows[f"next_image.{c}"][i]).tobytes()
             self.frames[c][slot], self.extra[c][slot] = blob, nxt
             self.stored_bytes += len(blob) + len(nxt)
         self.next_row[slot] = -1
         self._raw.add(slot)
 
+    def flush(self) -> None:
+        """Hand the own frames put since the last flush to the compressor thread (they stay raw until it is done)."""
+        if self._jobs:
+            self._collect()
+        if not self._todo:
+            return
+        todo, self._todo, level = self._todo, [], self._level
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="frames-zlib")
+        self._jobs.append((todo, self._pool.submit(lambda: [zlib.compress(raw, level) for _, _, raw in todo])))
+        self._pending += len(todo)
+        while self._pending > PENDING_FRAMES:
+            self._collect(oldest=True)
+
+    def _collect(self, wait: bool = False, oldest: bool = False) -> None:
+        """Store the compressed frames of finished jobs (`wait`: of all jobs; `oldest`: at least the oldest). A row
+        overwritten meanwhile holds another object, and keeps it."""
+        if wait and self._todo:
+            self.flush()
+        while self._jobs and (wait or oldest or self._jobs[0][1].done()):
+            oldest = False
+            todo, job = self._jobs.popleft()
+            self._pending -= len(todo)
+            for (c, slot, raw), blob in zip(todo, job.result()):
+                if self.frames[c][slot] is raw:
+                    self.frames[c][slot] = blob
+                    self.stored_bytes += len(blob) - len(raw)
+                    self._own_raw[c][slot] = False
+
+    def _own(self, c: str, rows: np.ndarray) -> np.ndarray:
+        """(B, 3, H, W) own frames of `rows` of camera `c` (raw ones among them as they are)."""
+        raw = self._own_raw[c][rows]
+        return self.decode(c, self.frames[c][rows], set(np.flatnonzero(raw).tolist()) if raw.any() else frozenset())
+
     def _settle(self, slot: int) -> None:
         """Encode `slot`'s extra next frame (kept raw while its successor could still link to it)."""
         self._raw.discard(slot)
         for c in self.cameras:
             raw = self.extra[c].get(slot)
+            given = self._extra_zlib[c].pop(slot, None)
             if raw is not None:
-                blob = self.encode(np.frombuffer(raw, np.uint8))
+                blob = given if given is not None else self.encode(np.frombuffer(raw, np.uint8))
                 self.extra[c][slot] = blob
                 self.stored_bytes += len(blob) - len(raw)
 
@@ -126,6 +196,8 @@ class FrameStore:
             extra = self.extra[c].pop(slot, None)
             if extra is not None:
                 self.stored_bytes -= len(extra)
+            self._extra_zlib[c].pop(slot, None)
+            self._own_raw[c][slot] = False
         self.next_row[slot] = -1
         self._raw.discard(slot)
         if self._encode is not None:
@@ -135,14 +207,18 @@ class FrameStore:
     def sample(self, idx: np.ndarray, cur: np.ndarray, frames: bool = False) -> dict[str, np.ndarray]:
         """`image.<cam>` of rows `idx` and `next_image.<cam>` of rows `cur` (the n-step chain's last rows); with
         use_features (and not `frames`), `features` and `next_features` of the same frames instead."""
+        if self._jobs:
+            self._collect()
         if self._encode is not None and not frames:
             return self._sample_features(idx, cur)
         out: dict[str, np.ndarray] = {}
         for c in self.cameras:
-            out[f"image.{c}"] = self.decode(c, self.frames[c][idx])
+            out[f"image.{c}"] = self._own(c, idx)
             nxt = self.next_row[cur]
+            own_raw = self._own_raw[c]
             blobs = [self.frames[c][j] if j >= 0 else self.extra[c][r] for r, j in zip(cur.tolist(), nxt.tolist())]
-            raw_at = {k for k, (r, j) in enumerate(zip(cur.tolist(), nxt.tolist())) if j < 0 and r in self._raw}
+            raw_at = {k for k, (r, j) in enumerate(zip(cur.tolist(), nxt.tolist()))
+                      if (j < 0 and r in self._raw) or (j >= 0 and own_raw[j])}
             out[f"next_image.{c}"] = self.decode(c, blobs, raw_at)
         return out
 
@@ -160,7 +236,7 @@ class FrameStore:
     def _own_features(self, rows: np.ndarray) -> np.ndarray:
         need = np.unique(rows[~self._feat_ok[rows]])
         if len(need):
-            f = self._run_encoder({c: self.decode(c, self.frames[c][need]) for c in self.cameras})
+            f = self._run_encoder({c: self._own(c, need) for c in self.cameras})
             assert self._feat is not None
             self._feat[need], self._feat_ok[need] = f, True
         assert self._feat is not None
@@ -186,6 +262,7 @@ class FrameStore:
     # -- accounting --
     def stats(self, size: int) -> dict[str, float]:
         """Bytes held per transition (frames, extras and the link index), the extra copies, and the codec."""
+        self._collect(wait=True)
         extras = sum(len(e) for e in self.extra.values())  # extra frames held
         held = self.stored_bytes + 8 * size  # next_row
         return {"frame_bytes": float(self.stored_bytes), "extra_frames": float(extras),
@@ -193,6 +270,7 @@ class FrameStore:
 
     # -- checkpoints: plain arrays (no pickles) --
     def state(self, size: int) -> dict[str, np.ndarray]:
+        self._collect(wait=True)
         for slot in list(self._raw):  # a checkpoint holds encoded frames only
             self._settle(slot)
         out: dict[str, np.ndarray] = {"_frames_codec": np.array(self.codec), "_frames_next_row": self.next_row[:size].copy()}
@@ -214,6 +292,7 @@ class FrameStore:
         if str(arrays["_frames_codec"]) != self.codec:
             raise ValueError(f"checkpointed frames use codec {str(arrays['_frames_codec'])!r}, this buffer {self.codec!r}; "
                              f"set frame_codec to the checkpoint's")
+        self._collect(wait=True)
         for slot in range(self.capacity):
             self._drop(slot)
         self.next_row[:size] = arrays["_frames_next_row"]

@@ -118,8 +118,9 @@ class EpisodeRelabeler:
                 if step != 0:
                     self._open.pop(robot, None)
                     continue  # joined mid-episode: wait for the next one
-                ep = self._open[robot] = {k: [] for k in rows}
-            for k in rows:
+                # Not the robot's zlib streams of its frames (frames.py): copies carry the inflated frames.
+                ep = self._open[robot] = {k: [] for k in rows if not k.startswith("zlib.")}
+            for k in ep:
                 ep[k].append(rows[k][i])
             if rows["terminated"][i] > 0 or rows["truncated"][i] > 0:
                 del self._open[robot]

@@ -106,6 +106,8 @@ class ReplayBuffer:
             self._last[robot] = slot
             self.ptr = (self.ptr + 1) % self.capacity
             self.size = min(self.size + 1, self.capacity)
+        if frames is not None:
+            frames.flush()  # this batch's frames go to the compressor thread (frames.py)
 
     def _frames_for(self, rows: dict[str, np.ndarray], n: int) -> FrameStore | None:
         """The frame store for `rows` (made from the first rows with frames), after checking they carry its cameras."""

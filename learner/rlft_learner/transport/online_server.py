@@ -15,6 +15,8 @@ loopback or trusted network; CURVE makes it an identity.
 Camera frames (issue 27): a batch may carry `image.<cam>` / `next_image.<cam>` uint8 [N, H, W, 3] per camera. The
 cameras and their sizes are the base package's `observation.images` when it has them, else those of the first batch
 stored; a batch with other cameras or sizes is refused (counted in `rejected_frames`) with the camera and the fix.
+Frames may come zlib-compressed per frame (`encoding: "zlib"`; `welcome.frame_encodings` says this learner takes it):
+protocol.decode inflates each within its declared size, and their streams go to replay with the rows (`zlib.<name>`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np
 import zmq
 
 from ..buffers.frames import camera_of
-from .protocol import MAX_ABS_VALUE, ProtocolError, decode, encode, value_problem
+from .protocol import FRAME_ENCODINGS, MAX_ABS_VALUE, ProtocolError, decode, encode, value_problem
 from .security import bind_checked
 from .server import LEARNER, Peer, RouterEndpoint
 
@@ -174,12 +176,16 @@ class OnlineServer(RouterEndpoint):
         owned = self._owned.get(peer.connection)
         if owned is not None and owned in self.robots:
             self.robots[owned].heard = time.monotonic()
+        blobs: dict[str, list[bytes]] = {}  # zlib streams of camera frames that came compressed, by tensor name
         try:
-            header, tensors = decode(frames)
+            header, tensors = decode(frames, blobs)
         except ProtocolError as exc:
             self._refuse(peer.route, exc)
             return
         seq, msg_type = header["seq"], header["type"]
+        if msg_type == "transitions":
+            self._transitions(peer, seq, header, tensors, blobs)
+            return
         handler = {"hello": self._hello, "transitions": self._transitions, "heartbeat": self._heartbeat,
                    "get_policy": self._get_policy}.get(msg_type)
         if handler is None:
@@ -287,9 +293,10 @@ class OnlineServer(RouterEndpoint):
         log.info("hello from robot %r (task %r), acked_seq %d", rid, h["task"], robot.acked_seq)
         latest = {"version": self.latest.version, "kind": self.latest.kind} if self.latest else None
         self._reply(route, {"type": "welcome", "seq": seq, "learner": LEARNER, "acked_seq": robot.acked_seq,
-                            "durable_seq": robot.durable_seq, "latest_policy": latest, "heartbeat_sec": self.heartbeat_sec})
+                            "durable_seq": robot.durable_seq, "latest_policy": latest, "heartbeat_sec": self.heartbeat_sec,
+                            "frame_encodings": list(FRAME_ENCODINGS)})
 
-    def _transitions(self, peer: Peer, seq: int, h: dict, t: dict) -> None:
+    def _transitions(self, peer: Peer, seq: int, h: dict, t: dict, blobs: dict[str, list[bytes]] | None = None) -> None:
         route, rid = peer.route, h["robot_id"]
         problem = self._owner_problem(peer, rid, "transitions")
         if problem is not None:
@@ -322,7 +329,8 @@ class OnlineServer(RouterEndpoint):
                     **{k: t[k][keep] for k in ("reward", "terminated", "truncated", "intervention")},
                     "robot": np.full(len(seqs), robot.index, np.int64), "seq": seqs,
                     "step": np.asarray(h["step"], np.int64)[keep], "episode": np.asarray(h["episode"], np.int64)[keep],
-                    **{k: v[keep] for k, v in t.items() if v.dtype == np.uint8}}
+                    **{k: v[keep] for k, v in t.items() if v.dtype == np.uint8},
+                    **{f"zlib.{k}": _objects(v)[keep] for k, v in (blobs or {}).items()}}
             self.on_rows(rows)
             if self.cameras is None and any(camera_of(k) for k in t):
                 self.cameras = {camera_of(k): v.shape[1:3] for k, v in t.items() if camera_of(k)}
@@ -380,6 +388,13 @@ class OnlineServer(RouterEndpoint):
             return
         msg = pkg.message(seq)
         self._sock.send_multipart(route + msg)
+
+
+def _objects(items: list[bytes]) -> np.ndarray:
+    """`items` as a 1-d object array (indexable like the row arrays beside it)."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
 def package_cameras(base) -> dict[str, tuple[int, int]] | None:

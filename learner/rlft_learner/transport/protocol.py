@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from typing import Any, Mapping, Sequence
 
 import msgpack
@@ -23,6 +24,14 @@ IMAGE_DTYPE = "uint8"
 IMAGE_NAME = re.compile(r"^(next_)?image\.[a-z][a-z0-9_]{0,31}$")
 #: Largest camera frame side accepted (a 4K frame's width).
 MAX_IMAGE_SIDE = 4096
+#: Encodings a camera tensor may declare (`encoding` in its spec). Absent: raw bytes, [T, H, W, 3]. "zlib": each of the
+#: T frames is one zlib stream (RFC 1950) of its H x W x 3 bytes, the streams back to back in the tensor's frame, their
+#: byte counts in the spec's `sizes` (docs/protocol.md § Camera frames). The robot compresses (bridge/frameCodec.ts);
+#: the learner inflates every frame, never past its declared size, and stores the streams as they came (buffers/frames.py).
+FRAME_ENCODINGS = ("zlib",)
+#: Most bytes the zlib frames of one message may declare once inflated (4x the learner's default message cap): a
+#: stream's declared size bounds what is inflated, and this bounds what a message can make the learner allocate.
+MAX_INFLATED_BYTES = 256 * 2**20
 MAX_HEADER_BYTES = 1 << 20  # a header is a small map; anything bigger is not ours
 #: Largest magnitude of a tensor value on the wire. Observations are physical readings in SI units (rad, m, N, m/s),
 #: actions normalised to [-1, 1] or joint positions, rewards task-scaled (sparse 0/1 in the shipped tasks): 1e6 is far
@@ -103,8 +112,10 @@ def _check_int(where: str, value: int, seq: int | None, low: int = 0) -> None:
         raise ProtocolError(f"{where} is {value}; expected an integer in [{low}, 2^53 - 1]", seq)
 
 
-def encode(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray] | None = None) -> list[bytes]:
-    """Encode a message: `protocol` is filled in, `tensors` specs are written from the arrays (in dict order)."""
+def encode(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray] | None = None,
+           frame_zlib_level: int | None = None) -> list[bytes]:
+    """Encode a message: `protocol` is filled in, `tensors` specs are written from the arrays (in dict order). With
+    `frame_zlib_level`, camera frames (uint8 tensors) go as one zlib stream per frame (encoding "zlib")."""
     tensors = tensors or {}
     head = dict(header)
     head.setdefault("protocol", PROTOCOL)
@@ -113,7 +124,13 @@ def encode(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray] | None =
     for name, value in tensors.items():
         if isinstance(value, np.ndarray) and value.dtype == np.uint8:  # camera frames: raw bytes as they are
             arr = np.ascontiguousarray(value)
-            specs.append({"name": name, "shape": [int(d) for d in arr.shape], "dtype": IMAGE_DTYPE})
+            spec = {"name": name, "shape": [int(d) for d in arr.shape], "dtype": IMAGE_DTYPE}
+            if frame_zlib_level is not None:
+                rows = [zlib.compress(row.tobytes(), frame_zlib_level) for row in arr]
+                specs.append({**spec, "encoding": "zlib", "sizes": [len(r) for r in rows]})
+                frames.append(b"".join(rows))
+                continue
+            specs.append(spec)
         else:
             arr = np.ascontiguousarray(value, dtype="<f4")
             specs.append({"name": name, "shape": [int(d) for d in arr.shape], "dtype": DTYPE})
@@ -192,10 +209,88 @@ def _check_specs(header: dict[str, Any], n_frames: int, seq: int) -> list[tuple[
                                     f"found {shape}", seq)
         elif dtype != DTYPE:
             raise ProtocolError(f"tensor {name!r}: dtype must be {DTYPE!r} ({IMAGE_DTYPE!r} for image.<camera> frames); found {dtype!r}"[:300], seq)
+        if "encoding" in spec or "sizes" in spec:
+            _check_encoding(name, spec, dtype, shape, seq)
         if any(name == seen for seen, _, _ in out):
             raise ProtocolError(f"tensor name {name!r} appears twice", seq)
         out.append((name, tuple(shape), dtype))
     return out
+
+
+def _check_encoding(name: str, spec: dict[str, Any], dtype: Any, shape: list[int], seq: int) -> None:
+    """A camera tensor's `encoding` and `sizes` (one byte count per frame); the byte counts are checked in `decode`."""
+    encoding = spec.get("encoding")
+    if dtype != IMAGE_DTYPE:
+        raise ProtocolError(f"tensor {name!r}: only camera frames (uint8 image.<camera>) may carry an encoding; found "
+                            f"encoding {str(encoding)[:32]!r} on a {str(dtype)[:32]} tensor", seq)
+    cam = name.split(".", 1)[1]
+    if encoding not in FRAME_ENCODINGS:
+        raise FrameError(f"tensor {name!r}: camera {cam!r} frames declare encoding {str(encoding)[:32]!r}; rlft-exp/1 knows "
+                         f"raw frames (no encoding) and \"zlib\" (one zlib stream per frame, their byte counts in sizes) — "
+                         f"set the robot's learner.frame_encoding to raw or zlib", seq)
+    sizes = spec.get("sizes")
+    if not isinstance(sizes, list) or len(sizes) != shape[0] or not all(_is_int(b) and 0 < b <= MAX_INT for b in sizes):
+        raise FrameError(f"tensor {name!r} (camera {cam!r}, encoding zlib): sizes must list {shape[0]} positive byte counts, "
+                         f"one per frame; found {str(sizes)[:80]}", seq)
+
+
+def inflate_frame(blob: bytes, size: int, where: str, seq: int | None = None) -> bytes:
+    """The `size` bytes one zlib stream `blob` holds, inflating at most `size` + 1 bytes (enough to see it holds more):
+    a stream that is cut short, inflates to another size, or has bytes after its end is a FrameError naming `where`."""
+    fix = "compress each frame's H x W x 3 rgb8 bytes as one zlib stream (bridge/frameCodec.ts)"
+    d = zlib.decompressobj()
+    try:
+        out = d.decompress(blob, size + 1)
+    except zlib.error as exc:
+        raise FrameError(f"{where} is not a valid zlib stream ({exc}); {fix}", seq) from None
+    if len(out) > size:
+        raise FrameError(f"{where} inflates to more than its declared {size} bytes; {fix}", seq)
+    if not d.eof:
+        raise FrameError(f"{where} is a zlib stream cut short ({len(blob)} bytes give {len(out)} of {size}); {fix}", seq)
+    if d.unused_data:
+        raise FrameError(f"{where} has {len(d.unused_data)} bytes after its zlib stream; {fix}", seq)
+    if len(out) != size:
+        raise FrameError(f"{where} inflates to {len(out)} bytes; its declared shape needs {size}; {fix}", seq)
+    return out
+
+
+def _check_inflated_budget(checked: list[tuple[str, tuple[int, ...], str]], specs: dict[str, dict], seq: int) -> None:
+    """What the message's zlib frames declare once inflated, against MAX_INFLATED_BYTES, before anything is inflated."""
+    total = 0
+    for name, shape, _ in checked:
+        if specs[name].get("encoding") == "zlib":
+            total += math.prod(shape)
+            if total > MAX_INFLATED_BYTES:
+                raise FrameError(f"tensor {name!r} (camera {name.split('.', 1)[1]!r}): the message's zlib frames declare more "
+                                 f"than {MAX_INFLATED_BYTES >> 20} MiB once inflated; send smaller batches", seq)
+
+
+def _inflate_tensor(name: str, shape: tuple[int, ...], sizes: list[int], data: bytes, seq: int,
+                    seen: dict[bytes, bytes]) -> tuple[np.ndarray, list[bytes]]:
+    """A zlib-encoded camera tensor as raw uint8 [T, H, W, 3] and its per-frame streams. `seen`: streams of this message
+    already inflated (a transition's next_image is the next transition's image: each is inflated once)."""
+    cam = name.split(".", 1)[1]
+    if sum(sizes) != len(data):
+        raise FrameError(f"tensor {name!r} (camera {cam!r}, encoding zlib): sizes add up to {sum(sizes)} bytes; its "
+                         f"frame has {len(data)}", seq)
+    size = math.prod(shape[1:])
+    blobs: list[bytes] = []
+    out = np.empty(shape, np.uint8)
+    flat = out.reshape(len(sizes), -1)
+    at = 0
+    for i, n in enumerate(sizes):
+        blob = data[at:at + n]
+        at += n
+        raw = seen.get(blob)
+        if raw is None:
+            where = f"camera {cam!r}: {name} frame {i} of {len(sizes)} ({shape[1]}x{shape[2]}x3 = {size} bytes, zlib)"
+            raw = seen[blob] = inflate_frame(blob, size, where, seq)
+        elif len(raw) != size:  # the same stream declared at another size by another tensor
+            raise FrameError(f"camera {cam!r}: {name} frame {i} inflates to {len(raw)} bytes; its declared shape needs {size}", seq)
+        flat[i] = np.frombuffer(raw, np.uint8)
+        blobs.append(blob)
+    out.flags.writeable = False
+    return out, blobs
 
 
 def _check_episode(header: dict[str, Any], tensors: dict[str, np.ndarray], seq: int) -> None:
@@ -295,8 +390,9 @@ def decode_policy(frames: Sequence[bytes]) -> tuple[dict[str, Any], dict[str, by
     return header, _check_policy_files(header, frames[1:], header["seq"])
 
 
-def decode(frames: Sequence[bytes]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Decode and validate one multipart message; raises `ProtocolError` on anything malformed."""
+def decode(frames: Sequence[bytes], blobs: dict[str, list[bytes]] | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Decode and validate one multipart message; raises `ProtocolError` on anything malformed. Camera frames that came
+    zlib-encoded are returned inflated; with `blobs`, their per-frame zlib streams are put there too (by tensor name)."""
     if len(frames) == 0:
         raise ProtocolError("empty message; expected [header, ...tensor frames]")
     header = _decode_header(bytes(frames[0]))
@@ -312,8 +408,17 @@ def decode(frames: Sequence[bytes]) -> tuple[dict[str, Any], dict[str, np.ndarra
         _check_policy_files(header, frames[1:], seq)
         return header, {}
     tensors: dict[str, np.ndarray] = {}
-    for (name, shape, dtype), frame in zip(_check_specs(header, len(frames) - 1, seq), frames[1:]):
+    seen: dict[bytes, bytes] = {}
+    checked = _check_specs(header, len(frames) - 1, seq)
+    specs = {s["name"]: s for s in header["tensors"]} if checked else {}  # maps with string names, unique (checked)
+    _check_inflated_budget(checked, specs, seq)
+    for (name, shape, dtype), frame in zip(checked, frames[1:]):
         data = bytes(frame)
+        if specs[name].get("encoding") == "zlib":
+            tensors[name], streams = _inflate_tensor(name, shape, specs[name]["sizes"], data, seq, seen)
+            if blobs is not None:
+                blobs[name] = streams
+            continue
         size = 1 if dtype == IMAGE_DTYPE else 4
         expected = size * math.prod(shape)
         if len(data) != expected:
