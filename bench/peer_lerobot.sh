@@ -60,6 +60,8 @@ for _ in $(seq 120); do kill -0 "$LEARNER" 2>/dev/null || break; sleep 1; done
 wait "$LEARNER" 2>/dev/null || true
 trap - EXIT
 "$PY" bench/peer/lerobot_summary.py "$WORK/actor.log" "$WORK/learner.log" "$((T2 - T1))" | tee "$WORK/summary.json"
+printf '{"commit": "%s", "date": "%s", "episode_budget": %s, "max_seconds": %s, "eval_episodes": %s, "online_seconds": %s, "omp_num_threads": "%s"}\n' \
+  "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo -dirty)" "$(date -u +%FT%TZ)" "$EPISODES" "$MAX_SECONDS" "$EVAL" "$((T2 - T1))" "$OMP_NUM_THREADS" >"$WORK/run.json"
 MODEL="$WORK/train/final/pretrained_model"
 [ -f "$MODEL/config.json" ] || { echo "bench/peer_lerobot.sh: the learner saved no policy (see $WORK/learner.log)" >&2; exit 1; }
 "$PY" bench/peer/lerobot_eval.py "$MODEL" "$EVAL" 100000 "$WORK/eval.json" >"$WORK/eval.log" 2>&1 || { tail -5 "$WORK/eval.log" >&2; exit 1; }
