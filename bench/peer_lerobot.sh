@@ -2,6 +2,7 @@
 # LeRobot 0.4.4's own SAC / HIL-SERL (learner + actor, two processes over gRPC, as its docs run them) on gym-hil
 # PandaPickCube-v0, CPU, with rlft's 50 scripted demos as its offline dataset, for the online budget of rlft's side of
 # bench:peer (50 episodes of up to 100 steps); then LeRobot's final policy on 200 held-out seeds (100000...).
+#   0. bench/peer/lerobot_steptime.py: ms per env step as LeRobot builds the env and as the actor here does;
 #   1. the demos: `rlft collect` with launch/gym_hil.yaml's scripted expert, 50 episodes from seed 0 (what bench:peer
 #      trains rlft's BC on), `rlft dataset export --format lerobot` (v3.0), and bench/peer/lerobot_demos.py writes
 #      them in LeRobot's layout of gym-hil's state (observation.state 18 + observation.environment_state 3,
@@ -34,6 +35,8 @@ GYM_HIL="${RLFT_GYM_HIL_PATH:-$PWD/.venv/peers/gym-hil-$(sed -n 's/^gym-hil==//p
 [ -d "$GYM_HIL" ] || { echo "bench/peer_lerobot.sh needs gym-hil for rlft's collect at $GYM_HIL: run node scripts/setup-python.mjs, or set RLFT_GYM_HIL_PATH." >&2; exit 1; }
 rm -rf "$WORK"; mkdir -p "$WORK/demos"
 T0=$(date +%s)
+# What rendering costs per step (the reason the actor's env renders nothing): LeRobot's env against the actor's.
+"$PY" bench/peer/lerobot_steptime.py 2>/dev/null | tee "$WORK/steptime.json"
 
 PYTHONPATH="$GYM_HIL" node bin/rlft.js collect --launch launch/gym_hil.yaml --episodes 50 --seed 0 --no-camera --out "$WORK/demos/mcap" | tail -3
 node bin/rlft.js dataset export "$WORK/demos/mcap" --format lerobot --no-video --out "$WORK/demos/rlft_export" | tail -1
