@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".venv/**", "data/*/**", "!data/lerobot/**", "runs/**", "learner/**", "bench/results/**", "dist/**"] },
+  { ignores: ["node_modules/**", ".venv/**", ".venv-lerobot/**", "bench/work/**", "data/*/**", "!data/lerobot/**", "runs/**", "learner/**", "bench/results/**", "dist/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -5,12 +5,16 @@
  *   - rlft: scripted demos → diffusion BC → an online session (BC + residual RL, the learner's defaults, the scripted
  *     operator of rlft_learner/gym_hil_scripts.py taking over when the episode stalls) → held-out success of the BC
  *     base and of the final residual package (Wilson 95%), learner updates/s, operator share of steps, wall time.
- *   - LeRobot: the release of learner/peers-aside.txt (installed without its dependencies into .venv/peers/, or the
- *     folder in $RLFT_LEROBOT_DIR): the bench imports its SAC policy, its gym_manipulator env wrapper and its HIL-SERL
- *     learner and actor, and records exactly which import fails and why.
+ *   - LeRobot's own SAC / HIL-SERL in its own venv (.venv-lerobot, bench/peer_lerobot.sh: the same 50 scripted demos
+ *     as its offline dataset, the same online budget of --online episodes, its final policy on the same --eval
+ *     held-out seeds): with --lerobot the bench runs bench/peer_lerobot.sh after rlft's side; with --lerobot-from DIR
+ *     it reports a finished bench/peer_lerobot.sh run's results from DIR (summary.json, eval.json, run.json; the
+ *     report says so). Either way it also tries to import LeRobot next to the project's torch (learner/peers-aside.txt,
+ *     .venv/peers/ or $RLFT_LEROBOT_DIR) and records which import fails and why.
  * Writes bench/results/peer-<date>.{json,md,png} and peer-latest.*. Work (demos, BC, session) goes to bench/work/peer/.
  *
  * Usage: npm run bench:peer [-- --demos 50] [-- --bc-steps 2000] [-- --online 50] [-- --eval 200] [-- --quick]
+ *                           [-- --lerobot | --lerobot-from bench/work/lerobot]
  * Needs gym-hil (scripts/setup-python.mjs installs it aside, learner/peers-aside.txt); MUJOCO_GL defaults to osmesa
  * (headless, CPU; egl is faster where a GPU driver is installed).
  */
@@ -27,7 +31,7 @@ import { percentile } from "../data/stats.ts";
 import { benchArgs, resultJson } from "./args.ts";
 import { rate, type Rate } from "./learningReport.ts";
 
-const { flag, num } = benchArgs();
+const { flag, num, arg } = benchArgs();
 if (flag("--help") || flag("-h")) {
   console.log(readFileSync(new URL(import.meta.url), "utf8").split("*/")[0]);
   process.exit(0);
@@ -42,6 +46,12 @@ const P = {
   sessionSeed: 2000,
 };
 const LAUNCH = join(REPO_ROOT, "launch", "gym_hil.yaml");
+const lerobotRun = flag("--lerobot");
+const lerobotFrom = arg("--lerobot-from", "");
+if (lerobotRun && lerobotFrom) {
+  console.error("bench:peer: --lerobot runs LeRobot's side now, --lerobot-from reports a finished run: give one of them");
+  process.exit(1);
+}
 const WORK = join(REPO_ROOT, "bench", "work", "peer");
 const RESULTS = join(REPO_ROOT, "bench", "results");
 /** The learning curve: rolling success and operator share over the session's episodes, held-out levels as lines. */
@@ -55,11 +65,16 @@ c = r["rlft"]["curve"]
 fig, ax = plt.subplots(figsize=(7, 4))
 ax.plot([p["episode"] for p in c], [100 * p["rollingSuccess"] for p in c], label="rlft BC + residual RL: success, last 20 online episodes")
 ax.plot([p["episode"] for p in c], [100 * p["interventionRate"] for p in c], label="scripted operator's share of steps, last 20", ls="--")
+lr = r["lerobot"].get("run")
+if lr:
+    ax.plot([p["episode"] for p in lr["curve"]], [100 * p["rollingSuccess"] for p in lr["curve"]], color="tab:red", label="LeRobot SAC / HIL-SERL (+ demos): success, last 20 online episodes")
+    if lr.get("heldOut"):
+        ax.axhline(100 * lr["heldOut"]["rate"], color="tab:red", ls=":", label="LeRobot final policy, held-out")
 ax.axhline(100 * r["rlft"]["bc"]["heldOut"]["rate"], color="gray", ls=":", label="BC base, held-out")
 if r["rlft"]["final"]:
     ax.axhline(100 * r["rlft"]["final"]["heldOut"]["rate"], color="green", ls=":", label="final residual package, held-out")
 ax.set_xlabel("online episode"); ax.set_ylabel("%"); ax.set_ylim(-2, 102)
-ax.set_title("gym-hil PandaPickCube through driver.kind gym (LeRobot SAC: did not run here)", fontsize=9)
+ax.set_title("gym-hil PandaPickCube: rlft (driver.kind gym) and LeRobot SAC / HIL-SERL" if lr else "gym-hil PandaPickCube through driver.kind gym (LeRobot SAC: did not run here)", fontsize=9)
 ax.legend(fontsize=7, loc="lower right"); fig.tight_layout(); fig.savefig(sys.argv[2], dpi=110)
 `;
 
@@ -148,6 +163,66 @@ const lerobot = modules.map((m) => {
 });
 log(`LeRobot ${version}: ${lerobot.map((l) => `${l.module} ${l.ok ? "imports" : `fails: ${l.error}`}`).join("; ")}`);
 
+/** LeRobot's own run (bench/peer_lerobot.sh) in its own venv: its summary, held-out evaluation and run record. */
+interface LeRobotRun {
+  source: string;
+  commit: string;
+  date: string;
+  demos: number;
+  budget: number;
+  episodes: number;
+  envSteps: number;
+  onlineSuccess: Rate;
+  operatorShare: number;
+  learnerUpdates: number;
+  updatesPerSecMedian: number;
+  updatesPerSecOverall: number;
+  onlineSeconds: number;
+  heldOut: Rate | null;
+  heldOutFirstSeed: number;
+  curve: { episode: number; rollingSuccess: number }[];
+}
+function readLeRobotRun(dir: string, source: string): LeRobotRun {
+  const read = (f: string) => {
+    const file = join(dir, f);
+    if (!existsSync(file)) throw new Error(`bench:peer: ${file} is missing: run bench/peer_lerobot.sh first (or --lerobot)`);
+    return JSON.parse(readFileSync(file, "utf8"));
+  };
+  const s = read("summary.json");
+  const run = read("run.json");
+  const ev = existsSync(join(dir, "eval.json")) ? read("eval.json") : null;
+  const rewards: number[] = s.episode_rewards;
+  const wins = rewards.map((r) => r > 0.5);
+  return {
+    source,
+    commit: run.commit,
+    date: run.date,
+    demos: 50,
+    budget: run.episode_budget,
+    episodes: s.episodes,
+    envSteps: s.env_steps,
+    onlineSuccess: rate(s.successes, s.episodes),
+    // LeRobot's gym_hil path takes interventions only from a keyboard or gamepad (InputsControlWrapper); none here.
+    operatorShare: 0,
+    learnerUpdates: s.learner_update_loops,
+    updatesPerSecMedian: s.learner_update_hz_median,
+    updatesPerSecOverall: s.learner_update_loops / run.online_seconds,
+    onlineSeconds: run.online_seconds,
+    heldOut: ev ? rate(ev.successes, ev.episodes) : null,
+    heldOutFirstSeed: ev?.first_seed ?? 0,
+    curve: wins.map((_, i) => ({ episode: i + 1, rollingSuccess: wins.slice(Math.max(0, i - 19), i + 1).filter(Boolean).length / Math.min(20, i + 1) })),
+  };
+}
+let lerobotResult: LeRobotRun | null = null;
+if (lerobotRun) {
+  log(`LeRobot: bench/peer_lerobot.sh ${P.online} episodes, then ${P.eval} held-out episodes (its own venv)`);
+  const r = spawnSync(join(REPO_ROOT, "bench", "peer_lerobot.sh"), [String(P.online), "2400", String(P.eval)], { cwd: REPO_ROOT, stdio: "inherit", env: process.env });
+  if (r.status !== 0) console.error(`bench:peer: bench/peer_lerobot.sh exited ${r.status}; the report has no LeRobot run`);
+  else lerobotResult = readLeRobotRun(join(REPO_ROOT, "bench", "work", "lerobot"), "this run (bench/peer_lerobot.sh)");
+} else if (lerobotFrom) {
+  lerobotResult = readLeRobotRun(lerobotFrom, `a separate bench/peer_lerobot.sh run (${lerobotFrom})`);
+}
+
 // ---------------------------------------------------------------------------------------------------------------------
 // Report.
 const toRate = (s: EpisodeSummary): Rate => rate(s.successes, s.episodes);
@@ -175,7 +250,7 @@ const result = {
     final: finalEval ? { heldOut: toRate(finalEval), meanSteps: finalEval.meanSteps } : null,
     curve,
   },
-  lerobot: { version, dir: lerobotDir, imports: lerobot, ran: false },
+  lerobot: { version, dir: lerobotDir, imports: lerobot, ran: lerobotResult !== null, run: lerobotResult },
   wallSeconds: (performance.now() - t0) / 1000,
 };
 const pct = (r: Rate) => `${(100 * r.rate).toFixed(1)}% [${(100 * r.lo).toFixed(1)}, ${(100 * r.hi).toFixed(1)}] (n=${r.n})`;
@@ -188,8 +263,13 @@ const md = [
   "|---|---|---|---|---|---|",
   `| rlft BC base (${P.demos} scripted demos, ${P.bcSteps} steps) | ${pct(result.rlft.bc.heldOut)} | — | — | — | BC ${bcSeconds.toFixed(0)} s |`,
   `| rlft BC + residual RL, ${P.online} online episodes, scripted operator | ${finalEval ? pct(result.rlft.final!.heldOut) : "no residual package was published"} | ${pct(result.rlft.session.onlineSuccess)} | ${(100 * result.rlft.session.operatorShare).toFixed(1)}% | ${result.rlft.session.updatesPerSecMedian.toFixed(0)} / ${result.rlft.session.updatesPerSecOverall.toFixed(0)} | session ${sessionSeconds.toFixed(0)} s |`,
-  `| LeRobot ${version} SAC / HIL-SERL | did not run (below) | — | — | — | — |`,
+  lerobotResult
+    ? `| LeRobot ${version} SAC / HIL-SERL, ${lerobotResult.demos} demos offline + ${lerobotResult.episodes} online episodes, no operator | ${lerobotResult.heldOut ? pct(lerobotResult.heldOut) : "not evaluated"} | ${pct(lerobotResult.onlineSuccess)} | ${(100 * lerobotResult.operatorShare).toFixed(1)}% | ${lerobotResult.updatesPerSecMedian.toFixed(1)} / ${lerobotResult.updatesPerSecOverall.toFixed(1)} (${lerobotResult.learnerUpdates} updates) | online ${lerobotResult.onlineSeconds.toFixed(0)} s |`
+    : `| LeRobot ${version} SAC / HIL-SERL | did not run (below) | — | — | — | — |`,
   "",
+  ...(lerobotResult
+    ? [`LeRobot's row: ${lerobotResult.source}, commit ${lerobotResult.commit}, ${lerobotResult.date}; its own venv (bench/peer/lerobot-requirements.txt), state-only env without rendering (bench/peer_lerobot.py), ${lerobotResult.envSteps} env steps; held-out seeds from ${lerobotResult.heldOutFirstSeed}.`, ""]
+    : []),
   `LeRobot ${version} on this machine: ${lerobot.map((l) => `\`import ${l.module}\` ${l.ok ? "works" : `fails: \`${l.error}\``}`).join("; ")}.`,
   "",
 ].join("\n");

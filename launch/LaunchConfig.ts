@@ -13,7 +13,7 @@ import { RewardSchema, REWARD_DEFAULTS } from "../nodes/RewardConfig.ts";
 import { DriverSchema } from "../hardware/registry.ts";
 import { CameraSchema, CAMERA_DEFAULTS } from "../hardware/camera/CameraConfig.ts";
 import { bounded, perJoint } from "../contracts/physicalBounds.ts";
-import { SIM_ROBOTS, TASK_NAMES, taskSpec } from "../sim/tasks.ts";
+import { SIM_ROBOTS, TASK_NAME, TASK_NAMES, taskSpec } from "../sim/tasks.ts";
 import { noiseScaleProblem } from "../policies/gaussian.ts";
 
 const joints = z.array(z.number());
@@ -46,8 +46,13 @@ export const LaunchSchema = z
      * joints, order, units and limits as launch/so100.yaml).
      */
     robot: z.string().default("rlft_arm5"),
-    /** Task the episode manager runs and the sim builds (rlft_arm5: reach, push_cube, peg_insert, multi_push; so101: reach, push_cube, pick_place). */
-    task: z.enum(TASK_NAMES).default("push_cube"),
+    /**
+     * Task the episode manager runs and the sim builds (rlft_arm5: reach, push_cube, peg_insert, multi_push; so101:
+     * reach, push_cube, pick_place). driver.kind gym: any name for the env's task (a plain identifier: it goes into
+     * recordings, package versions and dataset exports); absent there, the env id's last part (PandaPickCube-v0).
+     * Other drivers: one of the simulator's names (metadata). parseLaunch checks it against the driver (launchTaskProblem).
+     */
+    task: z.string().default("push_cube"),
     /** Language instruction for every episode (multi_push; a VLA policy reads it). Default: each seed's own instruction. */
     instruction: z.string().min(1).optional(),
     /** Control rate of the policy / expert / safety loop. */
@@ -270,16 +275,15 @@ export function parseLaunch(text: string, file = "<launch>"): LaunchConfig {
   const raw = doc.toJS() ?? {};
   const res = LaunchSchema.safeParse(raw);
   if (res.success) {
-    // The simulator must have the robot and the task (a real arm runs any task name: it is metadata there).
-    if (res.data.driver.kind === "sim") {
-      try {
-        taskSpec(res.data.robot, res.data.task);
-      } catch (e) {
-        const key = (SIM_ROBOTS as readonly string[]).includes(res.data.robot) ? "task" : "robot";
-        const node = doc.get(key, true);
-        const where = isNode(node) && node.range ? `:${lineCounter.linePos(node.range[0]).line}` : "";
-        throw new LaunchConfigError(`${file}${where}: ${key}: ${(e as Error).message} (driver.kind sim)`);
-      }
+    // A Gymnasium env's task, when the file names none: the env id's (driver.kind gym serves any registered env).
+    if (res.data.driver.kind === "gym" && (raw as { task?: unknown }).task === undefined) res.data.task = gymTaskName(res.data.driver.env);
+    // The simulator must have the robot and the task; a gym env takes any plain name; a real arm one of the sim's.
+    const problem = launchTaskProblem(res.data);
+    if (problem) {
+      const key = problem.key;
+      const node = doc.get(key, true);
+      const where = isNode(node) && node.range ? `:${lineCounter.linePos(node.range[0]).line}` : "";
+      throw new LaunchConfigError(`${file}${where}: ${key}: ${problem.message}`);
     }
     return res.data;
   }
@@ -330,6 +334,55 @@ function allowedKeys(path: string[], doc?: { getIn(p: unknown[]): unknown }): st
 function pickVariant(u: z.ZodDiscriminatedUnion, kind: unknown): z.ZodTypeAny {
   const options = u.options as z.ZodTypeAny[];
   return options.find((o) => o instanceof z.ZodObject && (o.shape as Record<string, z.ZodTypeAny>).kind?.safeParse(kind ?? "sim").success) ?? options[0];
+}
+
+/** Why `task` is not a usable task name for a non-sim driver, or null. */
+export function taskNameProblem(task: unknown): string | null {
+  if (typeof task !== "string") return `a task name is a string; got ${typeof task}`;
+  if (TASK_NAME.test(task)) return null;
+  return `task name ${shownTask(task)} is not a plain name: use 1-64 letters, digits, _ . or -, starting with a letter (it goes into recordings, package versions and file names)`;
+}
+
+/** A task name as an error message shows it: quoted and escaped (no raw newline), cut after 40 characters. */
+function shownTask(task: string): string {
+  return `${JSON.stringify(task.length > 40 ? `${task.slice(0, 40)}...` : task)}${task.length > 64 ? ` (${task.length} characters)` : ""}`;
+}
+
+/** The task a gym launch file without `task:` runs: the env id's last part, made a plain name (gym_hil/PandaPickCube-v0 → PandaPickCube-v0). */
+export function gymTaskName(env: string): string {
+  const last = (env.split("/").at(-1) ?? "").replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 60);
+  return /^[A-Za-z]/.test(last) ? last : `env_${last}`.slice(0, 64);
+}
+
+/**
+ * Whether the config's task fits its driver: the simulator's robot must have it (the error names that robot's tasks);
+ * a Gymnasium env takes any plain name (taskNameProblem); any other driver (a real arm, where the task is metadata)
+ * one of the simulator's names. Returns the key at fault and a one-line message, or null.
+ */
+export function launchTaskProblem(cfg: Pick<LaunchConfig, "driver" | "robot" | "task">): { key: "task" | "robot"; message: string } | null {
+  const kind = cfg.driver.kind;
+  if (kind === "sim") {
+    try {
+      taskSpec(cfg.robot, cfg.task);
+      return null;
+    } catch (e) {
+      return { key: (SIM_ROBOTS as readonly string[]).includes(cfg.robot) ? "task" : "robot", message: `${(e as Error).message} (driver.kind sim)` };
+    }
+  }
+  if (kind === "gym") {
+    const p = taskNameProblem(cfg.task);
+    return p ? { key: "task", message: `${p} (driver.kind gym)` } : null;
+  }
+  if ((TASK_NAMES as readonly string[]).includes(cfg.task)) return null;
+  const p = taskNameProblem(cfg.task);
+  return { key: "task", message: `${p ?? `task "${cfg.task}" is not one of ${TASK_NAMES.join(", ")}`} (driver.kind ${kind} records one of the simulator's task names; driver.kind gym takes the env's own)` };
+}
+
+/** Sets `cfg.task` from a command-line option, refused (one line naming the option, the name and the fix) when it does not fit the driver. */
+export function setTask(cfg: LaunchConfig, task: string, option = "--task"): void {
+  const problem = launchTaskProblem({ ...cfg, task });
+  if (problem) throw new LaunchConfigError(`${option}: ${problem.message}`);
+  cfg.task = task;
 }
 
 /** Reads and parses a launch file; errors name the file. */

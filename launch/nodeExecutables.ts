@@ -21,7 +21,7 @@ import { jointLimits, loadArmCalibration } from "../calibration/ArmCalibration.t
 import { driverConfigFromParams } from "./driverFromParams.ts";
 import type { ArmDriverParams } from "../hardware/driverEntry.ts";
 import { jointObservationNames } from "../nodes/JointObservationNode.ts";
-import { DriverKindSchema, NodeFactory, SimRobotSchema, TaskSchema, recorderMetadata } from "./nodeFactory.ts";
+import { AnyTaskSchema, DriverKindSchema, NodeFactory, SimRobotSchema, TaskSchema, recorderMetadata } from "./nodeFactory.ts";
 import { FfmpegCamera } from "../hardware/camera/FfmpegCamera.ts";
 import { bounded } from "../contracts/physicalBounds.ts";
 
@@ -109,7 +109,8 @@ export const NODE_EXECUTABLES: Record<string, NodeExecutable> = {
       .object({
         driver: DriverKindSchema,
         control_hz: hz,
-        task,
+        /** The sim's task (driver=sim); a gym env's own task name is metadata here. */
+        task: AnyTaskSchema.default("push_cube"),
         /** The simulated robot (driver=sim). */
         robot,
         /** A launch file whose `driver:` block (and calibration.arm) to use; port/host still override it. */

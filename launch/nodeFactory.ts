@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { Runtime } from "../runtime/Runtime.ts";
 import type { ArmDriver } from "../hardware/ArmDriver.ts";
 import { DRIVER_KINDS, createArmDriver, type DriverConfig } from "../hardware/registry.ts";
-import { SIM_ROBOTS, TASK_NAMES, episodeSteps, taskSpec, type SimRobotName, type TaskName } from "../sim/tasks.ts";
+import { SIM_ROBOTS, TASK_NAME, TASK_NAMES, episodeSteps, taskSpec, type SimRobotName, type TaskName } from "../sim/tasks.ts";
 import { ArmDriverNode, type ArmDriverNodeOptions } from "../nodes/ArmDriverNode.ts";
 import { ActorNode } from "../nodes/ActorNode.ts";
 import type { Actor } from "../policies/actors/Actor.ts";
@@ -22,8 +22,13 @@ import { RecorderNode, type RecorderOptions } from "../nodes/RecorderNode.ts";
 import { JointObservationNode } from "../nodes/JointObservationNode.ts";
 import { calibrationMetadata, type CalibrationPaths } from "../calibration/CalibrationFiles.ts";
 
-/** Every task name, for the launch file's `task:` and each executable's `task` parameter. */
+/** Every sim task name, for the sim-side executables' `task` parameter (the launch file's is checked by launchTaskProblem). */
 export const TaskSchema = z.enum(TASK_NAMES);
+/**
+ * The arm_driver executable's `task`: a sim task, or (driver gym) the env's own task name — a plain identifier, as a gym
+ * launch file's (sim/tasks.ts TASK_NAME; it ends up in recordings and file names).
+ */
+export const AnyTaskSchema = z.string().regex(TASK_NAME, "a task name: 1-64 letters, digits, _ . or -, starting with a letter");
 /** Every registered driver kind, for the `arm_driver` executable's `driver` parameter (the launch file's is DriverSchema). */
 export const DriverKindSchema = z.enum(DRIVER_KINDS);
 /** Every simulated robot. */

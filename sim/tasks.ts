@@ -161,6 +161,13 @@ export const ROBOT_TASKS: Readonly<Record<SimRobotName, Readonly<Partial<Record<
 /** Every task name some simulated robot has (the launch file's `task:` and every ROS 2 executable's `task` parameter). */
 export const TASK_NAMES = [...new Set(Object.values(ROBOT_TASKS).flatMap((t) => Object.keys(t)))] as [TaskName, ...TaskName[]];
 
+/**
+ * A task name that is not the simulator's (driver.kind gym: the env's own task) is a plain identifier: it is recorded
+ * into every episode, sent to the learner, put into package versions (policy caches are named after them) and written
+ * into dataset exports, so no path separators, spaces, control characters or unbounded length.
+ */
+export const TASK_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+
 /** A task's episode length in control ticks at `controlHz` (tasks timed in seconds scale with the rate). */
 export function episodeSteps(spec: Pick<TaskSpec, "episodeSec" | "maxSteps">, controlHz: number): number {
   return spec.episodeSec === undefined ? spec.maxSteps : Math.round(spec.episodeSec * controlHz);
@@ -170,9 +177,11 @@ export function episodeSteps(spec: Pick<TaskSpec, "episodeSec" | "maxSteps">, co
 export function taskSpec(robot: string | undefined, task: string): TaskSpec {
   const r = (robot ?? "rlft_arm5") as SimRobotName;
   const tasks = ROBOT_TASKS[r];
-  if (!tasks) throw new Error(`robot "${robot}" is not simulated: the simulator has ${SIM_ROBOTS.join(", ")} (set \`robot:\` in the launch file)`);
-  const spec = tasks[task as TaskName];
-  if (!spec) throw new Error(`robot ${r} has no task "${task}"; its tasks are ${Object.keys(tasks).join(", ")}`);
+  if (!tasks || !Object.hasOwn(ROBOT_TASKS, r)) throw new Error(`robot ${JSON.stringify(String(robot).slice(0, 40))} is not simulated: the simulator has ${SIM_ROBOTS.join(", ")} (set \`robot:\` in the launch file)`);
+  // Own keys only ("constructor" is no task); the name is shown escaped and cut (it may come from a hostile file).
+  const spec = Object.hasOwn(tasks, task) ? tasks[task as TaskName] : undefined;
+  const shown = JSON.stringify(String(task).length > 40 ? `${String(task).slice(0, 40)}...` : String(task));
+  if (!spec) throw new Error(`robot ${r} has no task ${shown}; its tasks are ${Object.keys(tasks).join(", ")}`);
   return spec;
 }
 

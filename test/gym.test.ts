@@ -15,9 +15,10 @@ import { parse } from "@foxglove/rosmsg";
 import { spawnSync } from "node:child_process";
 import { Request } from "zeromq";
 import { asidePeer, findPython, learnerEnv, withAsidePeer } from "../app/python.ts";
-import { parseLaunch, loadLaunch } from "../launch/LaunchConfig.ts";
+import { parseLaunch, loadLaunch, gymTaskName, setTask, LaunchConfigError } from "../launch/LaunchConfig.ts";
+import { exportLeRobot } from "../data/lerobot/LeRobotExport.ts";
 import { runEpisodes } from "../app/runEpisodes.ts";
-import { runSession } from "../app/session.ts";
+import { configHash, runSession } from "../app/session.ts";
 import { makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
 import { GymArmDriver } from "../hardware/gym/GymArmDriver.ts";
 import { gymPythonProblem, testGymConfig } from "../hardware/gym/testing.ts";
@@ -26,9 +27,11 @@ import { DriverSchema } from "../hardware/registry.ts";
 const skip = gymPythonProblem();
 const tmp = mkdtempSync(join(tmpdir(), "rlft-gym-"));
 
+// The env's own task name (not one of the simulator's): recorded, sent to the learner and exported as it is.
 const LAUNCH = `
 clock: sim
 control_hz: 10
+task: point_reach
 driver:
   kind: gym
   env: rlft/PointReach-v0
@@ -86,6 +89,13 @@ test("a Gymnasium env runs the whole stack: the expert succeeds, episodes record
   assert.deepEqual(rewards.map((r) => [r.reward, r.terminal, r.source]), [[1, true, "gym_success"]]);
   assert.equal(m.meta.get("gym_env"), "rlft/PointReach-v0");
   assert.equal(m.meta.get("driver"), "gym");
+  assert.equal(m.meta.get("task"), "point_reach");
+  // The LeRobot export names the env's task as it is (no sim task's description stands in for it).
+  const ds = join(tmp, "ok-lerobot");
+  const exported = await exportLeRobot(files.map((f) => join(out, f)), ds, { version: "2.1", noVideo: true });
+  assert.equal(exported.episodes, 2);
+  assert.deepEqual(readFileSync(join(ds, "meta", "tasks.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l)), [{ task_index: 0, task: "point_reach" }]);
+  assert.ok(readFileSync(join(ds, "meta", "rlft_episodes.jsonl"), "utf8").split("\n").filter(Boolean).every((l) => JSON.parse(l).task === "point_reach"));
 });
 
 test("driver.operator: the scripted operator's takeovers reach the arbiter and the arm, and are recorded", { skip }, async () => {
@@ -144,6 +154,9 @@ test("a policy and the experience link run unchanged over a Gymnasium env: a ses
   }
   assert.deepEqual(res.episodes.map((e) => e.interventionSteps), recorded);
   assert.ok(recorded.every((n) => n >= 2), `${recorded}`);
+  // The learner took the hello of a task the simulator does not have; the session's episodes record it.
+  assert.equal((await readMcap(join(out, "episodes", files[0]))).meta.get("task"), "point_reach");
+  assert.notEqual(configHash(cfg), configHash({ ...cfg, task: "push_cube" }), "the config hash keys on the task");
 });
 
 test("the env's process dying mid-episode: the arm faults, the episode ends aborted and is recorded up to there", { skip }, async () => {
@@ -264,6 +277,48 @@ test("hostile clients on the env's socket: no token, a wrong token, garbage, ove
   assert.equal(d.fault, "", d.fault);
   assert.deepEqual(d.read(0).reading!.position, [0.5, 0.5]);
   await d.close();
+});
+
+test("a gym launch file's task: any plain name (default the env id's last part); hostile names refused in one line; sim robots keep their lists", () => {
+  const gym = (task: string) => `${task}driver: {kind: gym, env: my_pkg/CartStack-v3, action: {names: [a], lower: [-1], upper: [1]}, observation: [{names: [o]}]}\n`;
+  assert.equal(parseLaunch(gym(""), "g.yaml").task, "CartStack-v3");
+  assert.equal(parseLaunch(gym("task: stack_two.v2\n"), "g.yaml").task, "stack_two.v2");
+  assert.equal(parseLaunch(gym("task: push_cube\n"), "g.yaml").task, "push_cube", "a sim task's name is a plain name too");
+  assert.equal(gymTaskName("gym_hil/PandaPickCube-v0"), "PandaPickCube-v0");
+  assert.equal(gymTaskName("ns/3d env"), "env_3d_env");
+  assert.equal(loadLaunch(join(import.meta.dirname, "..", "launch", "gym_hil.yaml")).task, "PandaPickCube-v0");
+  const hostile: [string, RegExp][] = [
+    ["task: ../../etc/passwd\n", /g\.yaml:1: task: task name "\.\.\/\.\.\/etc\/passwd" is not a plain name: use 1-64 letters, digits, _ \. or -, starting with a letter .*\(driver\.kind gym\)/],
+    ["task: a/b\n", /task name "a\/b" is not a plain name/],
+    ["task: a\\b\n", /task name "a\\\\b" is not a plain name/],
+    ['task: "two\\nlines"\n', /task name "two\\nlines" is not a plain name/],
+    [`task: ${"x".repeat(65)}\n`, /task name "x{40}\.\.\." \(65 characters\) is not a plain name/],
+    ["task: ''\n", /task name "" is not a plain name/],
+    ["task: -rf\n", /task name "-rf" is not a plain name/],
+    ["task: 5\n", /task: .*string/],
+  ];
+  for (const [t, want] of hostile) {
+    assert.throws(() => parseLaunch(gym(t), "g.yaml"), (e: Error) => {
+      assert.ok(e instanceof LaunchConfigError, e.message);
+      assert.match(e.message, want);
+      assert.doesNotMatch(e.message, /\n/, "one line");
+      return true;
+    });
+  }
+  // The simulator's robots: only their tasks, the error names them (a plain but unknown name, a hostile one, an own key of Object).
+  assert.throws(() => parseLaunch("robot: so101\ntask: peg_insert\n", "s.yaml"), /s\.yaml:2: task: robot so101 has no task "peg_insert"; its tasks are reach, push_cube, pick_place \(driver\.kind sim\)/);
+  assert.throws(() => parseLaunch("task: stack_two\n", "s.yaml"), /task: robot rlft_arm5 has no task "stack_two"; its tasks are reach, push_cube, peg_insert, multi_push/);
+  assert.throws(() => parseLaunch("task: constructor\n", "s.yaml"), /robot rlft_arm5 has no task "constructor"/);
+  assert.throws(() => parseLaunch('task: "a\\nb"\n', "s.yaml"), (e: Error) => /has no task "a\\nb"/.test(e.message) && !e.message.includes("\n"));
+  // A real arm records one of the simulator's names.
+  const real = readFileSync(join(import.meta.dirname, "..", "launch", "so100.yaml"), "utf8").replace(/^task: reach/m, "task: stack_two");
+  assert.throws(() => parseLaunch(real, "r.yaml"), /task: task "stack_two" is not one of reach, push_cube, peg_insert, multi_push, pick_place \(driver\.kind feetech records one of the simulator's task names; driver\.kind gym takes the env's own\)/);
+  // A command line's --task under the same rules, against the launch file's driver.
+  const cfg = parseLaunch(gym(""), "g.yaml");
+  setTask(cfg, "my_task");
+  assert.equal(cfg.task, "my_task");
+  assert.throws(() => setTask(cfg, "x/../y"), /^Error: --task: task name "x\/\.\.\/y" is not a plain name/);
+  assert.throws(() => setTask(parseLaunch("task: reach\n", "s.yaml"), "stack_two"), /--task: robot rlft_arm5 has no task "stack_two"; its tasks are/);
 });
 
 test("driver.kind gym: the block is strict (unknown keys refused), and launch/gym_hil.yaml parses", () => {

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { decimal, integer } from "../numberOption.ts";
-import { loadLaunch, type LaunchConfig } from "../../launch/LaunchConfig.ts";
+import { loadLaunch, setTask, type LaunchConfig } from "../../launch/LaunchConfig.ts";
 import { runEpisodes, formatRate, type EpisodeSummary } from "../../app/runEpisodes.ts";
 import { policyKind } from "../../policies/vla/VlaPackage.ts";
 import { packageCameras } from "../../policies/PolicyPackage.ts";
@@ -37,7 +37,7 @@ export function registerEpisodeCommands(program: Command): void {
     .command("collect")
     .description("Record scripted-expert demonstrations in simulation, one MCAP file per episode")
     .requiredOption("--out <dir>", "where the MCAP episodes and index.json go")
-    .option("--task <task>", "rlft_arm5: reach | push_cube | peg_insert | multi_push; so101 (--launch launch/sim_so101.yaml): reach | push_cube | pick_place", "push_cube")
+    .option("--task <task>", "rlft_arm5: reach | push_cube | peg_insert | multi_push; so101 (--launch launch/sim_so101.yaml): reach | push_cube | pick_place; a gym launch file: the env's task name (default: the launch file's task)")
     .option("--episodes <n>", "number of episodes", integer({ min: 1 }), 50)
     .option("--seed <n>", "first seed (episode i of --out uses seed+i; a directory with episodes is resumed after them)", integer({ min: 0 }), 0)
     .option("--quality <q>", "expert quality in [0,1]: lower is noisier, hesitant, sometimes failing", decimal({ min: 0, max: 1 }), 0.7)
@@ -47,11 +47,11 @@ export function registerEpisodeCommands(program: Command): void {
     .addHelpText("after", "\nExamples:\n  rlft collect --task push_cube --episodes 50 --out runs/demos\n  rlft collect --task multi_push --episodes 200 --quality 1 --out runs/multi   # with a camera frame every tick, for train-vla\n  rlft collect --launch launch/sim_so101.yaml --task pick_place --episodes 50 --out runs/so101_pick   # the SO-101\n")
     .action(async (o) => {
       const cfg = baseConfig(o.launch);
-      cfg.task = o.task;
+      if (o.task !== undefined) setTask(cfg, o.task);
       cfg.actor = { ...cfg.actor, kind: "expert", expert_quality: o.quality };
       cfg.camera.enabled = o.camera;
       // multi_push demos train a VLA: a frame every control tick, so every recorded action has its image.
-      if (o.task === "multi_push") cfg.camera.rate_hz = cfg.control_hz;
+      if (cfg.task === "multi_push" && cfg.driver.kind === "sim") cfg.camera.rate_hz = cfg.control_hz;
       cfg.recorder.enabled = true;
       const { summary } = await runEpisodes(cfg, { count: o.episodes, seed: o.seed, label: "collect", recordTo: o.out, metadata: { source: "scripted_expert" }, continueSeeds: true });
       printSummary(summary, o.json);
@@ -63,7 +63,7 @@ export function registerEpisodeCommands(program: Command): void {
     .description("Evaluate a policy package in simulation and print its success rate with a Wilson 95% interval")
     .requiredOption("--policy <dir>", "policy package directory (the BC base)")
     .option("--residual <dir>", "residual package trained on that base by rlft session")
-    .option("--task <task>", "rlft_arm5: reach | push_cube | peg_insert | multi_push; so101 (--launch launch/sim_so101.yaml): reach | push_cube | pick_place", "push_cube")
+    .option("--task <task>", "rlft_arm5: reach | push_cube | peg_insert | multi_push; so101 (--launch launch/sim_so101.yaml): reach | push_cube | pick_place; a gym launch file: the env's task name (default: the launch file's task)")
     .option("--instruction <text>", "multi_push: the instruction of every episode (the VLA reads it; the goal is taken from its colour and side words). Default: each seed's own")
     .option("--episodes <n>", "number of episodes", integer({ min: 1 }), 50)
     .option("--seed <n>", "first seed; keep evaluation seeds disjoint from training seeds", integer({ min: 0 }), 1000)
@@ -79,7 +79,7 @@ export function registerEpisodeCommands(program: Command): void {
     .addHelpText("after", "\nExamples:\n  rlft eval --policy runs/demo/package --task push_cube --episodes 50 --seed 1000\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --best-of 8 --best-of-select critic\n  rlft eval --policy runs/recap/iter_1/learner/package --task peg_insert --cfg-beta 2 --noise-scale 0.25\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\" --episodes 20\n  rlft eval --policy runs/demo/package --residual runs/demo/session/policies/<version> --episodes 50\n")
     .action(async (o) => {
       const cfg = baseConfig(o.launch);
-      cfg.task = o.task;
+      if (o.task !== undefined) setTask(cfg, o.task);
       if (!["critic", "chunk_critic", "critics", "consensus"].includes(o.bestOfSelect)) throw new Error(`--best-of-select: critic, chunk_critic, critics or consensus; got ${o.bestOfSelect}`);
       if (o.cfgBeta !== undefined && !(Number.isFinite(o.cfgBeta) && o.cfgBeta >= 0 && o.cfgBeta <= 10)) throw new Error(`--cfg-beta: a guidance weight in [0, 10]; got ${o.cfgBeta}`);
       const badScale = o.noiseScale !== undefined ? noiseScaleProblem(o.noiseScale) : null;

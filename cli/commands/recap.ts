@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { decimal, integer } from "../numberOption.ts";
 import { resolve } from "node:path";
-import { loadLaunch } from "../../launch/LaunchConfig.ts";
+import { loadLaunch, setTask } from "../../launch/LaunchConfig.ts";
 import { reportMarkdown, runRecap } from "../../app/recap.ts";
 import { parseOverrides } from "../../app/learnerOverrides.ts";
 
@@ -32,7 +32,7 @@ export function registerRecapCommand(program: Command): void {
     )
     .action(async (file: string, o) => {
       const cfg = loadLaunch(file);
-      if (o.task) cfg.task = o.task;
+      if (o.task) setTask(cfg, o.task);
       const report = await runRecap({
         config: cfg,
         out: o.out,

@@ -2,7 +2,7 @@
 import { Option, type Command } from "commander";
 import { integer, tcpPort } from "../numberOption.ts";
 import { resolve } from "node:path";
-import { loadLaunch } from "../../launch/LaunchConfig.ts";
+import { loadLaunch, setTask } from "../../launch/LaunchConfig.ts";
 import { runSession, type SessionStatus } from "../../app/session.ts";
 import { learnerOverrides } from "../../app/learnerOverrides.ts";
 import { Telemetry } from "../../telemetry/Telemetry.ts";
@@ -41,7 +41,7 @@ export function registerSessionCommand(program: Command): void {
     .option("--offline", "no learner: record episodes (with interventions and operator labels) only; any actor")
     .option("--ui-port <port>", "operator UI port (0 = a free one; default ui.port of the launch file)", tcpPort({ allowZero: true }))
     .option("--no-pace", "do not hold the sim back for the learner (sim clock only)")
-    .option("--task <task>", "rlft_arm5: reach | push_cube | peg_insert | multi_push; so101: reach | push_cube | pick_place (overrides the launch file's task)")
+    .option("--task <task>", "rlft_arm5: reach | push_cube | peg_insert | multi_push; so101: reach | push_cube | pick_place; a gym launch file: the env's task name (overrides the launch file's task)")
     .option("--learner-config <file>", "learner config YAML, e.g. learner/presets/peg_insert.yaml (per-task presets; learner/presets/)")
     .option("--learner-set <key=value...>", "learner config overrides on top of --learner-config, e.g. utd=2 critic_heads=4")
     .option("--telemetry <url>", "write metrics to this InfluxDB v2 write API (InfluxDB 2, victoria-metrics), e.g. http://127.0.0.1:8428 (docs/telemetry.md)")
@@ -49,11 +49,8 @@ export function registerSessionCommand(program: Command): void {
     .addHelpText("after", "\nExamples:\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --episodes 100\n  rlft session launch/sim_push.yaml --task peg_insert --learner --policy runs/peg/package --learner-config learner/presets/peg_insert.yaml\n  rlft session launch/sim_push.yaml --learner --operator ui        # prints the UI URL; a person supervises\n  rlft session launch/sim_push.yaml --offline --operator gamepad --episodes 20\n  rlft session launch/so100.yaml --offline --operator leader --leader-port /dev/ttyACM1 --leader-bus feetech\n  rlft session launch/sim_push.yaml --learner tcp://gpu-box:5555 --policy-endpoint tcp://gpu-box:5556\n  rlft session launch/sim_push.yaml --learner --policy runs/demo/package --telemetry http://127.0.0.1:8428\n\nCtrl-C ends cleanly: the episode is closed, the spool flushed, the learner checkpointed.\n")
     .action(async (file: string, o) => {
       const cfg = loadLaunch(file);
-      if (o.task !== undefined) {
-        const tasks = ["reach", "push_cube", "peg_insert", "multi_push"];
-        if (!tasks.includes(o.task)) throw new Error(`--task: one of ${tasks.join(", ")}; got ${o.task}`);
-        cfg.task = o.task as typeof cfg.task;
-      }
+      // Checked against the launch file's driver: the sim robot's tasks, or a gym env's own task name.
+      if (o.task !== undefined) setTask(cfg, o.task);
       if (o.policy) cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy };
       cfg.operator.enabled = o.operator !== false;
       if (typeof o.operator === "string") cfg.operator.kind = o.operator as typeof cfg.operator.kind;

@@ -227,8 +227,9 @@ export async function exportLeRobot(files: readonly string[], out: string, opts:
         opts.warn?.(`${file}: ticks are not evenly spaced at ${fps} Hz (dropped ticks?); timestamps are written as frame_index / fps`);
       }
       robot ??= tr.info.robot ?? null;
-      const robotTasks: Record<string, { description: string } | undefined> = ROBOT_TASKS[(tr.info.robot ?? "rlft_arm5") as SimRobotName] ?? TASKS;
-      const taskText = robotTasks[tr.info.task]?.description ?? tr.info.task ?? "unknown";
+      // A sim task's description; a Gymnasium env's task (driver gym) is its own name, whatever a sim task is called.
+      const robotTasks: Record<string, { description: string } | undefined> = tr.info.driver === "gym" ? {} : (ROBOT_TASKS[(tr.info.robot ?? "rlft_arm5") as SimRobotName] ?? TASKS);
+      const taskText = (tr.info.task !== undefined && Object.hasOwn(robotTasks, tr.info.task) ? robotTasks[tr.info.task]?.description : undefined) ?? tr.info.task ?? "unknown";
       if (!tasks.has(taskText)) tasks.set(taskText, tasks.size);
       const ep = episodes;
       const stats: Record<string, FeatureStats> = {};
