@@ -38,7 +38,10 @@ test("a session over a pixel base streams both cameras to the learner, which lea
     out,
     pace: true,
     // Tiny networks and schedules: the algorithm is the same, the budget is a test's.
-    learnerConfig: { critic_heads: 2, critic_hidden: 32, actor_hidden: 32, learning_starts: 16, critic_warmup_updates: 4, publish_every: 8, batch_size: 16, utd: 1 },
+    learnerConfig: { critic_heads: 2, critic_hidden: 32, actor_hidden: 32, learning_starts: 16, critic_warmup_updates: 4, publish_every: 8, batch_size: 16, utd: 1,
+      // Every published package stays on disk: on a loaded machine the robot swaps in later than the learner publishes,
+      // and the default keeps only the newest 5, which may no longer hold the one the robot ran last.
+      keep_packages: 100_000 },
   });
   assert.equal(res.episodes.length, 3);
   assert.ok(res.transitions.pushed >= 40, `only ${res.transitions.pushed} transitions`);

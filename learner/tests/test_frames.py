@@ -456,7 +456,8 @@ def _bomb() -> bytes:
 @pytest.mark.parametrize("make, message", [
     (lambda f: _zlib_stream(f, "image.front", f_stream(f, "image.front")[:-5]), "camera 'front': image.front frame 0 of 4 .* is a zlib stream cut short"),
     (lambda f: _zlib_stream(f, "next_image.wrist", _big(), 2), "camera 'wrist': next_image.wrist frame 2 of 4 .* inflates to more than its declared 360 bytes"),
-    (lambda f: _zlib_stream(f, "image.wrist", _bomb(), 1), "camera 'wrist': image.wrist frame 1 of 4 .* inflates to more than its declared 360 bytes"),
+    (lambda f: _zlib_stream(f, "image.wrist", _bomb(), 1), r"image.wrist' \(camera 'wrist', encoding zlib\): frame 1 is a \d+-byte stream, longer than zlib's compressBound \(373 bytes\)"),
+    (lambda f: _zlib_stream(f, "image.front", _padded(f_stream(f, "image.front"), 200)), "frame 0 is a .* longer than zlib's compressBound"),
     (lambda f: _zlib_stream(f, "image.front", _small()), r"camera 'front': image.front frame 0 of 4 \(12x10x3 = 360 bytes, zlib\) inflates to 240 bytes"),
     (lambda f: _zlib_stream(f, "image.front", f_stream(f, "image.front") + b"tail"), "has 4 bytes after its zlib stream"),
     (lambda f: _zlib_stream(f, "image.front", b"not zlib at all"), "image.front frame 0 of 4 .* is not a valid zlib stream"),
@@ -476,6 +477,58 @@ def f_stream(frames, name, index=0):
     sizes = header["tensors"][k]["sizes"]
     start = sum(sizes[:index])
     return frames[1 + k][start:start + sizes[index]]
+
+
+def _padded(stream: bytes, blocks: int) -> bytes:
+    """`stream` with `blocks` empty stored deflate blocks after its zlib header: still a valid stream of the same bytes."""
+    return stream[:2] + b"\x00\x00\x00\xff\xff" * blocks + stream[2:]
+
+
+def test_a_padded_stream_is_valid_zlib_but_refused_before_inflating():
+    import zlib
+    from rlft_learner.transport.protocol import compress_bound
+    stream = zlib.compress(bytes(range(256)) * 2, 1)
+    assert zlib.decompress(_padded(stream, 1000)) == bytes(range(256)) * 2  # what the door would otherwise store
+    assert compress_bound(360) == 373 and compress_bound(84 * 84 * 3) == 21168 + 5 + 1 + 13
+
+
+def test_zlib_tensors_carry_at_least_one_frame_and_at_most_the_frame_cap():
+    from rlft_learner.transport import protocol
+    frames = framed(zlib_level=1, n=4)
+    header = msgpack.unpackb(frames[0])
+    k = next(i for i, s in enumerate(header["tensors"]) if s["name"] == "image.front")
+    header["tensors"][k].update(shape=[0, H, W, 3], sizes=[])
+    with pytest.raises(FrameError, match="a zlib tensor carries at least one frame"):
+        decode([msgpack.packb(header)] + frames[1:1 + k] + [b""] + frames[2 + k:])
+    header = msgpack.unpackb(frames[0])
+    for spec in header["tensors"]:
+        if spec.get("encoding") == "zlib":
+            spec["shape"] = [protocol.MAX_FRAMES_PER_MESSAGE // 3, 1, 1, 3]
+            spec["sizes"] = [1] * spec["shape"][0]
+    with pytest.raises(FrameError, match="more than 8192 zlib frames; send smaller batches"):
+        decode([msgpack.packb(header)] + frames[1:])
+
+
+def test_camera_frames_only_on_transitions_and_episode_before_inflating(monkeypatch):
+    from rlft_learner.transport import protocol
+    frames = framed(zlib_level=1, n=4)
+    header = msgpack.unpackb(frames[0])
+    header.update(type="heartbeat")
+    monkeypatch.setattr(protocol, "inflate_frame", lambda *a, **k: pytest.fail("inflated a frame of a heartbeat"))
+    with pytest.raises(ProtocolError, match="camera frames travel only on transitions and episode messages; found one on 'heartbeat'"):
+        decode([msgpack.packb(header)] + frames[1:])
+
+
+def test_many_tensor_names_are_checked_for_duplicates_in_linear_time():
+    import time
+    frames = framed(n=4)
+    header = msgpack.unpackb(frames[0])
+    specs = [{"name": f"t{i}", "shape": [0], "dtype": "float32"} for i in range(24000)]
+    header["tensors"] = specs + [{"name": "t5", "shape": [0], "dtype": "float32"}]
+    t0 = time.process_time()
+    with pytest.raises(ProtocolError, match="tensor name 't5' appears twice"):
+        decode([msgpack.packb(header)] + [b""] * len(header["tensors"]))
+    assert time.process_time() - t0 < 2.0
 
 
 def _big() -> bytes:

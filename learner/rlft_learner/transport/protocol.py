@@ -32,6 +32,13 @@ FRAME_ENCODINGS = ("zlib",)
 #: Most bytes the zlib frames of one message may declare once inflated (4x the learner's default message cap): a
 #: stream's declared size bounds what is inflated, and this bounds what a message can make the learner allocate.
 MAX_INFLATED_BYTES = 256 * 2**20
+#: Most zlib streams (camera frames) one message may carry, counted before any is inflated: each stream is a separate
+#: inflate call, so this bounds the per-message work however small the frames.
+MAX_FRAMES_PER_MESSAGE = 8192
+#: Message types that may carry camera frames (uint8 image.<camera> tensors, raw or zlib); checked before inflating.
+FRAME_MESSAGE_TYPES = ("transitions", "episode")
+#: Longest `episode.source` (printable ASCII): a short tag of where the episode came from; save_npz stores it per episode.
+MAX_SOURCE_CHARS = 64
 MAX_HEADER_BYTES = 1 << 20  # a header is a small map; anything bigger is not ours
 #: Largest magnitude of a tensor value on the wire. Observations are physical readings in SI units (rad, m, N, m/s),
 #: actions normalised to [-1, 1] or joint positions, rewards task-scaled (sparse 0/1 in the shipped tasks): 1e6 is far
@@ -182,6 +189,12 @@ def _check_fields(header: dict[str, Any], seq: int) -> str:
     return msg_type
 
 
+def compress_bound(n: int) -> int:
+    """zlib's compressBound(n): the longest stream zlib itself writes for n bytes. A longer stream (say, padded with
+    empty stored blocks) still inflates, but the learner stores streams as they came, so it is refused."""
+    return n + (n >> 12) + (n >> 14) + (n >> 25) + 13
+
+
 def _check_specs(header: dict[str, Any], n_frames: int, seq: int) -> list[tuple[str, tuple[int, ...], str]]:
     specs = header.get("tensors", [])
     if not isinstance(specs, list):
@@ -189,6 +202,7 @@ def _check_specs(header: dict[str, Any], n_frames: int, seq: int) -> list[tuple[
     if len(specs) != n_frames:
         raise ProtocolError(f"header lists {len(specs)} tensors but the message has {n_frames} tensor frames", seq)
     out: list[tuple[str, tuple[int, ...], str]] = []
+    names: set[str] = set()
     for i, spec in enumerate(specs):
         if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
             raise ProtocolError(f"tensors[{i}] must be a map with a string name", seq)
@@ -211,8 +225,9 @@ def _check_specs(header: dict[str, Any], n_frames: int, seq: int) -> list[tuple[
             raise ProtocolError(f"tensor {name!r}: dtype must be {DTYPE!r} ({IMAGE_DTYPE!r} for image.<camera> frames); found {dtype!r}"[:300], seq)
         if "encoding" in spec or "sizes" in spec:
             _check_encoding(name, spec, dtype, shape, seq)
-        if any(name == seen for seen, _, _ in out):
-            raise ProtocolError(f"tensor name {name!r} appears twice", seq)
+        if name in names:
+            raise ProtocolError(f"tensor name {name[:64]!r} appears twice", seq)
+        names.add(name)
         out.append((name, tuple(shape), dtype))
     return out
 
@@ -228,10 +243,20 @@ def _check_encoding(name: str, spec: dict[str, Any], dtype: Any, shape: list[int
         raise FrameError(f"tensor {name!r}: camera {cam!r} frames declare encoding {str(encoding)[:32]!r}; rlft-exp/1 knows "
                          f"raw frames (no encoding) and \"zlib\" (one zlib stream per frame, their byte counts in sizes) — "
                          f"set the robot's learner.frame_encoding to raw or zlib", seq)
+    if shape[0] < 1:
+        raise FrameError(f"tensor {name!r} (camera {cam!r}, encoding zlib): a zlib tensor carries at least one frame; "
+                         f"found shape {shape}", seq)
     sizes = spec.get("sizes")
     if not isinstance(sizes, list) or len(sizes) != shape[0] or not all(_is_int(b) and 0 < b <= MAX_INT for b in sizes):
         raise FrameError(f"tensor {name!r} (camera {cam!r}, encoding zlib): sizes must list {shape[0]} positive byte counts, "
                          f"one per frame; found {str(sizes)[:80]}", seq)
+    n = shape[1] * shape[2] * 3
+    bound = compress_bound(n)
+    for i, b in enumerate(sizes):
+        if b > bound:
+            raise FrameError(f"tensor {name!r} (camera {cam!r}, encoding zlib): frame {i} is a {b}-byte stream, longer than "
+                             f"zlib's compressBound ({bound} bytes) for a {shape[1]}x{shape[2]}x3 frame ({n} bytes); "
+                             f"compress each frame once with zlib (bridge/frameCodec.ts), without padding", seq)
 
 
 def inflate_frame(blob: bytes, size: int, where: str, seq: int | None = None) -> bytes:
@@ -256,9 +281,13 @@ def inflate_frame(blob: bytes, size: int, where: str, seq: int | None = None) ->
 
 def _check_inflated_budget(checked: list[tuple[str, tuple[int, ...], str]], specs: dict[str, dict], seq: int) -> None:
     """What the message's zlib frames declare once inflated, against MAX_INFLATED_BYTES, before anything is inflated."""
-    total = 0
+    total = streams = 0
     for name, shape, _ in checked:
         if specs[name].get("encoding") == "zlib":
+            streams += shape[0]
+            if streams > MAX_FRAMES_PER_MESSAGE:
+                raise FrameError(f"tensor {name!r} (camera {name.split('.', 1)[1]!r}): the message carries more than "
+                                 f"{MAX_FRAMES_PER_MESSAGE} zlib frames; send smaller batches", seq)
             total += math.prod(shape)
             if total > MAX_INFLATED_BYTES:
                 raise FrameError(f"tensor {name!r} (camera {name.split('.', 1)[1]!r}): the message's zlib frames declare more "
@@ -316,8 +345,13 @@ def _check_episode(header: dict[str, Any], tensors: dict[str, np.ndarray], seq: 
                 raise ProtocolError(f"episode tensor {name!r}: shape must be [{length}]; found {list(tensors[name].shape)}", seq)
             if not np.isin(tensors[name], (0.0, 1.0)).all():
                 raise ProtocolError(f"episode tensor {name!r} must hold only 0 or 1", seq)
-    if "source" in header and not isinstance(header["source"], str):
-        raise ProtocolError(f"episode.source must be str; found {type(header['source']).__name__}", seq)
+    if "source" in header:
+        source = header["source"]
+        if not isinstance(source, str):
+            raise ProtocolError(f"episode.source must be str; found {type(source).__name__}", seq)
+        if len(source) > MAX_SOURCE_CHARS or not all(" " <= ch <= "~" for ch in source):
+            raise ProtocolError(f"episode.source must be at most {MAX_SOURCE_CHARS} printable ASCII characters; found "
+                                f"{len(source)} characters {source[:32]!r}", seq)
 
 
 def _check_transitions(header: dict[str, Any], tensors: dict[str, np.ndarray], seq: int) -> None:
@@ -410,6 +444,11 @@ def decode(frames: Sequence[bytes], blobs: dict[str, list[bytes]] | None = None)
     tensors: dict[str, np.ndarray] = {}
     seen: dict[bytes, bytes] = {}
     checked = _check_specs(header, len(frames) - 1, seq)
+    if msg_type not in FRAME_MESSAGE_TYPES:  # before anything is inflated
+        for name, _, dtype in checked:
+            if dtype == IMAGE_DTYPE:
+                raise ProtocolError(f"tensor {name!r}: camera frames travel only on {' and '.join(FRAME_MESSAGE_TYPES)} "
+                                    f"messages; found one on {msg_type!r}", seq)
     specs = {s["name"]: s for s in header["tensors"]} if checked else {}  # maps with string names, unique (checked)
     _check_inflated_budget(checked, specs, seq)
     for (name, shape, dtype), frame in zip(checked, frames[1:]):
