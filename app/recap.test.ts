@@ -3,6 +3,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { outcomeStats, reportMarkdown } from "./recap.ts";
 import { parseOverrides } from "./learnerOverrides.ts";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { packageCameras, packageObservationNames } from "../policies/PolicyPackage.ts";
 import type { EpisodeSummary } from "./runEpisodes.ts";
 
 const summary = (successes: number, episodes: number, simSeconds: number, outcomes: Record<string, number>): EpisodeSummary => ({
@@ -32,4 +36,17 @@ test("the report table has a row per iteration and names a missing plot", () => 
 test("learner overrides are typed and malformed ones are named", () => {
   assert.deepEqual(parseOverrides(["n_step=0", "cfg_beta=1.5", "plain=false", "max_episode_steps=a=1"], "--learner-set"), { n_step: 0, cfg_beta: 1.5, plain: false, max_episode_steps: "a=1" });
   assert.throws(() => parseOverrides(["n_step"], "--learner-set"), /--learner-set: expected key=value, got 'n_step'/);
+});
+
+test("a camera package's state columns and cameras are read from its policy.json (what trainRecap streams)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rlft-pkg-"));
+  try {
+    writeFileSync(join(dir, "policy.json"), JSON.stringify({ observation: { names: ["q.shoulder_pan", "q.gripper"], images: [{ camera: "front" }, { camera: "wrist" }] } }));
+    assert.deepEqual(await packageObservationNames(dir), ["q.shoulder_pan", "q.gripper"]);
+    assert.deepEqual(await packageCameras(dir), ["front", "wrist"]);
+    writeFileSync(join(dir, "policy.json"), JSON.stringify({}));
+    assert.deepEqual(await packageObservationNames(dir), []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

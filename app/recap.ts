@@ -17,7 +17,7 @@ import { progress } from "./progress.ts";
 import { wilson } from "../data/stats.ts";
 import { episodeFiles, readEpisodeArrays } from "./dataset.ts";
 import { learnerFlags } from "./learnerOverrides.ts";
-import { packageCameras } from "../policies/PolicyPackage.ts";
+import { packageCameras, packageObservationNames } from "../policies/PolicyPackage.ts";
 
 /** Episode-level numbers a RECAP report compares (π*0.6's: success, throughput, failures). */
 export interface OutcomeStats {
@@ -63,9 +63,10 @@ export interface RecapTrainResult {
  * Streams every episode in `data` (failures and interventions included, aborted ones skipped) to a fresh
  * `python3 -m rlft_learner recap` and returns its package. `plain`: the same fine-tune without the indicator.
  */
-export async function trainRecap(o: { data: readonly string[]; pretrained: string; out: string; task: string; plain?: boolean; learner?: Record<string, unknown>; label?: string }): Promise<RecapTrainResult> {
+export async function trainRecap(o: { data: readonly string[]; pretrained: string; out: string; task: string; plain?: boolean; learner?: Record<string, unknown>; label?: string; maxSteps?: number }): Promise<RecapTrainResult> {
   const endpoint = `tcp://127.0.0.1:${await freePort()}`;
-  const maxSteps = TASKS[o.task as keyof typeof TASKS]?.maxSteps;
+  // T_max for return normalisation: given (an SO-101 task, timed in seconds at the launch file's rate), else rlft_arm5's.
+  const maxSteps = o.maxSteps ?? TASKS[o.task as keyof typeof TASKS]?.maxSteps;
   const args = ["recap", "--bind", endpoint, "--pretrained", resolve(o.pretrained), "--out", o.out, "--json-progress"];
   if (maxSteps) args.push("--max-episode-steps", `${o.task}=${maxSteps}`);
   if (o.plain) args.push("--plain");
@@ -85,8 +86,11 @@ export async function trainRecap(o: { data: readonly string[]; pretrained: strin
     const learnerFailed = learner.done.then(() => new Promise<never>(() => undefined));
     await learner.ready;
     // A pre-trained policy that sees cameras: its episodes go with their frames (the value and the policy read them).
+    // It reads the state columns its policy.json names (the SO-101's joints; the recordings also hold the sim-only
+    // cube and target, which it must not see).
     const cameras = await packageCameras(o.pretrained);
-    await Promise.race([streamEpisodes(o.data, endpoint, { includeFailures: true, withInterventions: true, skipUnfinished: true, robotId: "recap", ...(cameras.length ? { cameras } : {}) }), learnerFailed]);
+    const state = cameras.length ? await packageObservationNames(o.pretrained) : [];
+    await Promise.race([streamEpisodes(o.data, endpoint, { includeFailures: true, withInterventions: true, skipUnfinished: true, robotId: "recap", ...(cameras.length ? { cameras } : {}), ...(state.length ? { state } : {}) }), learnerFailed]);
     const done = await learner.done;
     (bar as ReturnType<typeof progress> | null)?.stop();
     const statsPath = String(done.stats ?? join(o.out, "recap.json"));

@@ -24,6 +24,19 @@
  * Sampling temperature (actor.noise_scale, the initial DDIM noise × T): every policy — BC, plain BC and RECAP (jointly
  * with β) — gets the same --temperature-sweep on the same validation seeds and is evaluated at its own best; the
  * held-out table also lists each policy at T 1 (the learned distribution, no tuning). A single value skips the sweep.
+ *
+ * From pixels on the SO-101 (issue 27): npm run bench:recap -- --robot so101 --obs pixels [-- --task push_cube|pick_place]
+ *        [-- --aux task|none] [-- --plan]
+ * The same steps on launch/sim_so101.yaml, where every policy and RECAP's value function see the joint positions and the
+ * front and wrist cameras (84×84, a frame per tick; docs/algorithms.md §6 "RECAP from pixels"): pixel diffusion BC
+ * (app/pixelBc.ts trainSo101Bc, on 100 quality-1 scripted demos as bench:pixels; --aux task, the default, trains a
+ * position head on the task's sim-only names at training time only), the BC policy with the scripted operator for the
+ * mixed data, plain BC and RECAP fine-tuned from it with the encoders, β and T swept on validation seeds (1,2.5 and
+ * 1,0.5 by default), 100 held-out episodes each. Targets (issue 27): RECAP ≥ 1.5× plain BC's throughput at ≤ 0.6× its
+ * failure rate. Cached under bench/work/so101-<task>-pixels-recap/; writes bench/results/recap-so101-pixels-<date>.*
+ * and recap-so101-pixels-latest.* (the state bench's recap-latest.* stays as it is). Flags are read and checked in
+ * bench/recapArgs.ts (one-line errors naming the fix; demo, collection, validation and held-out seeds disjoint);
+ * --plan prints the resolved run without running it.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -34,50 +47,23 @@ import { trainBc } from "../app/trainBc.ts";
 import { findPython, learnerEnv } from "../app/python.ts";
 import { outcomeStats, trainRecap, type OutcomeStats } from "../app/recap.ts";
 import { episodeFiles, readEpisodeArrays } from "../app/dataset.ts";
-import { parseOverrides } from "../app/learnerOverrides.ts";
+import { collectDemos, trainSo101Bc } from "../app/pixelBc.ts";
+import { episodeSteps, taskSpec } from "../sim/tasks.ts";
 import { gitRevision } from "../launch/nodeFactory.ts";
-import { noiseScaleProblem } from "../policies/gaussian.ts";
-import { benchArgs, resultJson } from "./args.ts";
+import { resultJson } from "./args.ts";
+import { recapSettings, type RecapTask } from "./recapArgs.ts";
 
-const { flag, arg, args, num } = benchArgs();
+const settings = recapSettings();
+const { flag, quick, pixels, tasks, P, BETAS, TEMPS, AUX, auxFor, recapSet, LAUNCH, TARGET, NAME, taskDir } = settings;
+type Task = RecapTask;
 if (flag("--help") || flag("-h")) {
   console.log(readFileSync(new URL(import.meta.url), "utf8").split("*/")[0]);
   process.exit(0);
 }
-const quick = flag("--quick");
-const ALL = ["peg_insert", "push_cube"] as const;
-type Task = (typeof ALL)[number];
-const taskArg = arg("--task", "peg_insert");
-const tasks: Task[] = taskArg === "all" ? [...ALL] : ALL.includes(taskArg as Task) ? [taskArg as Task] : (() => { throw new Error(`--task: peg_insert, push_cube or all; got ${taskArg}`); })();
-const P = {
-  demos: num("--demos", quick ? 10 : 40),
-  quality: num("--quality", 0.5),
-  bcSteps: num("--bc-steps", quick ? 300 : 3000),
-  mixed: num("--mixed", quick ? 10 : 150),
-  mixedSeed: num("--mixed-seed", 3000),
-  evalEpisodes: num("--eval", quick ? 10 : 300),
-  evalSeed: num("--eval-seed", 1000),
-  fineTuneSteps: num("--steps", quick ? 200 : 6000),
-  valueSteps: num("--value-steps", quick ? 200 : 2000),
-  cfgBeta: num("--cfg-beta", 2.5),
-  sweepSeed: num("--sweep-seed", 5000),
-  sweepEpisodes: num("--sweep-episodes", quick ? 5 : 100),
-  iterations: num("--iterations", 1),
-};
-// Guidance weights tried on validation seeds (--sweep-seed.., disjoint from the eval seeds); the best one is then
-// evaluated on the held-out eval seeds. A single value skips the sweep.
-const BETAS = arg("--beta-sweep", quick ? "" : "1,1.5,2,2.5,3").split(",").filter(Boolean).map(Number);
-if (BETAS.some((b) => !Number.isFinite(b) || b < 0 || b > 10)) throw new Error(`--beta-sweep: comma-separated guidance weights in [0, 10]; got ${arg("--beta-sweep", "")}`);
-// Sampling temperatures tried on the same validation seeds, for every policy alike.
-const TEMPS = arg("--temperature-sweep", quick ? "" : "1,0.75,0.5,0.25").split(",").filter(Boolean).map(Number);
-const badTemperature = TEMPS.map(noiseScaleProblem).find((p) => p !== null);
-if (badTemperature) throw new Error(`--temperature-sweep: comma-separated sampling temperatures; ${badTemperature}`);
-if (!TEMPS.length) TEMPS.push(1);
-// The bench's demos are the scripted expert's: their successful episodes are forced positive like operator corrections
-// (learner positive_sources; π*0.6 labels demos by their advantage instead: --recap-set positive_sources= ).
-const recapSet = { positive_sources: "scripted_expert", ...parseOverrides(args("--recap-set"), "--recap-set") };
-const LAUNCH = "launch/sim_push.yaml";
-const WORK = resolve(arg("--work", "bench/work"));
+if (flag("--plan")) {
+  console.log(JSON.stringify(settings.plan(), null, 2));
+  process.exit(0);
+}
 const RESULTS = resolve("bench/results");
 
 interface MethodRow {
@@ -116,7 +102,8 @@ interface TaskRow {
 function config(task: Task): LaunchConfig {
   const c = loadLaunch(LAUNCH);
   c.task = task;
-  c.camera.enabled = false;
+  // From pixels every policy reads the front and wrist cameras (and every recorded episode carries their frames).
+  c.camera.enabled = pixels;
   c.recorder.enabled = true;
   return c;
 }
@@ -131,7 +118,7 @@ async function timed<T>(seconds: Record<string, number>, key: string, fn: () => 
 }
 
 async function runTask(task: Task): Promise<TaskRow> {
-  const work = join(WORK, `recap-${task}${quick ? "-quick" : ""}`);
+  const work = taskDir(task);
   if (flag("--fresh")) rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   const seconds: Record<string, number> = {};
@@ -143,15 +130,22 @@ async function runTask(task: Task): Promise<TaskRow> {
   if (!existsSync(demoSummary)) {
     const c = config(task);
     c.actor = { ...c.actor, kind: "expert", expert_quality: P.quality };
-    const r = await timed(seconds, "demos", () => runEpisodes(c, { count: P.demos, seed: 0, label: "demos", recordTo: demos, metadata: { source: "scripted_expert" } }));
-    writeFileSync(demoSummary, JSON.stringify(r.summary));
+    const summary = pixels
+      ? await timed(seconds, "demos", () => collectDemos({ launch: LAUNCH, task, count: P.demos, seed: 0, quality: P.quality, out: demos }))
+      : (await timed(seconds, "demos", () => runEpisodes(c, { count: P.demos, seed: 0, label: "demos", recordTo: demos, metadata: { source: "scripted_expert" } }))).summary;
+    writeFileSync(demoSummary, JSON.stringify(summary));
   }
   const demo = JSON.parse(readFileSync(demoSummary, "utf8")) as { episodes: number; successes: number };
 
   // 2. BC on demos only = the pre-trained checkpoint.
   const bcDir = join(work, "bc");
   let bcPackage = join(bcDir, "package");
-  if (!existsSync(join(bcPackage, "policy.json"))) bcPackage = (await timed(seconds, "bc", () => trainBc({ data: demos, out: bcDir, steps: P.bcSteps }))).packageDir;
+  // From pixels: pixel diffusion BC (joints + cameras; with --aux task a position head on the sim-only cube/target
+  // names, training only), as bench:pixels and bench:learning train it.
+  if (!existsSync(join(bcPackage, "policy.json")))
+    bcPackage = pixels
+      ? (await timed(seconds, "bc", () => trainSo101Bc({ launch: LAUNCH, data: demos, out: bcDir, obs: "pixels", steps: P.bcSteps, aux: auxFor(task), label: task }))).package
+      : (await timed(seconds, "bc", () => trainBc({ data: demos, out: bcDir, steps: P.bcSteps }))).packageDir;
 
   // 3. Mixed data: the BC policy with the scripted operator.
   const mixed = join(work, "mixed");
@@ -176,6 +170,8 @@ async function runTask(task: Task): Promise<TaskRow> {
   // checkpoint on all data so far; for the next iteration collect --mixed more episodes with that policy (β chosen
   // on validation seeds) and the scripted operator. Plain BC is trained once, on exactly the data the final RECAP saw.
   const common = { steps: P.fineTuneSteps, value_steps: P.valueSteps, ...recapSet };
+  // Return normalisation's T_max: the task's episode length at the launch file's control rate (SO-101 tasks are timed in seconds).
+  const maxSteps = episodeSteps(taskSpec(pixels ? "so101" : "rlft_arm5", task), config(task).control_hz);
   const evaluate = async (name: string, pkg: string, note: string, o: { beta?: number; temperature?: number; seed?: number; count?: number } = {}): Promise<MethodRow> => {
     const c = config(task);
     c.recorder.enabled = false;
@@ -221,7 +217,7 @@ async function runTask(task: Task): Promise<TaskRow> {
       data.push(dir);
     }
     const suffix = it > 1 ? `-iter${it}` : "";
-    recap = await timed(seconds, `recap${suffix}`, () => trainRecap({ data, pretrained: bcPackage, out: join(work, `recap${suffix}`), task, learner: { ...common, cfg_beta: P.cfgBeta }, label: `RECAP iter ${it}` }));
+    recap = await timed(seconds, `recap${suffix}`, () => trainRecap({ data, pretrained: bcPackage, out: join(work, `recap${suffix}`), task, maxSteps, learner: { ...common, cfg_beta: P.cfgBeta }, label: `RECAP iter ${it}` }));
     // Guidance weight and temperature: chosen on validation seeds, then fixed for the next collection and the
     // held-out evaluation.
     const s = await sweepPolicy(`RECAP iter ${it}`, recap.packageDir, BETAS.length ? BETAS : [P.cfgBeta]);
@@ -230,7 +226,7 @@ async function runTask(task: Task): Promise<TaskRow> {
     chosenTemperature = s.best.temperature;
     iterations.push({ iteration: it, sweep: s.points, chosenBeta, chosenTemperature, validationSuccess: s.points.length ? s.best.successRate : null });
   }
-  const plain = await timed(seconds, "plain_bc", () => trainRecap({ data, pretrained: bcPackage, out: join(work, "plain"), task, plain: true, learner: common, label: "plain BC" }));
+  const plain = await timed(seconds, "plain_bc", () => trainRecap({ data, pretrained: bcPackage, out: join(work, "plain"), task, maxSteps, plain: true, learner: common, label: "plain BC" }));
   const bcSweep = await sweepPolicy("BC (demos only)", bcPackage, [undefined]);
   const plainSweep = await sweepPolicy("plain BC", plain.packageDir, [undefined]);
 
@@ -270,7 +266,7 @@ async function runTask(task: Task): Promise<TaskRow> {
       valueCorr: st.value.calibration.corr,
       calibrationPlot: st.value.plot ? join(recap!.packageDir, "..", st.value.plot) : null,
     },
-    ratios: { throughput, failure, targetsMet: throughput >= 1.5 && failure <= 0.5 },
+    ratios: { throughput, failure, targetsMet: throughput >= TARGET.throughput && failure <= TARGET.failure },
     seconds,
   };
 }
@@ -278,7 +274,9 @@ async function runTask(task: Task): Promise<TaskRow> {
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
 
 function markdown(rows: TaskRow[], meta: Record<string, unknown>): string {
-  const out = [`# bench:recap — ${meta.date} (git ${meta.git})`, "", `Config: ${JSON.stringify(meta.params)}`, ""];
+  const out = [`# bench:recap${pixels ? " — SO-101 from pixels" : ""} — ${meta.date} (git ${meta.git})`, "", `Config: ${JSON.stringify(meta.params)}`, ""];
+  if (pixels)
+    out.push(`SO-101 from pixels (${LAUNCH}): every policy (BC, plain BC, RECAP) and RECAP's value function read the six joint positions and the front and wrist cameras (84×84, a frame per tick); cube and target positions are sim-only (the scripted expert, the scripted operator and the success check read them${AUX === "task" ? "; BC's camera encoders are trained to estimate them, an auxiliary loss at training time only" : ""}).`, "");
   for (const r of rows) {
     out.push(`## ${r.task}`, "");
     out.push(`Data: ${r.data.demos} scripted demos (quality ${P.quality}, ${r.data.demoSuccess} successful) + ${r.data.mixed} episodes of the BC policy with the scripted operator (${r.data.mixedSuccess} successful, operator on ${pct(r.data.interventionRate)} of steps); ${r.data.trainEpisodes} episodes in training. RECAP labels: ${pct(r.recap.positiveFraction)} positive (${pct(r.recap.positiveFractionAutonomous)} of autonomous steps; ε ${r.recap.threshold.toFixed(4)}), value ECE ${r.recap.valueEce.toFixed(3)}, corr ${r.recap.valueCorr.toFixed(2)} (in-sample).`, "");
@@ -307,7 +305,7 @@ function markdown(rows: TaskRow[], meta: Record<string, unknown>): string {
             return p ? pct(p.successRate) : "-";
           }).join(" | ")} |`);
     }
-    out.push("", `RECAP / plain BC: throughput ${r.ratios.throughput.toFixed(2)}× (target ≥ 1.5×), failure rate ${r.ratios.failure.toFixed(2)}× (target ≤ 0.5×) — ${r.ratios.targetsMet ? "**targets met**" : "**targets not met**"}.`, "");
+    out.push("", `RECAP / plain BC: throughput ${r.ratios.throughput.toFixed(2)}× (target ≥ ${TARGET.throughput}×), failure rate ${r.ratios.failure.toFixed(2)}× (target ≤ ${TARGET.failure}×) — ${r.ratios.targetsMet ? "**targets met**" : "**targets not met**"}.`, "");
     out.push(`Wall time (s): ${Object.entries(r.seconds).map(([k, v]) => `${k} ${v}`).join(", ")}`, "");
   }
   return out.join("\n");
@@ -318,16 +316,16 @@ const git = gitRevision(); // the code that runs, taken before the (long) run
 const rows: TaskRow[] = [];
 for (const t of tasks) rows.push(await runTask(t));
 const date = new Date().toISOString().replace(/[:.]/g, "-");
-const meta = { date, git, params: { ...P, recapSet, quick }, seconds: Math.round((performance.now() - t0) / 1000) };
+const meta = { date, git, params: { robot: settings.robot, obs: settings.obs, launch: LAUNCH, ...P, betas: BETAS, temperatures: TEMPS, aux: AUX, recapSet, quick }, seconds: Math.round((performance.now() - t0) / 1000) };
 mkdirSync(RESULTS, { recursive: true });
-const base = join(RESULTS, `recap-${date}`);
+const base = join(RESULTS, `${NAME}-${date}`);
 writeFileSync(`${base}.json`, resultJson({ ...meta, tasks: rows }));
 const md = markdown(rows, meta);
 writeFileSync(`${base}.md`, md);
 const plot = spawnSync(findPython(), ["bench/plot_recap.py", `${base}.json`, `${base}.png`], { env: learnerEnv(), encoding: "utf8" });
-if (plot.status === 0) copyFileSync(`${base}.png`, join(RESULTS, "recap-latest.png"));
+if (plot.status === 0) copyFileSync(`${base}.png`, join(RESULTS, `${NAME}-latest.png`));
 else console.error(plot.status === 3 ? "plot skipped: matplotlib is not installed in the learner's Python (node scripts/setup-python.mjs)" : `plot failed: ${plot.stderr}`);
-copyFileSync(`${base}.json`, join(RESULTS, "recap-latest.json"));
-copyFileSync(`${base}.md`, join(RESULTS, "recap-latest.md"));
+copyFileSync(`${base}.json`, join(RESULTS, `${NAME}-latest.json`));
+copyFileSync(`${base}.md`, join(RESULTS, `${NAME}-latest.md`));
 console.log("\n" + md);
 console.log(`results: ${base}.{json,md${plot.status === 0 ? ",png" : ""}} (${meta.seconds} s)`);

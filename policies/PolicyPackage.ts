@@ -262,6 +262,12 @@ export async function packageCameras(dir: string): Promise<string[]> {
   return (raw.observation?.images ?? []).map((i) => String(i.camera));
 }
 
+/** The observation (state) names a package's policy.json says its policy reads, without loading or verifying it; [] if none. */
+export async function packageObservationNames(dir: string): Promise<string[]> {
+  const raw = JSON.parse(await readFile(join(resolve(dir), "policy.json"), "utf8")) as { observation?: { names?: unknown[] } };
+  return (raw.observation?.names ?? []).map(String);
+}
+
 export function assertCompatible(pkg: PolicyPackage, robot: RobotInterface): void {
   const problems: string[] = [];
   const { observation, action } = pkg.json;
