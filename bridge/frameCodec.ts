@@ -43,7 +43,11 @@ export function inflateFrame(blob: Uint8Array, size: number, where: string): Buf
   const used = out.engine.bytesWritten;
   if (used !== blob.byteLength) throw new FrameInflateError(`${where} has ${blob.byteLength - used} bytes after its zlib stream; ${FIX}`);
   if (out.buffer.byteLength !== size) throw new FrameInflateError(`${where} inflates to ${out.buffer.byteLength} bytes; its declared shape needs ${size}; ${FIX}`);
-  return out.buffer;
+  // zlib's output may be a view of a larger chunk: an exact-size copy, so a kept frame keeps only its own bytes.
+  if (out.buffer.buffer.byteLength === size) return out.buffer;
+  const copy = Buffer.allocUnsafeSlow(size); // not from Buffer's shared pool either
+  out.buffer.copy(copy);
+  return copy;
 }
 
 /** One frame deflated at {@link FRAME_ZLIB_LEVEL} on the thread pool. */

@@ -3,8 +3,10 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { encode as msgpackEncode } from "@msgpack/msgpack";
-import { decodeMessage, encodeMessage, tensorFromRows, tensorToRows, PROTOCOL, WireError, type ImageTensor, type Tensor } from "./wire.ts";
+import { decode as msgpackDecode, encode as msgpackEncode } from "@msgpack/msgpack";
+import { deflateSync } from "node:zlib";
+import { inflateFrame } from "./frameCodec.ts";
+import { compressBound, decodeMessage, encodeMessage, tensorFromRows, tensorToRows, MAX_FRAMES_PER_MESSAGE, PROTOCOL, WireError, type ImageTensor, type Tensor } from "./wire.ts";
 
 const GOLDEN_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "test", "golden", "rlft-exp-1");
 
@@ -126,4 +128,60 @@ test("the learner's error reply with seq -1 (unreadable request) decodes", () =>
   const decoded = decodeMessage([header({ type: "error", protocol: PROTOCOL, seq: -1, reason: "bad" })]);
   assert.equal(decoded.header.seq, -1);
   assert.throws(() => decodeMessage([header({ type: "ack", protocol: PROTOCOL, seq: -1 })]), /seq must be a non-negative integer/);
+});
+
+// -- zlib camera frames: what is refused before anything is inflated ---------------------------------------------------
+
+/** The zlib transitions golden (image.front then next_image.front last, [2, 2, 3, 3]) with its header changed by `edit`. */
+function zlibGolden(edit: (h: Record<string, unknown>, specs: Record<string, unknown>[]) => void, last?: (f: Buffer[]) => void): Buffer[] {
+  const frames = goldens.find(({ file }) => file === "transitions-images-zlib.json")!.g.frames_b64.map((b) => Buffer.from(b, "base64"));
+  const h = msgpackDecode(frames[0]) as Record<string, unknown>;
+  edit(h, h.tensors as Record<string, unknown>[]);
+  frames[0] = Buffer.from(msgpackEncode(h));
+  last?.(frames);
+  return frames;
+}
+
+test("compressBound is zlib's; a stream padded past it is refused uninflated, naming the camera", () => {
+  assert.equal(compressBound(18), 31);
+  assert.equal(compressBound(84 * 84 * 3), 21168 + 5 + 1 + 13);
+  const stream = deflateSync(Buffer.alloc(2 * 3 * 3, 7), { level: 1 });
+  const padded = Buffer.concat([stream.subarray(0, 2), Buffer.from("000000ffff".repeat(100), "hex"), stream.subarray(2)]);
+  const frames = zlibGolden((_h, specs) => {
+    specs[specs.length - 1].sizes = [padded.byteLength, padded.byteLength];
+  }, (f) => (f[f.length - 1] = Buffer.concat([padded, padded])));
+  assert.throws(() => decodeMessage(frames), (e: Error) => e instanceof WireError && /next_image.front" \(camera "front", encoding zlib\): frame 0 is a 511-byte stream, longer than zlib's compressBound \(31 bytes\)/.test(e.message));
+});
+
+test("a zlib tensor carries at least one frame, and a message at most MAX_FRAMES_PER_MESSAGE", () => {
+  const empty = zlibGolden((_h, specs) => Object.assign(specs[specs.length - 1], { shape: [0, 2, 3, 3], sizes: [] }), (f) => (f[f.length - 1] = Buffer.alloc(0)));
+  assert.throws(() => decodeMessage(empty), /next_image.front" \(camera "front", encoding zlib\): a zlib tensor carries at least one frame/);
+  assert.equal(MAX_FRAMES_PER_MESSAGE, 8192);
+  const many = zlibGolden((_h, specs) => {
+    for (const s of specs.slice(-2)) Object.assign(s, { shape: [MAX_FRAMES_PER_MESSAGE / 2 + 1, 1, 1, 3], sizes: Array(MAX_FRAMES_PER_MESSAGE / 2 + 1).fill(1) });
+  });
+  assert.throws(() => decodeMessage(many), /next_image.front" \(camera "front"\): the message carries more than 8192 zlib frames; send smaller batches/);
+});
+
+test("camera frames on a message type that carries none are refused before inflating", () => {
+  // Streams that would fail to inflate: the type is refused first.
+  const frames = zlibGolden((h) => Object.assign(h, { type: "heartbeat", robot_id: "r" }), (f) => (f[f.length - 1] = Buffer.alloc(f[f.length - 1].byteLength, 0xff)));
+  assert.throws(() => decodeMessage(frames), /tensor "image.front": camera frames travel only on transitions and episode messages; found one on "heartbeat"/);
+});
+
+test("an inflated frame is an exact-size copy, not a view of zlib's output chunk", () => {
+  const m = decodeMessage(zlibGolden(() => undefined));
+  for (const t of m.images!.values()) assert.equal(t.data.buffer.byteLength, t.data.byteLength);
+  const raw = inflateFrame(deflateSync(Buffer.alloc(18, 7)), 18, "camera front");
+  assert.equal(raw.buffer.byteLength, 18); // zlib's own output is a view of a 16 KiB chunk
+});
+
+test("duplicate tensor names among many specs are found in linear time", () => {
+  const specs = Array.from({ length: 24000 }, (_, i) => ({ name: `t${i}`, shape: [0], dtype: "float32" }));
+  specs.push({ name: "t5", shape: [0], dtype: "float32" });
+  const frames = [header({ type: "heartbeat", protocol: PROTOCOL, seq: 1, robot_id: "r", tensors: specs }), ...specs.map(() => Buffer.alloc(0))];
+  const t0 = process.cpuUsage();
+  assert.throws(() => decodeMessage(frames), /tensor name "t5" appears twice/);
+  const used = process.cpuUsage(t0);
+  assert.ok(used.user + used.system < 2e6, `took ${used.user + used.system} µs`);
 });

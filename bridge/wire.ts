@@ -23,6 +23,15 @@ const MAX_IMAGE_SIDE = 4096;
  */
 const FRAME_ENCODINGS = ["zlib"];
 const MAX_INFLATED_BYTES = 256 * 2 ** 20;
+/** Most zlib streams (camera frames) one message may carry, counted before any is inflated (protocol.py MAX_FRAMES_PER_MESSAGE). */
+export const MAX_FRAMES_PER_MESSAGE = 8192;
+/** Message types that may carry camera frames (uint8 image.<camera> tensors, raw or zlib); checked before inflating. */
+const FRAME_MESSAGE_TYPES: readonly string[] = ["transitions", "episode"];
+
+/** zlib's compressBound(n): the longest stream zlib writes for n bytes; a longer (padded) one is refused uninflated. */
+export function compressBound(n: number): number {
+  return n + Math.floor(n / 2 ** 12) + Math.floor(n / 2 ** 14) + Math.floor(n / 2 ** 25) + 13;
+}
 /** A header is a small map; anything bigger is not ours. */
 export const MAX_HEADER_BYTES = 1 << 20;
 /**
@@ -170,12 +179,19 @@ export function decodeMessage(frames: readonly Uint8Array[]): Message {
   // A policy message carries one raw frame per file (docs/protocol.md), not float32 tensors.
   if (type === "policy") return { header: header as Header, tensors: new Map(), files: checkPolicyFiles(header, frames.slice(1), seq) };
   const specs = checkSpecs(header, frames.length - 1, seq);
+  if (!FRAME_MESSAGE_TYPES.includes(type)) {
+    const frame = specs.find(([, , dtype]) => dtype === IMAGE_DTYPE);
+    if (frame !== undefined) throw new WireError(`tensor ${repr(frame[0])}: camera frames travel only on transitions and episode messages; found one on ${repr(type)}`, { seq });
+  }
   const tensors = new Map<string, Tensor>();
   const images = new Map<string, ImageTensor>();
   const inflated = new Map<string, Buffer>(); // a transition's next_image is the next one's image: inflate each stream once
   let declared = 0; // what the zlib frames declare once inflated, checked before anything is inflated
+  let streams = 0;
   for (const [name, shape, , sizes] of specs) {
     if (sizes === undefined) continue;
+    streams += shape[0];
+    if (streams > MAX_FRAMES_PER_MESSAGE) throw new WireError(`tensor ${repr(name)} (camera ${repr(name.slice(name.indexOf(".") + 1))}): the message carries more than ${MAX_FRAMES_PER_MESSAGE} zlib frames; send smaller batches`, { seq });
     declared += shape.reduce((a, b) => a * b, 1);
     if (declared > MAX_INFLATED_BYTES) throw new WireError(`tensor ${repr(name)} (camera ${repr(name.slice(name.indexOf(".") + 1))}): the message's zlib frames declare more than ${MAX_INFLATED_BYTES / 2 ** 20} MiB once inflated; send smaller batches`, { seq });
   }
@@ -426,10 +442,15 @@ function checkEncoding(name: string, spec: Record<string, unknown>, dtype: unkno
   if (typeof encoding !== "string" || !FRAME_ENCODINGS.includes(encoding)) {
     throw new WireError(`tensor ${repr(name)}: camera ${repr(cam)} frames declare encoding ${repr(encoding)}; rlft-exp/1 knows raw frames (no encoding) and "zlib" (one zlib stream per frame, their byte counts in sizes) — set the robot's learner.frame_encoding to raw or zlib`, { seq });
   }
+  if (shape[0] < 1) throw new WireError(`tensor ${repr(name)} (camera ${repr(cam)}, encoding zlib): a zlib tensor carries at least one frame; found shape [${shape.join(", ")}]`, { seq });
   const sizes = spec.sizes;
   if (!Array.isArray(sizes) || sizes.length !== shape[0] || !sizes.every((b) => isInt(b) && b > 0)) {
     throw new WireError(`tensor ${repr(name)} (camera ${repr(cam)}, encoding zlib): sizes must list ${shape[0]} positive byte counts, one per frame; found ${repr(sizes).slice(0, 80)}`, { seq });
   }
+  const n = shape[1] * shape[2] * 3;
+  const bound = compressBound(n);
+  const long = (sizes as number[]).findIndex((b) => b > bound);
+  if (long >= 0) throw new WireError(`tensor ${repr(name)} (camera ${repr(cam)}, encoding zlib): frame ${long} is a ${String(sizes[long])}-byte stream, longer than zlib's compressBound (${bound} bytes) for a ${shape[1]}x${shape[2]}x3 frame (${n} bytes); compress each frame once with zlib (bridge/frameCodec.ts), without padding`, { seq });
   return sizes as number[];
 }
 
@@ -438,6 +459,7 @@ function checkSpecs(header: Record<string, unknown>, nFrames: number, seq: numbe
   if (!Array.isArray(specs)) throw new WireError(`header.tensors must be a list; found ${typeName(specs)}`, { seq });
   if (specs.length !== nFrames) throw new WireError(`header lists ${specs.length} tensors but the message has ${nFrames} tensor frames`, { seq });
   const out: [string, number[], string, number[] | undefined][] = [];
+  const names = new Set<string>();
   specs.forEach((spec: unknown, i) => {
     if (spec === null || typeof spec !== "object" || Array.isArray(spec) || typeof (spec as { name?: unknown }).name !== "string") {
       throw new WireError(`tensors[${i}] must be a map with a string name`, { seq });
@@ -453,7 +475,8 @@ function checkSpecs(header: Record<string, unknown>, nFrames: number, seq: numbe
       }
     } else if (dtype !== DTYPE) throw new WireError(`tensor ${repr(name)}: dtype must be ${repr(DTYPE)} (${repr(IMAGE_DTYPE)} for image.<camera> frames); found ${repr(dtype)}`, { seq });
     const sizes = checkEncoding(name, spec as Record<string, unknown>, dtype, shape as number[], seq);
-    if (out.some(([seen]) => seen === name)) throw new WireError(`tensor name ${repr(name)} appears twice`, { seq });
+    if (names.has(name)) throw new WireError(`tensor name ${repr(name.slice(0, 64))} appears twice`, { seq });
+    names.add(name);
     out.push([name, shape as number[], dtype, sizes]);
   });
   return out;

@@ -133,3 +133,14 @@ def test_robot_ids_are_short_names():
     for rid in ("", "r" * 129):
         with pytest.raises(ProtocolError, match=r"hello.robot_id must be 1 to 128 characters"):
             decode(encode({**hello, "robot_id": rid}))
+
+
+@pytest.mark.parametrize("source, ok", [("scripted_expert", True), ("x" * 64, True), ("x" * 65, False), ("a\nb", False),
+                                        ("x" * 10**6, False)])
+def test_episode_source_is_a_short_printable_tag(source, ok):
+    frames = episode_frames(source=source)
+    if ok:
+        assert decode(frames)[0]["source"] == source
+        return
+    with pytest.raises(ProtocolError, match="episode.source must be at most 64 printable ASCII characters"):
+        decode(frames)

@@ -119,6 +119,11 @@ def _bad_zlib(zipped: list[bytes], px: np.ndarray) -> dict[str, dict]:
                                                   "declares 18", with_stream(bigger), "inflates to more than"),
         "bad-zlib-wrong-size": _invalid("zlib next_image.front whose first stream holds a 2x2 frame (12 bytes) where the "
                                         "camera is 2x3 (18 bytes)", with_stream(smaller), "inflates to 12 bytes"),
+        # A valid zlib stream padded with 8 empty stored blocks: past compressBound(18) = 31 bytes, refused uninflated.
+        "bad-zlib-padded": _invalid("zlib next_image.front whose first stream (18 bytes of frame) is padded with 8 empty "
+                                    "stored blocks after its zlib header, longer than zlib's compressBound",
+                                    with_stream(stream[:2] + b"\x00\x00\x00\xff\xff" * 8 + stream[2:]),
+                                    "longer than zlib's compressBound"),
         "bad-zlib-encoding-name": _invalid("next_image.front declaring encoding lz4", with_stream(stream, "lz4"),
                                            "lz4"),
     }
