@@ -612,3 +612,13 @@ def test_replay_keeps_the_robots_streams_and_samples_the_same_frames():
     raw = ReplayBuffer(100, 3, 2, frame_codec="raw")  # a raw store keeps the inflated bytes
     raw.add(rows)
     assert raw.frames.frames["front"][0] == rows["image.front"][0].tobytes()
+
+
+def test_stored_blobs_inflate_within_the_frame_size():
+    import zlib
+    store = FrameStore(4, {"front": (2, 3)}, "zlib1")
+    good = zlib.compress(bytes(range(18)), 1)
+    assert store.decode("front", [good]).shape == (1, 3, 2, 3)
+    for bad in (zlib.compress(bytes(64 << 20), 9), zlib.compress(bytes(17), 1), good[:-3]):
+        with pytest.raises(ValueError, match="camera 'front': a stored frame does not inflate to its 18 bytes"):
+            store.decode("front", [bad])

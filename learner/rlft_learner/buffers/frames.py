@@ -48,6 +48,16 @@ def camera_of(key: str) -> str | None:
     return key[len("image."):] if key.startswith("image.") else None
 
 
+def _inflate(blob: bytes, size: int, cam: str) -> bytes:
+    """A stored frame's `size` bytes, inflating at most `size` + 1 (a blob from a damaged or hostile checkpoint that
+    holds more, or less, is a ValueError naming the camera, never a large allocation)."""
+    d = zlib.decompressobj()
+    out = d.decompress(blob, size + 1)
+    if len(out) != size or not d.eof:
+        raise ValueError(f"camera {cam!r}: a stored frame does not inflate to its {size} bytes (a damaged checkpoint?)")
+    return out
+
+
 class FrameStore:
     """Per-row frames of a replay ring of `capacity` rows for `cameras` {name: (H, W)}."""
 
@@ -92,7 +102,7 @@ class FrameStore:
         if self._level == 0:
             raw = b"".join(blobs)
         else:
-            raw = b"".join(b if k in raw_at else zlib.decompress(b) for k, b in enumerate(blobs))
+            raw = b"".join(b if k in raw_at else _inflate(b, h * w * 3, cam) for k, b in enumerate(blobs))
         return np.ascontiguousarray(np.frombuffer(raw, np.uint8).reshape(len(blobs), h, w, 3).transpose(0, 3, 1, 2))
 
     # -- rows --
