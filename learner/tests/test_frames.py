@@ -111,6 +111,7 @@ def test_frames_are_compressed_off_the_add_path_and_sample_the_same_while_pendin
             return compress(data, level)
 
         decompress = staticmethod(frames_mod.zlib.decompress)
+        decompressobj = staticmethod(frames_mod.zlib.decompressobj)
 
     buf = ReplayBuffer(16, 3, 2, frame_codec="zlib6")
     frames_mod.zlib = SlowZlib
