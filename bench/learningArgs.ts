@@ -15,19 +15,26 @@ export const SO101_PIXELS_LAUNCH = "launch/sim_so101.yaml";
 
 export type Task = "push_cube" | "peg_insert" | "pick_place";
 
+/**
+ * `--robot` and `--obs` of a learning bench, checked together: rlft_arm5 learns from the simulator state
+ * (launch/sim_push.yaml), the SO-101 from its joint positions and two cameras (launch/sim_so101.yaml).
+ */
+export function robotAndObs(arg: (name: string, fallback: string) => string): { robot: "rlft_arm5" | "so101"; obs: "state" | "pixels" } {
+  const ROBOTS = ["rlft_arm5", "so101"] as const;
+  const robot = arg("--robot", "rlft_arm5");
+  if (!(ROBOTS as readonly string[]).includes(robot)) throw new Error(`--robot: rlft_arm5 (learns from state) or so101 (learns from its cameras, with --obs pixels); got ${robot}`);
+  const obs = arg("--obs", robot === "so101" ? "pixels" : "state");
+  if (obs !== "state" && obs !== "pixels") throw new Error(`--obs: state (--robot rlft_arm5) or pixels (--robot so101); got ${obs}`);
+  if (obs === "pixels" && robot !== "so101") throw new Error("--obs pixels: the pixel bench runs on the SO-101 and its cameras; add --robot so101 (rlft_arm5 learns from state: leave out --obs)");
+  if (obs === "state" && robot === "so101") throw new Error("--robot so101 --obs state: the SO-101 bench learns from its cameras; use --obs pixels (the state bench is --robot rlft_arm5)");
+  return { robot: robot as "rlft_arm5" | "so101", obs };
+}
+
 /** Every setting of a bench:learning run, from its command line; throws a one-line error naming the fix for bad flags. */
 export function learningSettings(argv: string[] = process.argv.slice(2)) {
   const { flag, arg, args, num } = benchArgs(argv);
   const quick = flag("--quick");
-  // What learns, and from what: rlft_arm5 from the simulator state (launch/sim_push.yaml), or the SO-101 from its joint
-  // positions and two cameras (launch/sim_so101.yaml).
-  const ROBOTS = ["rlft_arm5", "so101"] as const;
-  const robot = arg("--robot", "rlft_arm5");
-  if (!(ROBOTS as readonly string[]).includes(robot)) throw new Error(`--robot: rlft_arm5 (learns from state) or so101 (learns from its cameras, with --obs pixels); got ${robot}`);
-  const obs = arg("--obs", robot === "so101" ? "pixels" : "state") as "state" | "pixels";
-  if (obs !== "state" && obs !== "pixels") throw new Error(`--obs: state (--robot rlft_arm5) or pixels (--robot so101); got ${obs}`);
-  if (obs === "pixels" && robot !== "so101") throw new Error("--obs pixels: the pixel bench runs on the SO-101 and its cameras; add --robot so101 (rlft_arm5 learns from state: leave out --obs)");
-  if (obs === "state" && robot === "so101") throw new Error("--robot so101 --obs state: the SO-101 bench learns from its cameras; use --obs pixels (the state bench is --robot rlft_arm5)");
+  const { robot, obs } = robotAndObs(arg);
   const pixels = obs === "pixels";
   const TASKS = pixels ? ["push_cube", "pick_place"] as const : ["push_cube", "peg_insert"] as const;
   const taskArg = arg("--task", "");

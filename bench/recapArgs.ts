@@ -8,7 +8,7 @@ import { parseOverrides } from "../app/learnerOverrides.ts";
 import { taskSpec } from "../sim/tasks.ts";
 import { noiseScaleProblem } from "../policies/gaussian.ts";
 import { benchArgs } from "./args.ts";
-import { SO101_PIXELS_LAUNCH } from "./learningArgs.ts";
+import { SO101_PIXELS_LAUNCH, robotAndObs } from "./learningArgs.ts";
 
 export type RecapTask = "peg_insert" | "push_cube" | "pick_place";
 
@@ -16,15 +16,7 @@ export type RecapTask = "peg_insert" | "push_cube" | "pick_place";
 export function recapSettings(argv: string[] = process.argv.slice(2)) {
   const { flag, arg, args, num } = benchArgs(argv);
   const quick = flag("--quick");
-  // rlft_arm5 from the simulator state (launch/sim_push.yaml), or the SO-101 from its joint positions and two cameras
-  // (launch/sim_so101.yaml), as bench:learning.
-  const ROBOTS = ["rlft_arm5", "so101"] as const;
-  const robot = arg("--robot", "rlft_arm5");
-  if (!(ROBOTS as readonly string[]).includes(robot)) throw new Error(`--robot: rlft_arm5 (learns from state) or so101 (learns from its cameras, with --obs pixels); got ${robot}`);
-  const obs = arg("--obs", robot === "so101" ? "pixels" : "state");
-  if (obs !== "state" && obs !== "pixels") throw new Error(`--obs: state (--robot rlft_arm5) or pixels (--robot so101); got ${obs}`);
-  if (obs === "pixels" && robot !== "so101") throw new Error("--obs pixels: the pixel bench runs on the SO-101 and its cameras; add --robot so101 (rlft_arm5 learns from state: leave out --obs)");
-  if (obs === "state" && robot === "so101") throw new Error("--robot so101 --obs state: the SO-101 bench learns from its cameras; use --obs pixels (the state bench is --robot rlft_arm5)");
+  const { robot, obs } = robotAndObs(arg); // as bench:learning
   const pixels = obs === "pixels";
   const ALL: readonly RecapTask[] = pixels ? ["push_cube", "pick_place"] : ["peg_insert", "push_cube"];
   const taskArg = arg("--task", ALL[0]);
