@@ -79,3 +79,28 @@ export function formatRate(s: EpisodeSummary): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   return `${pct(s.rate)} (${s.successes}/${s.episodes}), Wilson 95% CI [${pct(s.ci95[0])}, ${pct(s.ci95[1])}]`;
 }
+
+/** Several runs' summaries as one (a run resumed on the seeds after the ones it finished): counts add up, means are
+ * weighted by episodes (success steps by successes), the rate and its Wilson interval are recomputed. */
+export function mergeSummaries(parts: readonly EpisodeSummary[]): EpisodeSummary {
+  const add = (a: Record<string, number>, b: Record<string, number>) => {
+    for (const [k, v] of Object.entries(b)) a[k] = (a[k] ?? 0) + v;
+    return a;
+  };
+  const episodes = parts.reduce((n, p) => n + p.episodes, 0);
+  const successes = parts.reduce((n, p) => n + p.successes, 0);
+  const w = wilson(successes, episodes);
+  return {
+    episodes,
+    successes,
+    rate: episodes ? successes / episodes : 0,
+    ci95: [w.lo, w.hi],
+    outcomes: parts.reduce((a, p) => add(a, p.outcomes), {} as Record<string, number>),
+    meanSteps: episodes ? parts.reduce((n, p) => n + p.meanSteps * p.episodes, 0) / episodes : 0,
+    meanSuccessSteps: successes ? parts.reduce((n, p) => n + p.meanSuccessSteps * p.successes, 0) / successes : 0,
+    simSeconds: parts.reduce((n, p) => n + p.simSeconds, 0),
+    wallSeconds: parts.reduce((n, p) => n + p.wallSeconds, 0),
+    safetyEvents: parts.reduce((a, p) => add(a, p.safetyEvents), {} as Record<string, number>),
+    actorErrors: parts.reduce((n, p) => n + p.actorErrors, 0),
+  };
+}

@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { loadLaunch, type LaunchConfig } from "../launch/LaunchConfig.ts";
 import { gitRevision } from "../launch/nodeFactory.ts";
-import { runEpisodes, type EpisodeSummary } from "../app/runEpisodes.ts";
+import { mergeSummaries, runEpisodes, type EpisodeSummary } from "../app/runEpisodes.ts";
 import { trainBc } from "../app/trainBc.ts";
 import { REPO_ROOT, findPython, learnerEnv, withAsidePeer } from "../app/python.ts";
 import { runSession } from "../app/session.ts";
@@ -120,7 +120,18 @@ async function heldOut(label: string, pkg: string, residual?: string): Promise<E
     c.actor = { ...c.actor, kind: "policy", package: pkg, residual };
     c.recorder.enabled = false;
   });
-  return (await runEpisodes(cfg, { count: P.eval, seed: P.evalSeed, label })).summary;
+  // A run that stops early (an arm fault: e.g. the gym process did not answer within driver.step_timeout_sec on an
+  // overloaded machine) is resumed on the seeds after the episodes it finished, in a fresh stack, twice at most; the
+  // episode the fault ended counts as it ended (outcome abort).
+  const parts: EpisodeSummary[] = [];
+  for (let done = 0, attempt = 0; done < P.eval && attempt < 3; attempt++) {
+    if (attempt > 0) log(`rlft: ${label}: the run stopped after ${done} of ${P.eval} episodes; resuming on seeds ${P.evalSeed + done}.. in a fresh stack`);
+    const s = (await runEpisodes(cfg, { count: P.eval - done, seed: P.evalSeed + done, label })).summary;
+    parts.push(s);
+    done += s.episodes;
+    if (s.episodes === 0) break;
+  }
+  return mergeSummaries(parts);
 }
 const bcEval = await heldOut("BC base", bc.packageDir);
 
