@@ -39,7 +39,7 @@ test("rlft demo --robot so101 --obs pixels: demos with both cameras → pixel BC
   const tiny = ["batch_size=8", "hidden=16", "blocks=1", "encoder_channels=8", "keypoints=4", "encoder_features=8", "warmup_steps=1", "log_every=1"];
   const r = rlft(["demo", "--robot", "so101", "--obs", "pixels", "--demos", "2", "--quality", "1", "--steps", "2", "--eval-episodes", "1", "--eval-seed", "500", "--out", out, "--learner-set", ...tiny]);
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /\[2\/3\] training a diffusion policy on joint positions \+ front and wrist cameras, 2 steps/);
+  assert.match(r.stdout, /\[2\/3\] training a diffusion policy on joint positions \+ front and wrist cameras \(position head trained on ee\.x, ee\.y, ee\.z, cube\.x, cube\.y, target\.x, target\.y; training only\), 2 steps/);
   const s = JSON.parse(readFileSync(join(out, "summary.json"), "utf8"));
   assert.equal(s.robot, "so101");
   assert.equal(s.obs, "pixels");
