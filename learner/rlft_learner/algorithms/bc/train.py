@@ -15,7 +15,7 @@ import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -135,8 +135,7 @@ def split_aux(data: Dataset, spec: str) -> tuple[Dataset, list[np.ndarray], list
     episodes = [Episode(obs=ep.obs[:, keep], action=ep.action, reward=ep.reward, success=ep.success, episode_id=ep.episode_id,
                         seed=ep.seed, task=ep.task, intervention=ep.intervention, source=ep.source, images=ep.images)
                 for ep in data.episodes]
-    out = Dataset(episodes=episodes, obs_names=[data.obs_names[i] for i in keep], action_names=data.action_names, task=data.task,
-                  robot_id=data.robot_id, config_hash=data.config_hash)
+    out = replace(data, episodes=episodes, obs_names=[data.obs_names[i] for i in keep])
     return out, [ep.obs[:, idx].astype(np.float32) for ep in data.episodes], names
 
 
@@ -160,8 +159,7 @@ def train(cfg: Config, data: Dataset, emit: Callable[[dict], None] = lambda e: N
             raise ValueError("every episode came as aux-only; the policy needs demonstrations to imitate (--data)")
         extra_aux = [aux_eps[i] for i, ep in enumerate(data.episodes) if ep.source == AUX_ONLY]
         aux_eps = [aux_eps[i] for i in keep]
-        data = Dataset(episodes=[data.episodes[i] for i in keep], obs_names=data.obs_names, action_names=data.action_names,
-                       task=data.task, robot_id=data.robot_id, config_hash=data.config_hash)
+        data = replace(data, episodes=[data.episodes[i] for i in keep])
     cameras = data.cameras
     batch_size = cfg.batch_size or (64 if cameras else 256)
 
@@ -283,8 +281,7 @@ def run(cfg: Config) -> dict:
         raise ValueError("the dataset has no episodes; record demos first")
     if cfg.save_dataset:
         os.makedirs(os.path.dirname(os.path.abspath(cfg.save_dataset)), exist_ok=True)
-        demos = Dataset(episodes=[ep for ep in data.episodes if ep.source != AUX_ONLY], obs_names=data.obs_names,
-                        action_names=data.action_names, task=data.task, robot_id=data.robot_id, config_hash=data.config_hash)
+        demos = replace(data, episodes=[ep for ep in data.episodes if ep.source != AUX_ONLY])
         save_npz(cfg.save_dataset, demos)  # the demonstrations; aux-only episodes were never demos
         log.info("wrote %d episodes to %s", len(demos.episodes), cfg.save_dataset)
     os.makedirs(cfg.out, exist_ok=True)
