@@ -16,6 +16,7 @@ export function registerTrainVlaCommand(program: Command): void {
     .option("--out <dir>", "run directory: dataset/ and package/ go here", "runs/vla")
     .option("--steps <n>", "gradient steps", integer({ min: 1 }), 3000)
     .option("--include-failures", "also train on failed episodes")
+    .option("--aux-data <dirs...>", "more recorded episodes (noisy demos, the policy's own rollouts, failures too) whose frames train only the position head, never imitated (docs/algorithms.md §6)")
     .option("--learner-arg <arg...>", "extra options for python3 -m rlft_learner train-vla (e.g. --learner-arg=--width=48)")
     .addHelpText("after", "\nExample:\n  rlft collect --task multi_push --episodes 160 --quality 1 --out runs/multi\n  rlft train-vla --data runs/multi --out runs/vla --steps 3000\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\"\n")
     .action(async (o) => {
@@ -26,8 +27,17 @@ export function registerTrainVlaCommand(program: Command): void {
       bar.stop();
       console.log(`dataset: ${s.episodes} episodes, ${s.ticks} ticks (${s.skippedEpisodes} skipped) in ${resolve(datasetDir)}`);
       for (const [text, count] of Object.entries(s.instructions).sort()) console.log(`  ${String(count).padStart(4)} × ${text}`);
+      if (o.auxData && String(o.out).includes(",")) throw new Error(`--out ${o.out}: a run directory with --aux-data cannot contain a comma (the learner takes its aux datasets as a comma-separated list)`);
+      const auxDirs: string[] = [];
+      for (const [i, dir] of ((o.auxData as string[] | undefined) ?? []).entries()) {
+        const out = join(o.out, `aux-dataset-${i}`);
+        const a = await writeVlaDataset(dir, out, { includeFailures: true });
+        console.log(`aux data: ${a.episodes} episodes, ${a.ticks} ticks from ${dir} (position head only, never imitated)`);
+        auxDirs.push(out);
+      }
       let train: ReturnType<typeof progress> | null = null;
-      const args = ["train-vla", "--dataset", datasetDir, "--out", o.out, "--steps", String(o.steps), "--json-progress", ...(o.learnerArg ?? [])];
+      const args = ["train-vla", "--dataset", datasetDir, "--out", o.out, "--steps", String(o.steps), "--json-progress",
+        ...(auxDirs.length ? ["--aux-dataset", auxDirs.join(",")] : []), ...(o.learnerArg ?? [])];
       const learner = startLearner(args, (e) => {
         if (e.event !== "progress") return;
         train ??= progress("train", Number(e.total), { unit: "steps" });

@@ -104,3 +104,51 @@ def test_delta_actions_are_relative_to_the_measured_joints_and_a_constant_action
     assert np.allclose(chunk, data.action[:4, :4], atol=1e-5)
     absolute = train_vla.prepare(train_vla.Config(synthetic=True, horizon=4, width=32, delta_actions=False), data, [])[2]
     assert absolute["relative_to_state"] == [None] * 5
+
+
+def test_position_token_joins_the_prefix_and_aux_datasets_train_only_the_head(tmp_path):
+    """--aux-names with the data's names: a head over the camera tokens estimates them (targets in training only) and
+    its estimates are one more prefix token, exported inside prefix.onnx; --aux-dataset frames train the head alone."""
+    import onnxruntime as ort
+
+    from rlft_learner.algorithms.vla.data import save_vla_dataset, synthetic_vla_dataset
+
+    extra = tmp_path / "aux"
+    save_vla_dataset(str(extra), synthetic_vla_dataset(episodes=3, seed=7))
+    cfg = train_vla.Config(synthetic=True, steps=3, width=32, log_every=1, out=str(tmp_path / "run"),
+                           aux_names="q.j0,ee.x,not.there", aux_dataset=str(extra))
+    pkg = train_vla.run(cfg)["package"]
+    ckpt = torch.load(os.path.join(pkg, "model.pt"), weights_only=False)
+    mcfg = VlaConfig.from_dict(ckpt["config"])
+    assert mcfg.aux_dim == 2 and ckpt["aux"]["names"] == ["q.j0", "ee.x"]  # names the data lacks are left out
+    assert json.load(open(os.path.join(pkg, "policy.json")))["provenance"]["aux_targets"] == ["q.j0", "ee.x"]
+    model = TinyVla(mcfg).eval()
+    model.load_state_dict(ckpt["state_dict"])
+    vec = json.load(open(os.path.join(pkg, "test_vectors.json")))
+    plain = TinyVla(VlaConfig.from_dict({**ckpt["config"], "aux_dim": 0}))
+    n_tokens = np.array(vec["prefix_mask"]).shape[1]
+    state, ids, mask = (torch.tensor(vec[k]) for k in ("state", "input_ids", "attention_mask"))
+    images = [torch.tensor(vec["images"]["image_front"]).view(len(ids), 3, mcfg.cameras[0].height, mcfg.cameras[0].width)]
+    assert plain.prefix(state.float(), ids, mask, *images)[0].shape[1] == n_tokens - 1  # the token is one more
+    with torch.no_grad():
+        prefix, pmask, est = model.prefix.with_estimates(state.float(), ids, mask, *images)
+        alone = model.prefix.estimates(ids, mask, *images)
+    assert est.shape == (len(ids), 2) and torch.allclose(est, alone, atol=1e-6)
+    sess = ort.InferenceSession(os.path.join(pkg, "prefix.onnx"))
+    got = sess.run(["prefix"], {"state": state.float().numpy(), "input_ids": ids.numpy(), "attention_mask": mask.numpy(),
+                                "image_front": images[0].numpy()})[0]
+    assert np.abs(got - prefix.numpy()).max() < 1e-4 and np.abs(got.reshape(len(ids), -1) - np.array(vec["prefix"])).max() < 1e-4
+
+
+def test_an_aux_dataset_with_other_cameras_is_refused_naming_the_camera(tmp_path):
+    from rlft_learner.algorithms.vla.data import save_vla_dataset, synthetic_vla_dataset
+
+    other = synthetic_vla_dataset(episodes=2, seed=3)
+    other.images = {"wrist": other.images["front"]}
+    save_vla_dataset(str(tmp_path / "aux"), other)
+    cfg = train_vla.Config(synthetic=True, steps=1, width=32, out=str(tmp_path / "run"), aux_names="q.j0",
+                           aux_dataset=str(tmp_path / "aux"))
+    import pytest
+
+    with pytest.raises(ValueError, match="no camera 'front'"):
+        train_vla.run(cfg)

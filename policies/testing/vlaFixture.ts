@@ -10,7 +10,9 @@ import { findPython } from "../../app/python.ts";
 export async function makeVlaFixture(): Promise<{ dir: string; cleanup(): Promise<void> }> {
   const root = await mkdtemp(join(tmpdir(), "rlft-vla-"));
   const python = findPython();
-  const args = ["-m", "rlft_learner", "train-vla", "--synthetic", "--steps", "2", "--width", "32", "--log-every", "1", "--out", root];
+  const args = ["-m", "rlft_learner", "train-vla", "--synthetic", "--steps", "2", "--width", "32", "--log-every", "1", "--out", root,
+    // A position token (training targets q.j0 and ee.x stand in for object positions): the exported prefix carries its head.
+    "--aux-names", "q.j0,ee.x"];
   await new Promise<void>((resolve, reject) => {
     const child = spawn(python, args, { cwd: LEARNER_DIR, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";

@@ -70,7 +70,10 @@ def export_vla_package(model: TinyVla, tok: WordLevelTokenizer, norm: dict, meta
     with open(os.path.join(out_dir, "norm_stats.json"), "w") as f:
         json.dump({"norm_stats": {"state": {"mean": f32(norm["state"]["mean"]), "std": f32(norm["state"]["std"])},
                                   "actions": {"min": f32(norm["actions"]["min"]), "max": f32(norm["actions"]["max"])}}}, f, indent=2)
-    torch.save({"state_dict": model.state_dict(), "config": cfg.to_dict()}, os.path.join(out_dir, "model.pt"))
+    aux = norm.get("aux")  # the position token's training targets: what its estimates mean (diagnostics, never an input)
+    torch.save({"state_dict": model.state_dict(), "config": cfg.to_dict(),
+                **({"aux": {"names": list(aux["names"]), "mean": f32(aux["mean"]), "std": f32(aux["std"])}} if aux and cfg.aux_dim else {})},
+               os.path.join(out_dir, "model.pt"))
 
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     files = ["prefix.onnx", "action_expert.onnx", "tokenizer.json", "norm_stats.json", "model.pt", "test_vectors.json"]
@@ -79,7 +82,8 @@ def export_vla_package(model: TinyVla, tok: WordLevelTokenizer, norm: dict, meta
         "version": f"vla-{meta['task']}-{now.strftime('%Y%m%dT%H%M%SZ')}-{os.urandom(3).hex()}",
         "created": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "provenance": {"learner": f"rlft_learner {__version__}", "torch": torch.__version__, "task": meta["task"],
-                       "episodes": int(meta["episodes"]), "git": _git_commit()},
+                       "episodes": int(meta["episodes"]), "git": _git_commit(),
+                       **({"aux_targets": list(aux["names"])} if aux and cfg.aux_dim else {})},
         "cameras": [{"name": c.name, "input": f"image_{c.name}", "layout": "NCHW", "encoding": "rgb8",
                      "crop": list(c.crop), "height": c.height, "width": c.width, "mean": list(c.mean), "std": list(c.std)}
                     for c in cfg.cameras],

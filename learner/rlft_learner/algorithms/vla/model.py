@@ -51,6 +51,11 @@ class VlaConfig:
     film: bool = True  # instruction FiLM-conditions the image encoder
     prefix_layers: int = 2
     expert_layers: int = 2
+    # Position token (issue 30; the pixel BC recipe of docs/algorithms.md §6): an MLP over every camera's keypoints
+    # and pooled features estimates `aux_dim` object positions (training targets only: sim-only names, normalised);
+    # the estimates are embedded as one more prefix token the action expert attends to. 0 = no head, no token.
+    aux_dim: int = 0
+    aux_hidden: int = 128
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -203,8 +208,29 @@ class PrefixEncoder(nn.Module):
         self.blocks = nn.ModuleList(Block(d, cfg.heads) for _ in range(cfg.prefix_layers))
         self.ln = nn.LayerNorm(d)
         self.image_tokens = sum(e.tokens for e in self.images)
+        if cfg.aux_dim > 0:
+            # The head reads each camera's tokens mean-pooled (patch layout + keypoints, FiLM-conditioned on the
+            # instruction, so "the instructed cube" is as answerable as "the red cube").
+            self.aux_head = nn.Sequential(nn.Linear(d * len(cfg.cameras), cfg.aux_hidden), nn.ReLU(),
+                                          nn.Linear(cfg.aux_hidden, cfg.aux_hidden), nn.ReLU(),
+                                          nn.Linear(cfg.aux_hidden, cfg.aux_dim))
+            self.aux_in = nn.Linear(cfg.aux_dim, d)
+            self.aux_pos = nn.Parameter(torch.randn(1, 1, d) * 0.02)
 
     def forward(self, state: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor, *images: torch.Tensor):
+        prefix, mask, _ = self.with_estimates(state, input_ids, attention_mask, *images)
+        return prefix, mask
+
+    def estimates(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, *images: torch.Tensor) -> torch.Tensor:
+        """The position head's estimates (B, aux_dim) alone: the image path, without the prefix blocks (training on
+        frames that are not imitated, `train-vla --aux-dataset`)."""
+        words = self.embed(input_ids)
+        m = attention_mask.float()[:, :, None]
+        cond = (words * m).sum(1) / m.sum(1).clamp(min=1.0)
+        return self.aux_head(torch.cat([enc(x, cond).mean(1) for enc, x in zip(self.images, images)], -1))
+
+    def with_estimates(self, state: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor, *images: torch.Tensor):
+        """-> prefix (B, P, D), prefix_mask (B, P), the position head's estimates (B, aux_dim) or None."""
         B = state.shape[0]
         words = self.embed(input_ids)  # (B, L, D)
         m = attention_mask.float()[:, :, None]  # (B, L, 1)
@@ -212,13 +238,17 @@ class PrefixEncoder(nn.Module):
         img = [enc(x, cond) for enc, x in zip(self.images, images)]  # each (B, N_i, D)
         txt = words + self.text_pos[:, : input_ids.shape[1]]  # (B, L, D)
         st = self.state(state)[:, None, :]  # (B, 1, D)
-        x = torch.cat(img + [txt, st], 1)  # (B, P, D)
+        extra, est = [], None
+        if self.cfg.aux_dim > 0:
+            est = self.aux_head(torch.cat([t.mean(1) for t in img], -1))  # (B, aux_dim)
+            extra = [self.aux_in(est)[:, None, :] + self.aux_pos]  # (B, 1, D)
+        x = torch.cat(img + [txt, st] + extra, 1)  # (B, P, D)
         ones = torch.ones(B, self.image_tokens, dtype=torch.float32, device=state.device)
-        mask = torch.cat([ones, attention_mask.float(), ones[:, :1]], 1)  # (B, P)
+        mask = torch.cat([ones, attention_mask.float(), ones[:, :1]] + [ones[:, :1]] * len(extra), 1)  # (B, P)
         bias = additive_mask(mask)
         for blk in self.blocks:
             x = blk(x, bias)
-        return self.ln(x), mask
+        return self.ln(x), mask, est
 
 
 def time_embedding(t: torch.Tensor, dim: int) -> torch.Tensor:

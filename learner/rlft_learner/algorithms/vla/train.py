@@ -62,6 +62,10 @@ class Config:
     aux_weight: float = field(default=1.0, metadata=_h("weight of the auxiliary object-position loss (training only; 0 = off)"))
     aux_names: str = field(default="cube.x,cube.y,target.x,target.y,red.x,red.y,blue.x,blue.y,left.x,left.y,right.x,right.y",
                            metadata=_h("observation names the prefix must predict in training (those the data has)"))
+    aux_token: bool = field(default=True, metadata=_h("a position head over the camera tokens estimates the aux names and its estimates join the prefix as a token (the pixel BC recipe); off: a linear probe on the pooled prefix, never exported"))
+    aux_hidden: int = field(default=128, metadata=_h("hidden width of the position head (--aux-token)"))
+    aux_dataset: str = field(default="", metadata=_h("comma-separated rlft-vla-dataset dirs whose frames train only the position head (noisy demos, the policy's own rollouts: never imitated)"))
+    aux_batch: int = field(default=32, metadata=_h("--aux-dataset frames per step beside the imitation batch"))
     seed: int = field(default=1, metadata=_h("random seed"))
     threads: int = field(default=1, metadata=_h("torch CPU threads"))
     log_every: int = field(default=100, metadata=_h("steps between progress lines"))
@@ -73,6 +77,7 @@ allow(Config, {  # options.allow: what each key accepts, checked wherever the va
     "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "flow_steps": ">= 1", "width": ">= 1",
     "heads": ">= 1", "prefix_layers": ">= 1", "keypoints": ">= 0", "expert_layers": ">= 1", "max_tokens": ">= 3",
     "image_height": ">= 1", "image_width": ">= 1", "shift": ">= 0", "state_std_floor": "> 0", "aux_weight": ">= 0",
+    "aux_hidden": ">= 1", "aux_batch": ">= 1",
     "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
 })
 
@@ -94,8 +99,29 @@ def random_shift(x: torch.Tensor, pad: int, gen: torch.Generator) -> torch.Tenso
     return torch.stack([padded[i, :, dy[i]:dy[i] + H, dx[i]:dx[i] + W] for i in range(B)])
 
 
-def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str]):
-    """Tokenizer, model config, normalisation and the training tensors."""
+def _aux_names(cfg: Config, data: VlaDataset) -> list[str]:
+    """The aux names the data has (in --aux-names order); none when the aux loss is off."""
+    return [n for n in cfg.aux_names.split(",") if n and n in data.obs_names] if cfg.aux_weight > 0 else []
+
+
+def _frames(data: VlaDataset, cams: list[ImageSpec]) -> list[torch.Tensor]:
+    """Each camera's frames preprocessed as the model reads them, (N, 3, h, w) per camera."""
+    out = []
+    for spec in cams:
+        if spec.name not in data.images:
+            raise ValueError(f"the dataset has no camera {spec.name!r} (it has {', '.join(data.images) or 'none'}); "
+                             f"record every dataset with the same cameras")
+        src = data.images[spec.name]
+        if tuple(src.shape[1:3]) != (spec.source_height, spec.source_width):
+            raise ValueError(f"camera {spec.name!r} frames are {src.shape[2]}x{src.shape[1]}; the training data's are "
+                             f"{spec.source_width}x{spec.source_height}: record every dataset at one size")
+        out.append(torch.cat([preprocess_images(torch.from_numpy(np.array(src[i:i + 2048])), spec) for i in range(0, len(src), 2048)]))
+    return out
+
+
+def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list[VlaDataset] | None = None):
+    """Tokenizer, model config, normalisation and the training tensors (`aux_frames`: the --aux-dataset frames,
+    their instructions and position targets, or None)."""
     tok = WordLevelTokenizer.build(data.instructions + vocabulary, max_length=cfg.max_tokens)
     state_idx = [i for i, n in enumerate(data.obs_names) if n.startswith(cfg.state_prefix)]
     if not state_idx:
@@ -105,9 +131,16 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str]):
     for name, arr in data.images.items():
         cams.append(ImageSpec(name=name, source_height=int(arr.shape[1]), source_width=int(arr.shape[2]), crop=crop,
                               height=cfg.image_height, width=cfg.image_width))
+    # Privileged auxiliary targets (training only): where the instructed cube / target and every object are. The
+    # prefix must encode them from camera + instruction, which keeps the image pathway from being ignored.
+    aux_names = _aux_names(cfg, data)
+    if aux_data and not aux_names:
+        raise ValueError("--aux-dataset trains the position head, but no --aux-names are in the training data "
+                         f"(its names: {', '.join(data.obs_names)}) or --aux-weight is 0")
     mcfg = VlaConfig(state_dim=len(state_idx), action_dim=data.action.shape[1], horizon=cfg.horizon,
                      vocab_size=len(tok.vocab), max_tokens=cfg.max_tokens, cameras=cams, width=cfg.width, heads=cfg.heads,
-                     prefix_layers=cfg.prefix_layers, expert_layers=cfg.expert_layers, keypoints=cfg.keypoints, film=cfg.film)
+                     prefix_layers=cfg.prefix_layers, expert_layers=cfg.expert_layers, keypoints=cfg.keypoints, film=cfg.film,
+                     aux_dim=len(aux_names) if cfg.aux_token else 0, aux_hidden=cfg.aux_hidden)
     state = data.obs[:, state_idx].astype(np.float64)
     act = data.action.astype(np.float64)
     names = [data.obs_names[i] for i in state_idx]
@@ -136,18 +169,28 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str]):
             "relative_to_state": relative_to}
     state_n = torch.from_numpy(((state - norm["state"]["mean"]) / norm["state"]["std"]).astype(np.float32))  # (N, S)
     chunks_n = torch.from_numpy((2 * (chunks - (lo - pad)) / ((hi + pad) - (lo - pad)) - 1).astype(np.float32))
-    images = []
-    for spec in cams:
-        src = data.images[spec.name]
-        chunks = [preprocess_images(torch.from_numpy(np.array(src[i:i + 2048])), spec) for i in range(0, len(src), 2048)]
-        images.append(torch.cat(chunks))  # (N, 3, h, w)
+    images = _frames(data, cams)
     ep_ids, ep_mask = zip(*(tok.encode(s) for s in data.instructions))
-    # Privileged auxiliary targets (training only): where the instructed cube / target and every object are. The
-    # prefix must encode them from camera + instruction, which keeps the image pathway from being ignored.
-    aux_idx = [data.obs_names.index(n) for n in cfg.aux_names.split(",") if n in data.obs_names] if cfg.aux_weight > 0 else []
-    aux = data.obs[:, aux_idx].astype(np.float64)
-    aux_n = torch.from_numpy(((aux - aux.mean(0)) / np.maximum(aux.std(0), 1e-3)).astype(np.float32)) if aux_idx else None
-    tensors = {"state": state_n, "images": images, "chunks": chunks_n, "aux": aux_n,  # (N, H, A)
+    aux_n = aux_frames = None
+    if aux_names:
+        aux = data.obs[:, [data.obs_names.index(n) for n in aux_names]].astype(np.float64)
+        mean, std = aux.mean(0), np.maximum(aux.std(0), 1e-3)
+        aux_n = torch.from_numpy(((aux - mean) / std).astype(np.float32))
+        norm["aux"] = {"names": aux_names, "mean": mean, "std": std}
+        if aux_data:
+            parts = []
+            for extra in aux_data:
+                missing = [n for n in aux_names if n not in extra.obs_names]
+                if missing:
+                    raise ValueError(f"an --aux-dataset lacks {', '.join(missing)}: record it with the same task")
+                ids, mask = zip(*(tok.encode(s) for s in extra.instructions))
+                ep = torch.from_numpy(np.repeat(np.arange(len(extra.lengths)), extra.lengths))
+                target = extra.obs[:, [extra.obs_names.index(n) for n in aux_names]].astype(np.float64)
+                parts.append({"images": _frames(extra, cams), "aux": torch.from_numpy(((target - mean) / std).astype(np.float32)),
+                              "ids": torch.tensor(ids, dtype=torch.int64)[ep], "mask": torch.tensor(mask, dtype=torch.int64)[ep]})
+            aux_frames = {"images": [torch.cat([p["images"][c] for p in parts]) for c in range(len(cams))],
+                          **{k: torch.cat([p[k] for p in parts]) for k in ("aux", "ids", "mask")}}
+    tensors = {"state": state_n, "images": images, "chunks": chunks_n, "aux": aux_n, "aux_frames": aux_frames,  # (N, H, A)
                "ids": torch.tensor(ep_ids, dtype=torch.int64)[torch.from_numpy(ep_of_tick)],  # (N, L)
                "mask": torch.tensor(ep_mask, dtype=torch.int64)[torch.from_numpy(ep_of_tick)]}
     return tok, mcfg, norm, tensors, names
@@ -159,9 +202,9 @@ def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, l
     ema = TinyVla(mcfg)
     ema.load_state_dict(model.state_dict())
     ema.requires_grad_(False)
-    aux = tensors.get("aux")
-    # A linear probe on the pooled prefix; trained with the model, never exported.
-    aux_head = torch.nn.Linear(mcfg.width, aux.shape[1]) if aux is not None else None
+    aux, extra = tensors.get("aux"), tensors.get("aux_frames")
+    # Without the position token: a linear probe on the pooled prefix; trained with the model, never exported.
+    aux_head = torch.nn.Linear(mcfg.width, aux.shape[1]) if aux is not None and mcfg.aux_dim == 0 else None
     params = list(model.parameters()) + (list(aux_head.parameters()) if aux_head is not None else [])
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, cfg.steps, cfg.warmup_steps))
@@ -179,10 +222,17 @@ def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, l
         # pi0: t ~ Beta(1.5, 1) on (0.001, 1], more weight on the noisy end.
         t = 0.001 + 0.999 * beta.sample((cfg.batch_size,))  # (B,)
         x_t = t[:, None, None] * noise + (1 - t[:, None, None]) * a
-        prefix, pmask = model.prefix(tensors["state"][idx], tensors["ids"][idx], tensors["mask"][idx], *imgs)
+        prefix, pmask, est = model.prefix.with_estimates(tensors["state"][idx], tensors["ids"][idx], tensors["mask"][idx], *imgs)
         loss = F.mse_loss(model.expert(x_t, t, prefix, pmask), noise - a)
         total = loss
-        if aux_head is not None:
+        if est is not None:  # the position token's head
+            aux_loss = F.mse_loss(est, aux[idx])
+            if extra is not None:  # frames that are never imitated train the head too
+                j = torch.randint(0, len(extra["aux"]), (cfg.aux_batch,), generator=gen)
+                e_imgs = [random_shift(x[j], cfg.shift, gen) for x in extra["images"]]
+                aux_loss = 0.5 * (aux_loss + F.mse_loss(model.prefix.estimates(extra["ids"][j], extra["mask"][j], *e_imgs), extra["aux"][j]))
+            total = loss + cfg.aux_weight * aux_loss
+        elif aux_head is not None:
             pooled = (prefix * pmask[:, :, None]).sum(1) / pmask.sum(1, keepdim=True)  # (B, D)
             aux_loss = F.mse_loss(aux_head(pooled), aux[idx])
             total = loss + cfg.aux_weight * aux_loss
@@ -195,7 +245,7 @@ def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, l
         losses.append(loss.item())
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
             emit({"step": step + 1, "total": cfg.steps, "losses/flow": float(np.mean(finite_values(losses[-cfg.log_every:]))),
-                  **({"losses/aux": float(aux_loss.item())} if aux_head is not None else {}),
+                  **({"losses/aux": float(aux_loss.item())} if aux is not None else {}),
                   "charts/SPS": (step + 1) / (time.perf_counter() - t0)})
     return ema.eval(), losses
 
@@ -211,7 +261,12 @@ def run(cfg: Config) -> dict:
             vocabulary = list(json.load(f).get("vocabulary", []))
     else:
         raise ValueError("pass --dataset DIR (written by `rlft train-vla`) or --synthetic")
-    tok, mcfg, norm, tensors, state_names = prepare(cfg, data, vocabulary)
+    aux_data = [load_vla_dataset(d) for d in cfg.aux_dataset.split(",") if d] if cfg.aux_dataset else []
+    tok, mcfg, norm, tensors, state_names = prepare(cfg, data, vocabulary, aux_data)
+    if mcfg.aux_dim:
+        extra = tensors["aux_frames"]
+        log.info("position token: %s estimated from the cameras on %d imitated frames%s", ", ".join(norm["aux"]["names"]),
+                 len(tensors["aux"]), f" and {len(extra['aux'])} --aux-dataset frames" if extra is not None else "")
     os.makedirs(cfg.out, exist_ok=True)
 
     def emit(m: dict) -> None:
