@@ -56,6 +56,9 @@ class VlaConfig:
     # the estimates are embedded as one more prefix token the action expert attends to. 0 = no head, no token.
     aux_dim: int = 0
     aux_hidden: int = 128
+    # The prefix holds the position token instead of the camera tokens (the cameras reach the policy only through the
+    # head's estimates): a test of whether the estimates alone carry what the task needs.
+    aux_only: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -229,8 +232,10 @@ class PrefixEncoder(nn.Module):
         cond = (words * m).sum(1) / m.sum(1).clamp(min=1.0)
         return self.aux_head(torch.cat([enc(x, cond).mean(1) for enc, x in zip(self.images, images)], -1))
 
-    def with_estimates(self, state: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor, *images: torch.Tensor):
-        """-> prefix (B, P, D), prefix_mask (B, P), the position head's estimates (B, aux_dim) or None."""
+    def with_estimates(self, state: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor, *images: torch.Tensor,
+                       token_noise: torch.Tensor | None = None):
+        """-> prefix (B, P, D), prefix_mask (B, P), the position head's estimates (B, aux_dim) or None. `token_noise`
+        (B, aux_dim), training only: added to the estimates the token carries (not to those returned)."""
         B = state.shape[0]
         words = self.embed(input_ids)  # (B, L, D)
         m = attention_mask.float()[:, :, None]  # (B, L, 1)
@@ -241,10 +246,12 @@ class PrefixEncoder(nn.Module):
         extra, est = [], None
         if self.cfg.aux_dim > 0:
             est = self.aux_head(torch.cat([t.mean(1) for t in img], -1))  # (B, aux_dim)
-            extra = [self.aux_in(est)[:, None, :] + self.aux_pos]  # (B, 1, D)
+            extra = [self.aux_in(est if token_noise is None else est + token_noise)[:, None, :] + self.aux_pos]  # (B, 1, D)
+        if self.cfg.aux_only and extra:
+            img = []
         x = torch.cat(img + [txt, st] + extra, 1)  # (B, P, D)
-        ones = torch.ones(B, self.image_tokens, dtype=torch.float32, device=state.device)
-        mask = torch.cat([ones, attention_mask.float(), ones[:, :1]] + [ones[:, :1]] * len(extra), 1)  # (B, P)
+        ones = torch.ones(B, max(1, sum(t.shape[1] for t in img)), dtype=torch.float32, device=state.device)
+        mask = torch.cat(([ones] if img else []) + [attention_mask.float(), ones[:, :1]] + [ones[:, :1]] * len(extra), 1)  # (B, P)
         bias = additive_mask(mask)
         for blk in self.blocks:
             x = blk(x, bias)

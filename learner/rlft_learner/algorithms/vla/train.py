@@ -63,6 +63,8 @@ class Config:
     aux_names: str = field(default="cube.x,cube.y,target.x,target.y,red.x,red.y,blue.x,blue.y,left.x,left.y,right.x,right.y",
                            metadata=_h("observation names the prefix must predict in training (those the data has)"))
     aux_token: bool = field(default=True, metadata=_h("a position head over the camera tokens estimates the aux names and its estimates join the prefix as a token (the pixel BC recipe); off: a linear probe on the pooled prefix, never exported"))
+    aux_only: bool = field(default=False, metadata=_h("the prefix holds the position token instead of the camera tokens: the policy sees the cameras only through the head's estimates"))
+    aux_noise: float = field(default=0.0, metadata=_h("std of Gaussian noise added to the position token's estimates in training (normalised units), so the policy learns to live with the head's error on its own rollouts"))
     aux_hidden: int = field(default=128, metadata=_h("hidden width of the position head (--aux-token)"))
     aux_dataset: str = field(default="", metadata=_h("comma-separated rlft-vla-dataset dirs whose frames train only the position head (noisy demos, the policy's own rollouts: never imitated)"))
     aux_batch: int = field(default=32, metadata=_h("--aux-dataset frames per step beside the imitation batch"))
@@ -77,7 +79,7 @@ allow(Config, {  # options.allow: what each key accepts, checked wherever the va
     "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "flow_steps": ">= 1", "width": ">= 1",
     "heads": ">= 1", "prefix_layers": ">= 1", "keypoints": ">= 0", "expert_layers": ">= 1", "max_tokens": ">= 3",
     "image_height": ">= 1", "image_width": ">= 1", "shift": ">= 0", "state_std_floor": "> 0", "aux_weight": ">= 0",
-    "aux_hidden": ">= 1", "aux_batch": ">= 1",
+    "aux_hidden": ">= 1", "aux_batch": ">= 1", "aux_noise": ">= 0",
     "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
 })
 
@@ -140,7 +142,10 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list
     mcfg = VlaConfig(state_dim=len(state_idx), action_dim=data.action.shape[1], horizon=cfg.horizon,
                      vocab_size=len(tok.vocab), max_tokens=cfg.max_tokens, cameras=cams, width=cfg.width, heads=cfg.heads,
                      prefix_layers=cfg.prefix_layers, expert_layers=cfg.expert_layers, keypoints=cfg.keypoints, film=cfg.film,
-                     aux_dim=len(aux_names) if cfg.aux_token else 0, aux_hidden=cfg.aux_hidden)
+                     aux_dim=len(aux_names) if cfg.aux_token else 0, aux_hidden=cfg.aux_hidden,
+                     aux_only=cfg.aux_only)
+    if cfg.aux_only and not mcfg.aux_dim:
+        raise ValueError("--aux-only feeds the policy the position token alone: it needs --aux-token and --aux-names the data has")
     state = data.obs[:, state_idx].astype(np.float64)
     act = data.action.astype(np.float64)
     names = [data.obs_names[i] for i in state_idx]
@@ -222,7 +227,9 @@ def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, l
         # pi0: t ~ Beta(1.5, 1) on (0.001, 1], more weight on the noisy end.
         t = 0.001 + 0.999 * beta.sample((cfg.batch_size,))  # (B,)
         x_t = t[:, None, None] * noise + (1 - t[:, None, None]) * a
-        prefix, pmask, est = model.prefix.with_estimates(tensors["state"][idx], tensors["ids"][idx], tensors["mask"][idx], *imgs)
+        token_noise = (cfg.aux_noise * torch.randn((cfg.batch_size, mcfg.aux_dim), generator=gen)) if mcfg.aux_dim and cfg.aux_noise > 0 else None
+        prefix, pmask, est = model.prefix.with_estimates(tensors["state"][idx], tensors["ids"][idx], tensors["mask"][idx], *imgs,
+                                                         token_noise=token_noise)
         loss = F.mse_loss(model.expert(x_t, t, prefix, pmask), noise - a)
         total = loss
         if est is not None:  # the position token's head
