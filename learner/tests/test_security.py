@@ -167,6 +167,9 @@ def test_train_bc_takes_a_curve_upload_from_an_admitted_robot_only(tmp_path):
         finally:
             good.close()
             rogue.close()
+            # collect() must end (end message, or its 10 s timeout) before the server closes its socket: closing it
+            # under a thread still polling it can leave the context's term waiting forever (a hang seen under load).
+            thread.join(60)
     assert len(result["data"].episodes) == 1 and result["data"].robot_id == "robot"
 
 
