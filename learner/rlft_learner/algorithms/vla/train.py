@@ -146,6 +146,8 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list
                      aux_only=cfg.aux_only)
     if cfg.aux_only and not mcfg.aux_dim:
         raise ValueError("--aux-only feeds the policy the position token alone: it needs --aux-token and --aux-names the data has")
+    if aux_data and not mcfg.aux_dim:
+        raise ValueError("--aux-dataset frames train the position token's head: drop --no-aux-token (the linear probe trains on imitated frames only)")
     state = data.obs[:, state_idx].astype(np.float64)
     act = data.action.astype(np.float64)
     names = [data.obs_names[i] for i in state_idx]
