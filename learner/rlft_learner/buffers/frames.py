@@ -36,6 +36,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..transport.protocol import FrameError, inflate_frame
+
 #: Codecs by name: "zlib<level>" (1..9) or "raw".
 CODEC = re.compile(r"^(raw|zlib[1-9])$")
 
@@ -49,13 +51,13 @@ def camera_of(key: str) -> str | None:
 
 
 def _inflate(blob: bytes, size: int, cam: str) -> bytes:
-    """A stored frame's `size` bytes, inflating at most `size` + 1 (a blob from a damaged or hostile checkpoint that
-    holds more, or less, is a ValueError naming the camera, never a large allocation)."""
-    d = zlib.decompressobj()
-    out = d.decompress(blob, size + 1)
-    if len(out) != size or not d.eof:
-        raise ValueError(f"camera {cam!r}: a stored frame does not inflate to its {size} bytes (a damaged checkpoint?)")
-    return out
+    """A stored frame's `size` bytes, inflated within its size as the link's decoder does (protocol.inflate_frame): a
+    blob from a damaged or hostile checkpoint that holds more, or less, is a ValueError naming the camera, never a
+    large allocation."""
+    try:
+        return inflate_frame(blob, size, f"camera {cam!r}: a stored frame")
+    except FrameError:
+        raise ValueError(f"camera {cam!r}: a stored frame does not inflate to its {size} bytes (a damaged checkpoint?)") from None
 
 
 class FrameStore:

@@ -224,34 +224,41 @@ class PrefixEncoder(nn.Module):
         prefix, mask, _ = self.with_estimates(state, input_ids, attention_mask, *images)
         return prefix, mask
 
+    def _images(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, images) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """The instruction's word embeddings (B, L, D) and each camera's tokens (B, N_i, D), FiLM-conditioned on the
+        instruction's bag of words."""
+        words = self.embed(input_ids)  # (B, L, D)
+        m = attention_mask.float()[:, :, None]  # (B, L, 1)
+        cond = (words * m).sum(1) / m.sum(1).clamp(min=1.0)  # (B, D): bag of the instruction's words
+        return words, [enc(x, cond) for enc, x in zip(self.images, images)]
+
     def estimates(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, *images: torch.Tensor) -> torch.Tensor:
         """The position head's estimates (B, aux_dim) alone: the image path, without the prefix blocks (training on
         frames that are not imitated, `train-vla --aux-dataset`)."""
-        words = self.embed(input_ids)
-        m = attention_mask.float()[:, :, None]
-        cond = (words * m).sum(1) / m.sum(1).clamp(min=1.0)
-        return self.aux_head(torch.cat([enc(x, cond).mean(1) for enc, x in zip(self.images, images)], -1))
+        return self._head(self._images(input_ids, attention_mask, images)[1])
+
+    def _head(self, img: list[torch.Tensor]) -> torch.Tensor:
+        """The position head over each camera's tokens, mean-pooled: (B, aux_dim)."""
+        return self.aux_head(torch.cat([t.mean(1) for t in img], -1))
 
     def with_estimates(self, state: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor, *images: torch.Tensor,
                        token_noise: torch.Tensor | None = None):
         """-> prefix (B, P, D), prefix_mask (B, P), the position head's estimates (B, aux_dim) or None. `token_noise`
         (B, aux_dim), training only: added to the estimates the token carries (not to those returned)."""
         B = state.shape[0]
-        words = self.embed(input_ids)  # (B, L, D)
-        m = attention_mask.float()[:, :, None]  # (B, L, 1)
-        cond = (words * m).sum(1) / m.sum(1).clamp(min=1.0)  # (B, D): bag of the instruction's words
-        img = [enc(x, cond) for enc, x in zip(self.images, images)]  # each (B, N_i, D)
+        words, img = self._images(input_ids, attention_mask, images)
         txt = words + self.text_pos[:, : input_ids.shape[1]]  # (B, L, D)
         st = self.state(state)[:, None, :]  # (B, 1, D)
         extra, est = [], None
         if self.cfg.aux_dim > 0:
-            est = self.aux_head(torch.cat([t.mean(1) for t in img], -1))  # (B, aux_dim)
+            est = self._head(img)  # (B, aux_dim)
             extra = [self.aux_in(est if token_noise is None else est + token_noise)[:, None, :] + self.aux_pos]  # (B, 1, D)
         if self.cfg.aux_only and extra:
             img = []
         x = torch.cat(img + [txt, st] + extra, 1)  # (B, P, D)
-        ones = torch.ones(B, max(1, sum(t.shape[1] for t in img)), dtype=torch.float32, device=state.device)
-        mask = torch.cat(([ones] if img else []) + [attention_mask.float(), ones[:, :1]] + [ones[:, :1]] * len(extra), 1)  # (B, P)
+        ones = torch.ones(B, sum(t.shape[1] for t in img) + 1 + len(extra), dtype=torch.float32, device=state.device)
+        n_img = ones.shape[1] - 1 - len(extra)
+        mask = torch.cat([ones[:, :n_img], attention_mask.float(), ones[:, n_img:]], 1)  # (B, P): text padding masked
         bias = additive_mask(mask)
         for blk in self.blocks:
             x = blk(x, bias)
