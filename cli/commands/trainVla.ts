@@ -20,6 +20,7 @@ export function registerTrainVlaCommand(program: Command): void {
     .option("--learner-arg <arg...>", "extra options for python3 -m rlft_learner train-vla (e.g. --learner-arg=--width=48)")
     .addHelpText("after", "\nExample:\n  rlft collect --task multi_push --episodes 160 --quality 1 --out runs/multi\n  rlft train-vla --data runs/multi --out runs/vla --steps 3000\n  rlft eval --policy runs/vla/package --task multi_push --instruction \"push the blue cube to the left target\"\n")
     .action(async (o) => {
+      if (o.auxData && String(o.out).includes(",")) throw new Error(`--out ${o.out}: a run directory with --aux-data cannot contain a comma (the learner takes its aux datasets as a comma-separated list)`);
       const datasetDir = join(o.out, "dataset");
       const bar = progress("dataset", episodeFiles(o.data).length, { unit: "episodes" });
       let n = 0;
@@ -27,7 +28,6 @@ export function registerTrainVlaCommand(program: Command): void {
       bar.stop();
       console.log(`dataset: ${s.episodes} episodes, ${s.ticks} ticks (${s.skippedEpisodes} skipped) in ${resolve(datasetDir)}`);
       for (const [text, count] of Object.entries(s.instructions).sort()) console.log(`  ${String(count).padStart(4)} × ${text}`);
-      if (o.auxData && String(o.out).includes(",")) throw new Error(`--out ${o.out}: a run directory with --aux-data cannot contain a comma (the learner takes its aux datasets as a comma-separated list)`);
       const auxDirs: string[] = [];
       for (const [i, dir] of ((o.auxData as string[] | undefined) ?? []).entries()) {
         const out = join(o.out, `aux-dataset-${i}`);
