@@ -1,8 +1,9 @@
 /**
  * Recorded MCAP episodes → an `rlft-vla-dataset` directory (learner/rlft_learner/algorithms/vla/data.py, docs/policy-package.md):
- * meta.json + obs.npy + action.npy + image_<camera>.npy. Each control tick's /observation is paired with the
+ * meta.json + obs.npy + action.npy + image_<camera>.npy + intervention.npy. Each control tick's /observation is paired with the
  * /joint_command of the same stamp and the camera frame of the same stamp (or the latest before it); the episode's
  * instruction comes from /task/instruction. Ticks without a frame yet are dropped, as the VLA would hold there.
+ * intervention.npy marks the ticks the operator commanded (/arbiter/intervention active), for RECAP's labels.
  */
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
@@ -67,8 +68,9 @@ export async function writeVlaDataset(data: string, out: string, opts: { include
   let obsW: NpyWriter | null = null;
   let actW: NpyWriter | null = null;
   let imgW: NpyWriter | null = null;
+  let intW: NpyWriter | null = null;
   let meta: { task: string; obs_names: string[]; action_names: string[]; height: number; width: number } | null = null;
-  const episodes: { episode: number; seed: number; length: number; success: boolean; instruction: string; file: string }[] = [];
+  const episodes: { episode: number; seed: number; length: number; success: boolean; instruction: string; source: string; interventions: number; file: string }[] = [];
   const instructions: Record<string, number> = {};
   let skipped = 0;
   for (const file of episodeFiles(data)) {
@@ -83,9 +85,14 @@ export async function writeVlaDataset(data: string, out: string, opts: { include
       const obs: ObservationMsg[] = [];
       const cmds = new Map<bigint, JointStateMsg>();
       const images: ImageMsg[] = [];
+      const operator = new Set<bigint>(); // stamps of ticks the operator acted on (/arbiter/intervention active)
       let instruction = "";
-      for await (const m of r.messages({ topics: [TOPICS.observation.topic, TOPICS.jointCommand.topic, imageTopic, TOPICS.instruction.topic] })) {
+      for await (const m of r.messages({ topics: [TOPICS.observation.topic, TOPICS.jointCommand.topic, imageTopic, TOPICS.instruction.topic, TOPICS.arbiterIntervention.topic] })) {
         if (m.topic === TOPICS.observation.topic) obs.push(m.message as unknown as ObservationMsg);
+        else if (m.topic === TOPICS.arbiterIntervention.topic) {
+          const i = m.message as unknown as { header: { stamp: { sec: number; nanosec: number } }; active: boolean };
+          if (i.active) operator.add(key(i.header.stamp));
+        }
         else if (m.topic === TOPICS.jointCommand.topic) cmds.set(key((m.message as unknown as JointStateMsg).header.stamp), m.message as unknown as JointStateMsg);
         else if (m.topic === imageTopic) images.push(m.message as unknown as ImageMsg);
         else instruction = (m.message as unknown as { data: string }).data;
@@ -95,6 +102,7 @@ export async function writeVlaDataset(data: string, out: string, opts: { include
         continue;
       }
       let length = 0;
+      let interventions = 0;
       let j = -1;
       for (const o of obs) {
         const t = key(o.header.stamp);
@@ -108,25 +116,29 @@ export async function writeVlaDataset(data: string, out: string, opts: { include
           obsW = new NpyWriter(join(out, "obs.npy"), "<f4", [o.names.length]);
           actW = new NpyWriter(join(out, "action.npy"), "<f4", [c.name.length]);
           imgW = new NpyWriter(join(out, `image_${camera}.npy`), "|u1", [img.height, img.width, 3]);
+          intW = new NpyWriter(join(out, "intervention.npy"), "|u1", []);
         }
         if (img.height !== meta.height || img.width !== meta.width) throw new Error(`${file}: frame ${img.width}×${img.height}, the first episode's were ${meta.width}×${meta.height}`);
         if (o.names.join() !== meta.obs_names.join()) throw new Error(`${file}: observation names differ from the first episode's`);
         obsW!.write(new Uint8Array(Float32Array.from(o.values).buffer));
         actW!.write(new Uint8Array(Float32Array.from(c.position).buffer));
         imgW!.write(img.data);
+        const byOperator = operator.has(t) ? 1 : 0;
+        intW!.write(Uint8Array.of(byOperator));
+        interventions += byOperator;
         length++;
       }
       if (length === 0) {
         skipped++;
         continue;
       }
-      episodes.push({ episode: Number(r.episode?.episode ?? -1), seed: Number(r.episode?.seed ?? -1), length, success, instruction, file });
+      episodes.push({ episode: Number(r.episode?.episode ?? -1), seed: Number(r.episode?.seed ?? -1), length, success, instruction, source: r.episode?.source ?? "", interventions, file });
       instructions[instruction] = (instructions[instruction] ?? 0) + 1;
     } finally {
       await r.close();
     }
   }
-  for (const w of [obsW, actW, imgW]) w?.close();
+  for (const w of [obsW, actW, imgW, intW]) w?.close();
   if (!meta) throw new Error(`none of the episodes in ${data} has an instruction, camera frames and commands — record them with: rlft collect --task multi_push --out ${data}`);
   const doc = {
     format: "rlft-vla-dataset",

@@ -29,7 +29,7 @@ const CAMS: SyntheticCamera[] = [
   { name: "front", width: 16, height: 12, firstSec: 0.35, hz: 7 },
   { name: "wrist", width: 8, height: 8, firstSec: 0.15, hz: 4 },
 ];
-const EP: SyntheticEpisode = { ticks: 20, hz: 10, cameras: CAMS, seed: 3, success: true, instruction: "push the red cube to the left target" };
+const EP: SyntheticEpisode = { ticks: 20, hz: 10, cameras: CAMS, seed: 3, success: true, instruction: "push the red cube to the left target", interventions: [2, 9, 10, 17] };
 const file = join(root, "episodes", "episode_000000.mcap");
 /** The first tick every camera has a frame for. */
 const FIRST = Math.max(...CAMS.map((c) => Array.from({ length: EP.ticks }, (_, i) => i).find((i) => latestFrameAt(c, i, EP.hz) >= 0)!));
@@ -92,6 +92,13 @@ test("VLA dataset: each tick's image is the latest frame at or before it; earlie
     const j = latestFrameAt(front, first + n, EP.hz);
     assert.deepEqual([...data.subarray(n * px, n * px + 3)], frameColour(0, j), `row ${n} (tick ${first + n}) is frame ${j}`);
   }
+  // RECAP's labels: intervention.npy row n is 1 exactly where the operator commanded tick first + n.
+  const iv = readFileSync(join(out, "intervention.npy"));
+  const rows = [...iv.subarray(10 + iv.readUInt16LE(8))];
+  assert.deepEqual(rows, Array.from({ length: s.ticks }, (_, n) => (EP.interventions!.includes(first + n) ? 1 : 0)));
+  const meta = JSON.parse(readFileSync(join(out, "meta.json"), "utf8")) as { episodes: { interventions: number; success: boolean }[] };
+  assert.equal(meta.episodes[0].interventions, EP.interventions!.filter((i) => i >= first).length);
+  assert.equal(meta.episodes[0].success, true);
 });
 
 test("replay through nodes: an actor gets each camera's latest frame at or before the observation, even when later frames arrived first", async () => {

@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { decimal, integer } from "../numberOption.ts";
 import { loadLaunch, setTask, type LaunchConfig } from "../../launch/LaunchConfig.ts";
 import { runEpisodes, formatRate, type EpisodeSummary } from "../../app/runEpisodes.ts";
-import { policyKind } from "../../policies/vla/VlaPackage.ts";
+import { fitCameraToPolicy } from "../../app/policyCamera.ts";
 import { packageCameras } from "../../policies/PolicyPackage.ts";
 import { noiseScaleProblem } from "../../policies/gaussian.ts";
 
@@ -90,11 +90,7 @@ export function registerEpisodeCommands(program: Command): void {
       if (o.instruction) cfg.instruction = o.instruction;
       // A pixel policy sees the launch file's cameras: they render (or capture) whether or not the episodes are recorded.
       if ((await packageCameras(o.policy)).length > 0) cfg.camera.enabled = o.camera;
-      if ((await policyKind(o.policy)) === "vla") {
-        // A VLA sees through the camera: a frame every control tick, as in its training data.
-        cfg.camera.enabled = true;
-        cfg.camera.rate_hz = cfg.control_hz;
-      }
+      await fitCameraToPolicy(cfg); // a VLA: a frame every control tick, as in its training data
       const { summary } = await runEpisodes(cfg, { count: o.episodes, seed: o.seed, label: "eval", recordTo: o.recordTo });
       printSummary(summary, o.json);
     });
@@ -114,6 +110,7 @@ export function registerEpisodeCommands(program: Command): void {
     .action(async (file: string, o) => {
       const cfg = loadLaunch(file);
       if (o.policy) cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy };
+      if (await fitCameraToPolicy(cfg)) console.error(`note: ${cfg.actor.package} is a VLA: the camera runs at the control rate (${cfg.control_hz} Hz), as in its training data`);
       if (o.port) {
         if (cfg.driver.kind !== "feetech" && cfg.driver.kind !== "dynamixel") throw new Error(`--port: ${file} uses driver.kind ${cfg.driver.kind}, which has no serial port (only feetech and dynamixel do)`);
         cfg.driver.port = o.port;

@@ -4,6 +4,7 @@ import { integer, tcpPort } from "../numberOption.ts";
 import { resolve } from "node:path";
 import { loadLaunch, setTask } from "../../launch/LaunchConfig.ts";
 import { runSession, type SessionStatus } from "../../app/session.ts";
+import { fitCameraToPolicy } from "../../app/policyCamera.ts";
 import { learnerOverrides } from "../../app/learnerOverrides.ts";
 import { Telemetry } from "../../telemetry/Telemetry.ts";
 import { progress } from "../../app/progress.ts";
@@ -52,6 +53,7 @@ export function registerSessionCommand(program: Command): void {
       // Checked against the launch file's driver: the sim robot's tasks, or a gym env's own task name.
       if (o.task !== undefined) setTask(cfg, o.task);
       if (o.policy) cfg.actor = { ...cfg.actor, kind: "policy", package: o.policy };
+      if (await fitCameraToPolicy(cfg)) console.error(`note: ${cfg.actor.package} is a VLA: the camera runs at the control rate (${cfg.control_hz} Hz), as in its training data`);
       cfg.operator.enabled = o.operator !== false;
       if (typeof o.operator === "string") cfg.operator.kind = o.operator as typeof cfg.operator.kind;
       const human = cfg.operator.enabled && cfg.operator.kind !== "scripted";
