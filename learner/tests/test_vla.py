@@ -104,6 +104,13 @@ def test_delta_actions_are_relative_to_the_measured_joints_and_a_constant_action
     assert np.allclose(chunk, data.action[:4, :4], atol=1e-5)
     absolute = train_vla.prepare(train_vla.Config(synthetic=True, horizon=4, width=32, delta_actions=False), data, [])[2]
     assert absolute["relative_to_state"] == [None] * 5
+    # Fine-tuning from a package keeps the constant dimension's target at 0, as the package was trained (not -1).
+    from rlft_learner.algorithms.vla.recap import BaseVla
+
+    base = BaseVla(path="pkg", model=TinyVla(mcfg), tok=tok, norm=norm, state_names=names)
+    tuned = train_vla.prepare(cfg, data, [], base=base)[3]["chunks"]
+    assert float(tuned[:, :, 4].abs().max()) == 0.0 and float(tensors["chunks"][:, :, 4].abs().max()) == 0.0
+    assert torch.allclose(tuned[:, :, :4], tensors["chunks"][:, :, :4], atol=1e-6)  # same data and range: the same targets
 
 
 def test_position_token_joins_the_prefix_and_aux_datasets_train_only_the_head(tmp_path):
@@ -152,3 +159,65 @@ def test_an_aux_dataset_with_other_cameras_is_refused_naming_the_camera(tmp_path
 
     with pytest.raises(ValueError, match="no camera 'front'"):
         train_vla.run(cfg)
+
+
+def _recap_data(tmp_path):
+    """Synthetic demos and 'own' episodes (half failed, some operator ticks), saved as datasets, and a BC base."""
+    import dataclasses
+
+    from rlft_learner.algorithms.vla.data import save_vla_dataset, synthetic_vla_dataset
+
+    save_vla_dataset(str(tmp_path / "demos"), synthetic_vla_dataset(episodes=8, steps=20, seed=0))
+    mixed = synthetic_vla_dataset(episodes=8, steps=20, seed=1)
+    operator = np.zeros(160, np.uint8)
+    operator[[5, 6, 7, 25, 26, 45]] = 1  # episodes 0 (success), 1 (failure) and 2 (success)
+    mixed = dataclasses.replace(mixed, success=[i % 2 == 0 for i in range(8)], sources=["recap_collect"] * 8, intervention=operator)
+    save_vla_dataset(str(tmp_path / "mixed"), mixed)
+    small = dict(width=32, horizon=4, execute_steps=2, aux_names="ee.x,ee.y", log_every=10, steps=10)
+    train_vla.run(train_vla.Config(dataset=str(tmp_path / "demos"), out=str(tmp_path / "base"), **small))
+    return small
+
+
+def test_recap_on_the_vla_puts_the_indicator_in_the_prompt_and_the_package_template(tmp_path):
+    from rlft_learner.algorithms.vla.data import load_vla_dataset
+
+    small = _recap_data(tmp_path)
+    mixed = load_vla_dataset(str(tmp_path / "mixed"))
+    assert mixed.success == [i % 2 == 0 for i in range(8)] and int(mixed.intervention.sum()) == 6
+    common = dict(dataset=str(tmp_path / "demos"), recap_dataset=str(tmp_path / "mixed"), pretrained=str(tmp_path / "base" / "package"),
+                  value_steps=30, **small)
+    train_vla.run(train_vla.Config(out=str(tmp_path / "recap"), **common))
+    train_vla.run(train_vla.Config(out=str(tmp_path / "plain"), recap_plain=True, **common))
+    pj = json.load(open(tmp_path / "recap" / "package" / "policy.json"))
+    assert pj["language"]["template"] == "{instruction} advantage positive"
+    assert pj["provenance"]["pretrained"] == os.path.abspath(tmp_path / "base" / "package")
+    stats = json.load(open(tmp_path / "recap" / "recap.json"))
+    assert stats["episodes"] == 16 and stats["successes"] == 12 and stats["operator_ticks"] == 6
+    assert stats["forced_positive_ticks"] == 4  # operator ticks of successful episodes only (episode 1 failed)
+    assert 0.25 < stats["positive_fraction_autonomous"] < 0.35
+    # The base's ids are kept; the indicator words are appended, and the test vectors are tokenised through the template.
+    base_tok = WordLevelTokenizer.load(str(tmp_path / "base" / "package" / "tokenizer.json"))
+    tok = WordLevelTokenizer.load(str(tmp_path / "recap" / "package" / "tokenizer.json"))
+    assert all(tok.vocab[w] == i for w, i in base_tok.vocab.items())
+    assert {"advantage", "positive", "negative"} <= set(tok.vocab) - set(base_tok.vocab)
+    vec = json.load(open(tmp_path / "recap" / "package" / "test_vectors.json"))
+    assert vec["input_ids"][0] == tok.encode(vec["instructions"][0] + " advantage positive")[0]
+    ckpt = torch.load(tmp_path / "recap" / "package" / "model.pt")
+    assert ckpt["state_dict"]["prefix.embed.weight"].shape[0] == len(tok.vocab)
+    # The baseline: same data and budget, no indicator, no template.
+    plain = json.load(open(tmp_path / "plain" / "package" / "policy.json"))
+    assert "template" not in plain["language"] and not (tmp_path / "plain" / "recap.json").exists()
+
+
+def test_recap_on_the_vla_refuses_a_missing_base_and_fine_tuning_a_recap_package(tmp_path):
+    import pytest
+
+    small = _recap_data(tmp_path)
+    with pytest.raises(ValueError, match="pass the package it ran as --pretrained"):
+        train_vla.run(train_vla.Config(dataset=str(tmp_path / "demos"), recap_dataset=str(tmp_path / "mixed"), out=str(tmp_path / "x"), **small))
+    common = dict(dataset=str(tmp_path / "demos"), recap_dataset=str(tmp_path / "mixed"), value_steps=5, **small)
+    train_vla.run(train_vla.Config(out=str(tmp_path / "recap"), pretrained=str(tmp_path / "base" / "package"), **common))
+    with pytest.raises(ValueError, match="fine-tunes from the BC package, not from a RECAP one"):
+        train_vla.run(train_vla.Config(out=str(tmp_path / "again"), pretrained=str(tmp_path / "recap" / "package"), **common))
+    with pytest.raises(ValueError, match="missing policy.json"):
+        train_vla.run(train_vla.Config(out=str(tmp_path / "y"), pretrained=str(tmp_path / "nowhere"), **common))

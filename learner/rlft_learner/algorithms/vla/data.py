@@ -5,6 +5,7 @@
     obs.npy            float32 (N, obs_dim)     every tick of every episode, episodes back to back
     action.npy         float32 (N, action_dim)  the command of the same tick
     image_<camera>.npy uint8 (N, H, W, 3)       the camera's frame of the same tick (rgb8)
+    intervention.npy   uint8 (N,)               1 where the operator commanded the tick (optional: absent = 0)
 
 Plain .npy files, so numpy memory-maps the images instead of reading them into RAM twice. `rlft train-vla` writes it
 from recorded MCAP episodes.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +32,9 @@ class VlaDataset:
     obs_names: list[str]
     action_names: list[str]
     task: str
+    success: list[bool] = field(default_factory=list)  # (E,) per episode; empty = all successful (demos)
+    sources: list[str] = field(default_factory=list)  # (E,) recording metadata `source`, "" when absent
+    intervention: np.ndarray | None = None  # (N,) uint8, 1 where the operator acted; None = never
 
     @property
     def starts(self) -> np.ndarray:
@@ -59,8 +63,16 @@ def load_vla_dataset(path: str) -> VlaDataset:
     if obs.shape[1] != len(meta["obs_names"]) or action.shape[1] != len(meta["action_names"]):
         raise ValueError(f"{path}: obs/action widths {obs.shape[1]}/{action.shape[1]} do not match meta.json's "
                          f"{len(meta['obs_names'])} obs_names / {len(meta['action_names'])} action_names")
+    intervention = None
+    ipath = os.path.join(path, "intervention.npy")
+    if os.path.exists(ipath):
+        intervention = np.load(ipath).astype(np.uint8).reshape(-1)
+        if intervention.shape[0] != n:
+            raise ValueError(f"{ipath}: {intervention.shape[0]} rows, but the episodes in meta.json add up to {n} ticks")
     return VlaDataset(obs=obs, action=action, images=images, lengths=lengths, instructions=[e["instruction"] for e in eps],
-                      obs_names=list(meta["obs_names"]), action_names=list(meta["action_names"]), task=meta["task"])
+                      obs_names=list(meta["obs_names"]), action_names=list(meta["action_names"]), task=meta["task"],
+                      success=[bool(e.get("success", True)) for e in eps], sources=[str(e.get("source", "")) for e in eps],
+                      intervention=intervention)
 
 
 def save_vla_dataset(path: str, data: VlaDataset) -> None:
@@ -69,11 +81,15 @@ def save_vla_dataset(path: str, data: VlaDataset) -> None:
     np.save(os.path.join(path, "action.npy"), data.action)
     for name, arr in data.images.items():
         np.save(os.path.join(path, f"image_{name}.npy"), np.ascontiguousarray(arr))
+    if data.intervention is not None:
+        np.save(os.path.join(path, "intervention.npy"), np.asarray(data.intervention, np.uint8))
+    success = data.success or [True] * len(data.lengths)
+    sources = data.sources or [""] * len(data.lengths)
     meta = {"format": FORMAT, "format_version": 1, "task": data.task, "obs_names": data.obs_names,
             "action_names": data.action_names,
             "cameras": [{"name": k, "height": int(v.shape[1]), "width": int(v.shape[2])} for k, v in data.images.items()],
-            "episodes": [{"episode": i, "seed": i, "length": int(n), "success": True, "instruction": s}
-                         for i, (n, s) in enumerate(zip(data.lengths, data.instructions))]}
+            "episodes": [{"episode": i, "seed": i, "length": int(n), "success": bool(ok), "instruction": s, "source": src}
+                         for i, (n, s, ok, src) in enumerate(zip(data.lengths, data.instructions, success, sources))]}
     with open(os.path.join(path, "meta.json"), "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=2)
 

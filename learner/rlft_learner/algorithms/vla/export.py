@@ -29,10 +29,13 @@ class _Prefix(torch.nn.Module):
 
 
 def export_vla_package(model: TinyVla, tok: WordLevelTokenizer, norm: dict, meta: dict, out_dir: str,
-                       flow_steps: int = 10, execute_steps: int = 8, seed: int = 0, vectors: int = 2) -> str:
+                       flow_steps: int = 10, execute_steps: int = 8, seed: int = 0, vectors: int = 2,
+                       template: str | None = None) -> str:
     """`norm`: {state: {mean, std}, actions: {min, max}} (numpy) and optionally relative_to_state (per action: the
     state name the runtime adds to it, or None for an absolute action); `meta`: task, state_names, action_names,
-    observation_names, episodes, instructions (examples). Returns the path of policy.json."""
+    observation_names, episodes, instructions (examples), optionally pretrained and recap (provenance). `template`:
+    the prompt template the runtime applies to every instruction (policy.json language.template; RECAP's
+    "{instruction} advantage positive"); the test vectors are tokenised through it. Returns the path of policy.json."""
     require_finite(f"VLA package {out_dir}", model=model)
     cfg = model.cfg
     os.makedirs(out_dir, exist_ok=True)
@@ -40,7 +43,8 @@ def export_vla_package(model: TinyVla, tok: WordLevelTokenizer, norm: dict, meta
     gen = torch.Generator().manual_seed(seed)
     examples = (list(meta.get("instructions") or []) + ["push the blue cube to the left target"])[:vectors]
     examples += ["push the red cube to the right target"] * (vectors - len(examples))
-    ids, mask = zip(*(tok.encode(s) for s in examples))
+    prompt = (lambda s: template.replace("{instruction}", s)) if template else (lambda s: s)  # noqa: E731
+    ids, mask = zip(*(tok.encode(prompt(s)) for s in examples))
     input_ids = torch.tensor(ids, dtype=torch.int64)  # (V, L)
     attention_mask = torch.tensor(mask, dtype=torch.int64)  # (V, L)
     state_raw = torch.randn(vectors, cfg.state_dim, generator=gen)  # (V, S), normalised units
@@ -83,12 +87,16 @@ def export_vla_package(model: TinyVla, tok: WordLevelTokenizer, norm: dict, meta
         "created": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "provenance": {"learner": f"rlft_learner {__version__}", "torch": torch.__version__, "task": meta["task"],
                        "episodes": int(meta["episodes"]), "git": _git_commit(),
-                       **({"aux_targets": list(aux["names"])} if aux and cfg.aux_dim else {})},
+                       **({"aux_targets": list(aux["names"])} if aux and cfg.aux_dim else {}),
+                       **({"pretrained": meta["pretrained"]} if meta.get("pretrained") else {}),
+                       **({"recap": {k: meta["recap"][k] for k in ("episodes", "successes", "operator_ticks", "n_step", "positive_fraction")}}
+                          if meta.get("recap") else {})},
         "cameras": [{"name": c.name, "input": f"image_{c.name}", "layout": "NCHW", "encoding": "rgb8",
                      "crop": list(c.crop), "height": c.height, "width": c.width, "mean": list(c.mean), "std": list(c.std)}
                     for c in cfg.cameras],
         "language": {"tokenizer": "tokenizer.json", "input_ids": "input_ids", "attention_mask": "attention_mask",
-                     "max_length": tok.max_length, "vocab_size": cfg.vocab_size, "pad_id": tok.pad_id},
+                     "max_length": tok.max_length, "vocab_size": cfg.vocab_size, "pad_id": tok.pad_id,
+                     **({"template": template} if template else {})},
         "state": {"names": list(meta["state_names"]), "input": "state", "normalization": "mean_std"},
         "action": {"names": list(meta["action_names"]), "horizon": cfg.horizon, "execute_steps": execute_steps,
                    "normalization": "min_max", **({"relative_to_state": list(norm["relative_to_state"])}

@@ -5,6 +5,12 @@ the instruction tokenizer from the task vocabulary, trains, and exports a VLA pa
 
     python3 -m rlft_learner train-vla --dataset runs/vla/dataset --out runs/vla --steps 3000
     python3 -m rlft_learner train-vla --synthetic --steps 20 --width 32 --out /tmp/vla   # a tiny real package, for tests
+
+RECAP (recap.py): fine-tune a VLA package on the demos plus the policy's own supervised episodes, each tick's
+instruction carrying its advantage indicator; `--recap-plain` is the same fine-tune without it (the baseline).
+
+    python3 -m rlft_learner train-vla --dataset runs/vla/dataset --recap-dataset runs/mixed/dataset \
+        --pretrained runs/vla/package --out runs/vla-recap --steps 1500
 """
 
 from __future__ import annotations
@@ -22,10 +28,12 @@ import torch.nn.functional as F
 
 from ...options import allow, help_meta as _h
 from ...finite import StepGuard, finite_values
-from .tokenizer import WordLevelTokenizer
+from .tokenizer import WordLevelTokenizer, words
 from .model import ImageSpec, TinyVla, VlaConfig, preprocess_images
 from .data import VlaDataset, load_vla_dataset, synthetic_vla_dataset
 from .export import export_vla_package
+from .recap import SUFFIX, TEMPLATE, BaseVla, concat_datasets, extend_vocabulary, label, load_vla_package
+from ..recap.value import ValueConfig
 
 log = logging.getLogger("rlft_learner.train_vla")
 
@@ -68,6 +76,14 @@ class Config:
     aux_hidden: int = field(default=128, metadata=_h("hidden width of the position head (--aux-token)"))
     aux_dataset: str = field(default="", metadata=_h("comma-separated rlft-vla-dataset dirs whose frames train only the position head (noisy demos, the policy's own rollouts: never imitated)"))
     aux_batch: int = field(default=32, metadata=_h("--aux-dataset frames per step beside the imitation batch"))
+    pretrained: str = field(default="", metadata=_h("a VLA package to fine-tune from (its network, tokenizer and normalisation; the model options above are its own): needed by --recap-dataset"))
+    recap_dataset: str = field(default="", metadata=_h("comma-separated rlft-vla-dataset dirs of the policy's own supervised episodes (failures and operator takeovers included): imitated with RECAP's advantage indicator in the instruction, together with --dataset"))
+    recap_plain: bool = field(default=False, metadata=_h("the same fine-tune on the same data without the indicator (plain BC: the baseline)"))
+    n_step: int = field(default=10, metadata=_h("RECAP advantage lookahead in ticks (1 s at 10 Hz); 0 = Monte-Carlo"))
+    positive_fraction: float = field(default=0.3, metadata=_h("RECAP: fraction of the policy's own ticks marked positive (pi*0.6: 0.3-0.4)"))
+    indicator_dropout: float = field(default=0.3, metadata=_h("RECAP: probability a training tick's indicator is left out of its instruction"))
+    value_steps: int = field(default=1500, metadata=_h("RECAP value function gradient steps"))
+    widen_actions: bool = field(default=True, metadata=_h("fine-tuning --pretrained: widen its action range to the data's (the operator may command past the demos); off: keep the package's range and clip the targets to it"))
     seed: int = field(default=1, metadata=_h("random seed"))
     threads: int = field(default=1, metadata=_h("torch CPU threads"))
     log_every: int = field(default=100, metadata=_h("steps between progress lines"))
@@ -79,7 +95,8 @@ allow(Config, {  # options.allow: what each key accepts, checked wherever the va
     "ema_decay": "[0, 1)", "horizon": ">= 1", "execute_steps": ">= 1", "flow_steps": ">= 1", "width": ">= 1",
     "heads": ">= 1", "prefix_layers": ">= 1", "keypoints": ">= 0", "expert_layers": ">= 1", "max_tokens": ">= 3",
     "image_height": ">= 1", "image_width": ">= 1", "shift": ">= 0", "state_std_floor": "> 0", "aux_weight": ">= 0",
-    "aux_hidden": ">= 1", "aux_batch": ">= 1", "aux_noise": ">= 0",
+    "aux_hidden": ">= 1", "aux_batch": ">= 1", "aux_noise": ">= 0", "n_step": ">= 0", "positive_fraction": "(0, 1)",
+    "indicator_dropout": "[0, 1)", "value_steps": ">= 1",
     "seed": ">= 0", "threads": ">= 1", "log_every": ">= 1",
 })
 
@@ -121,21 +138,44 @@ def _frames(data: VlaDataset, cams: list[ImageSpec]) -> list[torch.Tensor]:
     return out
 
 
-def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list[VlaDataset] | None = None):
+def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list[VlaDataset] | None = None,
+            base: BaseVla | None = None, indicator: np.ndarray | None = None):
     """Tokenizer, model config, normalisation and the training tensors (`aux_frames`: the --aux-dataset frames,
-    their instructions and position targets, or None)."""
-    tok = WordLevelTokenizer.build(data.instructions + vocabulary, max_length=cfg.max_tokens)
-    state_idx = [i for i, n in enumerate(data.obs_names) if n.startswith(cfg.state_prefix)]
+    their instructions and position targets, or None). With `base` (a package to fine-tune from) its tokenizer
+    (extended with new words), network shape, state/aux normalisation and delta-action layout are kept, the action
+    range is widened to cover the data, and `tensors["init"]` holds the network to start from. `indicator` (N,) int:
+    RECAP's per-tick label; `tensors["ids_by_indicator"]` then holds each tick's instruction ids without a suffix,
+    with the negative one and with the positive one (3, N, L)."""
+    suffixes = list(SUFFIX.values()) if indicator is not None else []
+    init = None
+    if base is not None:
+        tok, init = extend_vocabulary(base, data.instructions + vocabulary + suffixes, seed=cfg.seed)
+        missing = [n for n in base.state_names if n not in data.obs_names]
+        if missing:
+            raise ValueError(f"the data lacks the pre-trained package's state {', '.join(missing)}: record it with the same robot and task")
+        state_idx = [data.obs_names.index(n) for n in base.state_names]
+        cams = list(init.cfg.cameras)
+    else:
+        tok = WordLevelTokenizer.build(data.instructions + vocabulary + suffixes, max_length=cfg.max_tokens)
+        state_idx = [i for i, n in enumerate(data.obs_names) if n.startswith(cfg.state_prefix)]
+        crop = [int(v) for v in cfg.crop.split(",")]
+        cams = [ImageSpec(name=name, source_height=int(arr.shape[1]), source_width=int(arr.shape[2]), crop=crop,
+                          height=cfg.image_height, width=cfg.image_width) for name, arr in data.images.items()]
     if not state_idx:
         raise ValueError(f"no observation name starts with {cfg.state_prefix!r} (names: {', '.join(data.obs_names)})")
-    crop = [int(v) for v in cfg.crop.split(",")]
-    cams = []
-    for name, arr in data.images.items():
-        cams.append(ImageSpec(name=name, source_height=int(arr.shape[1]), source_width=int(arr.shape[2]), crop=crop,
-                              height=cfg.image_height, width=cfg.image_width))
+    if indicator is not None:
+        longest = max(len(words(f"{s} {SUFFIX[1]}")) + 2 for s in set(data.instructions))  # + [CLS], [SEP]
+        if longest > tok.max_length:
+            raise ValueError(f"an instruction with the indicator suffix {SUFFIX[1]!r} fills all {tok.max_length} tokens and would be "
+                             f"truncated: train the base with a larger --max-tokens")
     # Privileged auxiliary targets (training only): where the instructed cube / target and every object are. The
     # prefix must encode them from camera + instruction, which keeps the image pathway from being ignored.
     aux_names = _aux_names(cfg, data)
+    if base is not None:
+        aux_names = list(base.norm["aux"]["names"]) if "aux" in base.norm and cfg.aux_weight > 0 else []
+        lacking = [n for n in aux_names if n not in data.obs_names]
+        if lacking:
+            raise ValueError(f"the data lacks the position token's targets {', '.join(lacking)}: record it with the same task")
     if aux_data and not aux_names:
         raise ValueError("--aux-dataset trains the position head, but no --aux-names are in the training data "
                          f"(its names: {', '.join(data.obs_names)}) or --aux-weight is 0")
@@ -144,6 +184,8 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list
                      prefix_layers=cfg.prefix_layers, expert_layers=cfg.expert_layers, keypoints=cfg.keypoints, film=cfg.film,
                      aux_dim=len(aux_names) if cfg.aux_token else 0, aux_hidden=cfg.aux_hidden,
                      aux_only=cfg.aux_only)
+    if init is not None:
+        mcfg = init.cfg
     if cfg.aux_only and not mcfg.aux_dim:
         raise ValueError("--aux-only feeds the policy the position token alone: it needs --aux-token and --aux-names the data has")
     if aux_data and not mcfg.aux_dim:
@@ -174,14 +216,26 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list
     norm = {"state": {"mean": state.mean(0), "std": np.maximum(state.std(0), cfg.state_std_floor)},
             "actions": {"min": np.where(const, lo, lo - pad), "max": np.where(const, hi, hi + pad)},
             "relative_to_state": relative_to}
+    if base is not None:  # the package's normalisation; its action range widened to the data's (as RECAP does)
+        if list(base.norm["relative_to_state"]) != relative_to:
+            raise ValueError(f"the pre-trained package's delta actions {base.norm['relative_to_state']} differ from these options' "
+                             f"{relative_to}: pass the --delta-actions / --absolute-actions it was trained with")
+        b_lo, b_hi = base.norm["actions"]["min"], base.norm["actions"]["max"]
+        norm = {"state": dict(base.norm["state"]), "relative_to_state": relative_to,
+                "actions": {"min": np.minimum(b_lo, lo), "max": np.maximum(b_hi, hi)} if cfg.widen_actions else {"min": b_lo, "max": b_hi}}
+    a_lo, a_hi = norm["actions"]["min"], norm["actions"]["max"]
     state_n = torch.from_numpy(((state - norm["state"]["mean"]) / norm["state"]["std"]).astype(np.float32))  # (N, S)
-    chunks_n = torch.from_numpy((2 * (chunks - (lo - pad)) / ((hi + pad) - (lo - pad)) - 1).astype(np.float32))
+    # A constant dimension (min == max: the runtime replays it) is 0, the middle of [-1, 1], as the pad above makes it.
+    span = a_hi - a_lo
+    chunks_n = torch.from_numpy(np.where(span > 1e-9, np.clip(2 * (chunks - a_lo) / np.maximum(span, 1e-9) - 1, -1, 1), 0.0).astype(np.float32))
     images = _frames(data, cams)
     ep_ids, ep_mask = zip(*(tok.encode(s) for s in data.instructions))
     aux_n = aux_frames = None
     if aux_names:
         aux = data.obs[:, [data.obs_names.index(n) for n in aux_names]].astype(np.float64)
         mean, std = aux.mean(0), np.maximum(aux.std(0), 1e-3)
+        if base is not None:
+            mean, std = base.norm["aux"]["mean"], base.norm["aux"]["std"]
         aux_n = torch.from_numpy(((aux - mean) / std).astype(np.float32))
         norm["aux"] = {"names": aux_names, "mean": mean, "std": std}
         if aux_data:
@@ -199,13 +253,20 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list
                           **{k: torch.cat([p[k] for p in parts]) for k in ("aux", "ids", "mask")}}
     tensors = {"state": state_n, "images": images, "chunks": chunks_n, "aux": aux_n, "aux_frames": aux_frames,  # (N, H, A)
                "ids": torch.tensor(ep_ids, dtype=torch.int64)[torch.from_numpy(ep_of_tick)],  # (N, L)
-               "mask": torch.tensor(ep_mask, dtype=torch.int64)[torch.from_numpy(ep_of_tick)]}
+               "mask": torch.tensor(ep_mask, dtype=torch.int64)[torch.from_numpy(ep_of_tick)], "init": init}
+    if indicator is not None:
+        variants = [[tok.encode(s if k < 0 else f"{s} {SUFFIX[k]}")[0] for s in data.instructions] for k in (-1, 0, 1)]
+        tensors["ids_by_indicator"] = torch.tensor(variants, dtype=torch.int64)[:, torch.from_numpy(ep_of_tick)]  # (3, N, L)
+        tensors["mask_by_indicator"] = (tensors["ids_by_indicator"] != tok.pad_id).long()  # (3, N, L)
+        tensors["indicator"] = torch.from_numpy(np.asarray(indicator, np.int64))  # (N,)
     return tok, mcfg, norm, tensors, names
 
 
 def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, list[float]]:
     torch.manual_seed(cfg.seed)
     model = TinyVla(mcfg)
+    if tensors.get("init") is not None:
+        model.load_state_dict(tensors["init"].state_dict())
     ema = TinyVla(mcfg)
     ema.load_state_dict(model.state_dict())
     ema.requires_grad_(False)
@@ -230,8 +291,12 @@ def train(cfg: Config, mcfg: VlaConfig, tensors: dict, emit) -> tuple[TinyVla, l
         t = 0.001 + 0.999 * beta.sample((cfg.batch_size,))  # (B,)
         x_t = t[:, None, None] * noise + (1 - t[:, None, None]) * a
         token_noise = (cfg.aux_noise * torch.randn((cfg.batch_size, mcfg.aux_dim), generator=gen)) if mcfg.aux_dim and cfg.aux_noise > 0 else None
-        prefix, pmask, est = model.prefix.with_estimates(tensors["state"][idx], tensors["ids"][idx], tensors["mask"][idx], *imgs,
-                                                         token_noise=token_noise)
+        ids, mask = tensors["ids"][idx], tensors["mask"][idx]
+        if "indicator" in tensors:  # RECAP: the tick's indicator as an instruction suffix, left out cfg.indicator_dropout of the time
+            dropped = torch.rand(cfg.batch_size, generator=gen) < cfg.indicator_dropout
+            k = torch.where(dropped, torch.zeros_like(idx), 1 + tensors["indicator"][idx])  # 0 none, 1 negative, 2 positive
+            ids, mask = tensors["ids_by_indicator"][k, idx], tensors["mask_by_indicator"][k, idx]
+        prefix, pmask, est = model.prefix.with_estimates(tensors["state"][idx], ids, mask, *imgs, token_noise=token_noise)
         loss = F.mse_loss(model.expert(x_t, t, prefix, pmask), noise - a)
         total = loss
         if est is not None:  # the position token's head
@@ -271,7 +336,24 @@ def run(cfg: Config) -> dict:
     else:
         raise ValueError("pass --dataset DIR (written by `rlft train-vla`) or --synthetic")
     aux_data = [load_vla_dataset(d) for d in cfg.aux_dataset.split(",") if d] if cfg.aux_dataset else []
-    tok, mcfg, norm, tensors, state_names = prepare(cfg, data, vocabulary, aux_data)
+    if cfg.recap_dataset and not cfg.pretrained:
+        raise ValueError("--recap-dataset fine-tunes a VLA on its own episodes: pass the package it ran as --pretrained")
+    if cfg.recap_plain and not cfg.recap_dataset:
+        raise ValueError("--recap-plain is the baseline of a RECAP fine-tune: pass --recap-dataset (and --pretrained) too")
+    base = load_vla_package(cfg.pretrained) if cfg.pretrained else None
+    device = torch.device("cpu")
+    indicator, recap_stats = None, None
+    if cfg.recap_dataset:
+        data = concat_datasets([data] + [load_vla_dataset(d) for d in cfg.recap_dataset.split(",") if d])
+        if not cfg.recap_plain:
+            indicator, recap_stats = label(data, cfg.n_step, cfg.positive_fraction,
+                                           ValueConfig(steps=cfg.value_steps, seed=cfg.seed), device,
+                                           lambda m: log.info("value step %d/%d  cross-entropy %.4f", m["step"], m["total"], m["losses/value_ce"])
+                                           if m["step"] % (5 * cfg.log_every) == 0 else None, cfg.log_every)
+            log.info("RECAP labels: %d episodes (%d successful), %d operator ticks, %.0f%% of ticks positive (%.0f%% of the policy's own)",
+                     recap_stats["episodes"], recap_stats["successes"], recap_stats["operator_ticks"],
+                     100 * recap_stats["positive_fraction"], 100 * recap_stats["positive_fraction_autonomous"])
+    tok, mcfg, norm, tensors, state_names = prepare(cfg, data, vocabulary, aux_data, base, indicator)
     if mcfg.aux_dim:
         extra = tensors["aux_frames"]
         log.info("position token: %s estimated from the cameras on %d imitated frames%s", ", ".join(norm["aux"]["names"]),
@@ -292,9 +374,17 @@ def run(cfg: Config) -> dict:
     package = os.path.join(cfg.out, "package")
     meta = {"task": data.task, "state_names": state_names, "action_names": data.action_names,
             "episodes": len(data.lengths), "instructions": data.instructions[:2]}
-    export_vla_package(model, tok, norm, meta, package, flow_steps=cfg.flow_steps, execute_steps=cfg.execute_steps, seed=cfg.seed)
+    if base is not None:
+        meta["pretrained"] = os.path.abspath(base.path)
+    if recap_stats is not None:
+        meta["recap"] = recap_stats
+    export_vla_package(model, tok, norm, meta, package, flow_steps=cfg.flow_steps, execute_steps=cfg.execute_steps, seed=cfg.seed,
+                       template=TEMPLATE if indicator is not None else None)
     with open(os.path.join(cfg.out, "config.json"), "w") as f:
         json.dump(asdict(cfg), f, indent=2)
+    if recap_stats is not None:
+        with open(os.path.join(cfg.out, "recap.json"), "w") as f:
+            json.dump(recap_stats, f, indent=2)
     done = {"event": "done", "package": os.path.abspath(package), "final_loss": float(np.mean(finite_values(losses[-cfg.log_every:]))),
             "steps": cfg.steps, "episodes": int(len(data.lengths)), "seconds": round(time.perf_counter() - started, 2)}
     print(json.dumps(done) if cfg.json_progress else f"done: package {done['package']}  final loss {done['final_loss']:.4f}  ({done['seconds']} s)", flush=True)
