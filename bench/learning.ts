@@ -26,14 +26,14 @@
  * by its own critic (value-guided policy steering, V-GPS; docs/residual.md "What we learned").
  *
  * From pixels on the SO-101 (issue 27): npm run bench:learning -- --robot so101 --obs pixels [-- --task push_cube|pick_place]
- *        [-- --aux task|none] [-- --quick]
+ *        [-- --aux task|none] [-- --aux-data DIR,...] [-- --quick]
  * The same three rows on launch/sim_so101.yaml, where every policy sees the joint positions and the front and wrist
  * cameras (84×84, a frame per tick): BC alone (pixel diffusion BC, app/pixelBc.ts trainSo101Bc, on 100 quality-1
  * scripted demos, seeds 0..99, as bench:pixels), BC + residual TD3 over it (the base's frozen encoder, learner
  * learner/presets/so101_<task>_pixels.yaml) and RLPD-SAC from pixels over a zero base (docs/algorithms.md §6); the
  * sessions stream both cameras with every transition (launch learner.cameras). --aux task (default) trains BC's camera
  * encoders with a position head on the task's sim-only names (cube, target; training only, the policy never reads
- * them); --aux none leaves it out. Best-of-N and the link throughput are state-bench measurements and are off here.
+ * them); --aux none leaves it out; --aux-data DIR,... adds episodes whose frames train only that head (as bench:pixels). Best-of-N and the link throughput are state-bench measurements and are off here.
  * Cached under bench/work/so101-<task>-pixels/; writes bench/results/learning-so101-pixels-<date>.* and
  * learning-so101-pixels-latest.* (the state bench's learning-latest.* stays as it is).
  */
@@ -66,7 +66,7 @@ if (flag("--help") || flag("-h")) {
   console.log(readFileSync(new URL(import.meta.url), "utf8").split("*/")[0]);
   process.exit(0);
 }
-const { quick, robot, obs, pixels, tasks, P, AUX, auxFor, STEER, steerMode, chunkMode, methods, LAUNCH, TARGET, RES_SET, SAC_SET, METHOD_CONFIG, TASK_RESIDUAL, LABEL, STEER_BEST_OF, NAME, taskDir, plan } = learningSettings();
+const { quick, robot, obs, pixels, tasks, P, AUX, AUX_DATA, auxFor, STEER, steerMode, chunkMode, methods, LAUNCH, TARGET, RES_SET, SAC_SET, METHOD_CONFIG, TASK_RESIDUAL, LABEL, STEER_BEST_OF, NAME, taskDir, plan } = learningSettings();
 if (flag("--plan")) {
   console.log(JSON.stringify(plan(), null, 2));
   process.exit(0);
@@ -116,19 +116,20 @@ async function demosAndBc(task: Task, dir: string) {
   const bcMeta = join(bcDir, "bc.json");
   const npz = join(bcDir, "demos.npz");
   const aux = auxFor(task);
-  const stale = (m: { steps: number; aux?: string[] }) => m.steps !== P.bcSteps || (m.aux ?? []).join() !== aux.join();
-  if (!existsSync(bcMeta) || stale(readJson<{ steps: number; aux?: string[] }>(bcMeta)) || !existsSync(npz)) {
+  const auxData = AUX_DATA.map((d) => resolve(d));
+  const stale = (m: { steps: number; aux?: string[]; auxData?: string[] }) => m.steps !== P.bcSteps || (m.aux ?? []).join() !== aux.join() || (m.auxData ?? []).join() !== auxData.join();
+  if (!existsSync(bcMeta) || stale(readJson<{ steps: number; aux?: string[]; auxData?: string[] }>(bcMeta)) || !existsSync(npz)) {
     log(`${task}: training ${pixels ? `pixel BC (joints + ${cameraNames(launchFor(task)).join(" + ")}${aux.length ? `; aux targets ${aux.join(",")}, training only` : ""})` : "BC"} (${P.bcSteps} steps) on the successful demos; dataset → ${npz}`);
     rmSync(bcDir, { recursive: true, force: true });
     let done: { package: string; finalLoss: number; episodes: number; seconds: number };
     if (pixels) {
-      const r = await trainSo101Bc({ launch: LAUNCH, data: demos, out: bcDir, obs: "pixels", steps: P.bcSteps, quiet: true, aux, saveDataset: npz, label: task });
+      const r = await trainSo101Bc({ launch: LAUNCH, data: demos, out: bcDir, obs: "pixels", steps: P.bcSteps, quiet: true, aux, auxData, saveDataset: npz, label: task });
       done = { package: r.package, finalLoss: r.finalLoss, episodes: r.episodes, seconds: r.seconds };
     } else {
       const r = await trainBc({ data: demos, out: bcDir, steps: P.bcSteps, quiet: true, saveDataset: npz });
       done = { package: String(r.packageDir), finalLoss: Number(r.finalLoss), episodes: Number(r.episodes), seconds: Number(r.done.seconds) };
     }
-    writeFileSync(bcMeta, JSON.stringify({ ...done, steps: P.bcSteps, ...(aux.length ? { aux } : {}) }, null, 2));
+    writeFileSync(bcMeta, JSON.stringify({ ...done, steps: P.bcSteps, ...(aux.length ? { aux } : {}), ...(auxData.length ? { auxData } : {}) }, null, 2));
   } else log(`${task}: reusing BC package in ${bcDir}`);
   const bc = readJson<{ package: string; steps: number; finalLoss: number; episodes: number; seconds: number; aux?: string[] }>(bcMeta);
   return { demos: { episodes: d.episodes, successes: d.successes, used: bc.episodes, quality: P.quality, dataset: npz }, bc };

@@ -3,6 +3,7 @@
  * budgets, seeds, BC, each learner's config and where the results go. Kept apart from the bench so the checks (and
  * `--plan`) run without loading the robot stack.
  */
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { learnerOverrides, parseOverrides } from "../app/learnerOverrides.ts";
@@ -63,6 +64,10 @@ export function learningSettings(argv: string[] = process.argv.slice(2)) {
   if (AUX !== "task" && AUX !== "none") throw new Error(`--aux: task (the task's sim-only cube/target names as BC's training-only targets) or none; got ${AUX}`);
   if (!pixels && AUX !== "none") throw new Error("--aux: training-only targets for the pixel BC's camera encoders; it needs --robot so101 --obs pixels");
   const auxFor = (task: Task): string[] => (pixels && AUX === "task" ? [...taskSpec("so101", task).privileged] : []);
+  /** Episode dirs whose frames train only pixel BC's position head (noisy demos, a policy's own rollouts). */
+  const AUX_DATA = arg("--aux-data", "").split(",").filter(Boolean);
+  for (const d of AUX_DATA) if (!existsSync(d)) throw new Error(`--aux-data ${d}: no such directory (record one with rlft collect --quality 0.3 or rlft eval --record-to)`);
+  if (AUX_DATA.length && AUX !== "task") throw new Error("--aux-data trains pixel BC's position head: it needs --robot so101 --obs pixels with --aux task");
   if (pixels) {
     for (const f of ["--session-best-of", "--chunk-best-of", "--link"]) if (flag(f)) throw new Error(`${f}: not with --obs pixels (the chunk critic and best-of-N steering read the state; the link bench has its own frames): leave it out`);
     if (P.bestOf !== 1) throw new Error(`--best-of ${P.bestOf}: not with --obs pixels (a pixel residual ships no critic.onnx to rank base chunks); leave it out or give 1`);
@@ -140,9 +145,9 @@ export function learningSettings(argv: string[] = process.argv.slice(2)) {
   const plan = () => {
       return {
       robot, obs, launch: LAUNCH, quick, tasks, ...P, seeds: { demos: [0, P.demos - 1], heldOut: [P.evalSeed, P.evalSeed + P.finalEval - 1], session: [P.sessionSeed, P.sessionSeed + P.episodes - 1] },
-      aux: Object.fromEntries(tasks.map((t) => [t, auxFor(t)])), work: Object.fromEntries(tasks.map((t) => [t, taskDir(t)])), results: `bench/results/${NAME}-<date>.{json,md,png}, ${NAME}-latest.*`,
+      aux: Object.fromEntries(tasks.map((t) => [t, auxFor(t)])), ...(AUX_DATA.length ? { auxData: AUX_DATA } : {}), work: Object.fromEntries(tasks.map((t) => [t, taskDir(t)])), results: `bench/results/${NAME}-<date>.{json,md,png}, ${NAME}-latest.*`,
       learner: Object.fromEntries(tasks.map((t) => [t, Object.fromEntries(methods.map((m) => [m, { label: LABEL[m], ...METHOD_CONFIG[m], ...(m === "residual" ? { ...TASK_RESIDUAL[t], ...RES_SET } : {}) }]))])),
     };
   };
-  return { quick, robot, obs, pixels, tasks, P, AUX, auxFor, STEER, steerMode, chunkMode, methods, LAUNCH, WORK, TARGET, RES_SET, SAC_SET, METHOD_CONFIG, TASK_RESIDUAL, LABEL, STEER_BEST_OF, NAME, taskDir, plan };
+  return { quick, robot, obs, pixels, tasks, P, AUX, AUX_DATA, auxFor, STEER, steerMode, chunkMode, methods, LAUNCH, WORK, TARGET, RES_SET, SAC_SET, METHOD_CONFIG, TASK_RESIDUAL, LABEL, STEER_BEST_OF, NAME, taskDir, plan };
 }
