@@ -232,3 +232,34 @@ test("a missing or stale camera frame makes the VLA hold (measured joints, no mo
     await actor.close();
   }
 });
+
+test("a RECAP-fine-tuned VLA: the runtime appends 'advantage positive' through the package's template; ids and chunk equal PyTorch's", async () => {
+  const recap = await makeVlaFixture({ recap: true });
+  const policy = await VlaPolicy.create(recap.dir);
+  try {
+    const pkg = policy.package;
+    assert.equal(pkg.json.language.template, "{instruction} advantage positive");
+    const rv = JSON.parse(await readFile(join(recap.dir, "test_vectors.json"), "utf8")) as Vectors;
+    const t = pkg.transforms[0];
+    const side = Math.round(Math.sqrt(rv.frames[t.name][0].length / 3));
+    const vocab = (JSON.parse(await readFile(join(recap.dir, "tokenizer.json"), "utf8")) as { model: { vocab: Record<string, number> } }).model.vocab;
+    for (let v = 0; v < rv.state.length; v++) {
+      const raw = rv.state[v].map((s, i) => s * pkg.state.scale[i] + pkg.state.offset[i]);
+      const input = { state: raw, instruction: rv.instructions[v], images: { [t.name]: { width: side, height: side, data: Uint8Array.from(rv.frames[t.name][v]) } }, noise: Float32Array.from(rv.noise[v].flat()) };
+      const { encoding } = policy.prefixFeeds(input);
+      assert.deepEqual(encoding.ids, rv.input_ids[v], "tokenizer ids equal the learner's");
+      const words = encoding.ids.filter((id) => id === vocab.advantage || id === vocab.positive);
+      assert.deepEqual(words, [vocab.advantage, vocab.positive], "the indicator is in the prompt the model reads");
+      const chunk = await policy.sampleChunk(input);
+      const rel = pkg.json.action.relative_to_state!;
+      const expected = rv.actions[v].flat().map((x, k) => {
+        const a = k % pkg.json.action.names.length;
+        return Math.max(-1, Math.min(1, x)) * pkg.actions.scale[a] + pkg.actions.offset[a] + raw[pkg.json.state.names.indexOf(rel[a]!)];
+      });
+      assert.ok(maxAbs(chunk.actions.flat(), expected) < 1e-4, `chunk ${v}: ${maxAbs(chunk.actions.flat(), expected)}`);
+    }
+  } finally {
+    await policy.close();
+    await recap.cleanup();
+  }
+});
