@@ -3,6 +3,7 @@
  * operator; every tick's transition streams to the learner through the spooled ZeroMQ bridge; new residual
  * packages from the learner are verified and swapped in at chunk boundaries. Used by `rlft session` and `rlft demo`.
  */
+import { policyKind } from "../policies/vla/VlaPackage.ts";
 import type { JointPositionSource as LeaderSource } from "../hardware/teleop/JointPositionSource.ts";
 import { mkdirSync, writeFileSync, appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -122,6 +123,9 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     }
   }
   if (cfg.actor.kind !== "policy" || !cfg.actor.package) throw new Error("a session needs actor.kind: policy and actor.package (the BC base package)");
+  if ((await policyKind(cfg.actor.package)) === "vla") {
+    throw new Error(`${cfg.actor.package} is a VLA package: the online learner trains residuals over diffusion BC packages only. Record the VLA's supervised episodes with --offline, then fine-tune it with rlft train-vla --recap-data DIR --pretrained ${cfg.actor.package}`);
+  }
   const base = await PolicyPackage.load(cfg.actor.package);
 
   // 1. The learner: ours, or one already running.

@@ -47,6 +47,8 @@ class BaseVla:
     tok: WordLevelTokenizer
     norm: dict
     state_names: list[str]
+    flow_steps: int = 10
+    execute_steps: int = 8
 
 
 def load_vla_package(path: str) -> BaseVla:
@@ -60,7 +62,7 @@ def load_vla_package(path: str) -> BaseVla:
         raise ValueError(f"pre-trained package {path} is kind {policy.get('kind')!r}, not a VLA — pass a package written by train-vla")
     if policy.get("language", {}).get("template"):
         raise ValueError(f"pre-trained package {path} already has a prompt template ({policy['language']['template']!r}): "
-                         f"RECAP fine-tunes from the BC package, not from a RECAP one")
+                         f"fine-tune from the BC package it came from (a RECAP package conditions on its template)")
     ckpt = torch.load(files["model.pt"], map_location="cpu")
     model = TinyVla(VlaConfig.from_dict(ckpt["config"]))
     model.load_state_dict(ckpt["state_dict"])
@@ -72,7 +74,8 @@ def load_vla_package(path: str) -> BaseVla:
     if "aux" in ckpt:
         norm["aux"] = {"names": list(ckpt["aux"]["names"]), "mean": arr(ckpt["aux"]["mean"]), "std": arr(ckpt["aux"]["std"])}
     return BaseVla(path=path, model=model, tok=WordLevelTokenizer.load(files["tokenizer.json"]), norm=norm,
-                   state_names=list(policy["state"]["names"]))
+                   state_names=list(policy["state"]["names"]), flow_steps=int(policy["flow"]["steps"]),
+                   execute_steps=int(policy["action"]["execute_steps"]))
 
 
 def extend_vocabulary(base: BaseVla, texts: list[str], seed: int = 0) -> tuple[WordLevelTokenizer, TinyVla]:
@@ -141,7 +144,8 @@ def label(data: VlaDataset, n_step: int, positive_fraction: float, value: ValueC
              "operator_ticks": int(operator.sum()), "forced_positive_ticks": int(forced.sum()), "t_max": t_max,
              "n_step": n_step, "positive_fraction_target": positive_fraction, "thresholds": thresholds,
              "positive_fraction": float(ind.mean()),
-             "positive_fraction_autonomous": float(ind[operator == 0].mean()) if (operator == 0).any() else 0.0,
+             # Over the ticks the operator did not command (the demos' and the policy's own): where the percentile is set.
+             "positive_fraction_not_operator": float(ind[operator == 0].mean()) if (operator == 0).any() else 0.0,
              "value": {"final_ce": float(np.mean(vlosses[-log_every:])), "mae": float(np.abs(v - g).mean()),
                        "input": "simulator observation + instruction (training-time critic)"}}
     return ind, stats

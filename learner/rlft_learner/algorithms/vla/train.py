@@ -132,8 +132,8 @@ def _frames(data: VlaDataset, cams: list[ImageSpec]) -> list[torch.Tensor]:
                              f"record every dataset with the same cameras")
         src = data.images[spec.name]
         if tuple(src.shape[1:3]) != (spec.source_height, spec.source_width):
-            raise ValueError(f"camera {spec.name!r} frames are {src.shape[2]}x{src.shape[1]}; the training data's are "
-                             f"{spec.source_width}x{spec.source_height}: record every dataset at one size")
+            raise ValueError(f"camera {spec.name!r} frames are {src.shape[2]}x{src.shape[1]}; the model reads "
+                             f"{spec.source_width}x{spec.source_height} (the training data's, or the pre-trained package's): record every dataset at one size")
         out.append(torch.cat([preprocess_images(torch.from_numpy(np.array(src[i:i + 2048])), spec) for i in range(0, len(src), 2048)]))
     return out
 
@@ -172,6 +172,8 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list
     # prefix must encode them from camera + instruction, which keeps the image pathway from being ignored.
     aux_names = _aux_names(cfg, data)
     if base is not None:
+        if base.model.cfg.aux_dim and cfg.aux_weight <= 0:
+            raise ValueError(f"{base.path} has a position token: fine-tuning it needs its targets (--aux-weight > 0), or its head would drift untrained")
         aux_names = list(base.norm["aux"]["names"]) if "aux" in base.norm and cfg.aux_weight > 0 else []
         lacking = [n for n in aux_names if n not in data.obs_names]
         if lacking:
@@ -201,7 +203,8 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list
     starts = data.starts
     t_in_ep = np.arange(len(ep_of_tick)) - starts[ep_of_tick]
     # Action chunk of tick i: the commands of ticks i..i+H-1, the episode's last one repeated past its end.
-    idx = starts[ep_of_tick][:, None] + np.minimum(t_in_ep[:, None] + np.arange(cfg.horizon)[None, :],
+    horizon = init.cfg.horizon if init is not None else cfg.horizon
+    idx = starts[ep_of_tick][:, None] + np.minimum(t_in_ep[:, None] + np.arange(horizon)[None, :],
                                                    (data.lengths[ep_of_tick] - 1)[:, None])  # (N, H)
     chunks = act[idx]  # (N, H, A)
     for a, ref in enumerate(relative_to):
@@ -350,10 +353,15 @@ def run(cfg: Config) -> dict:
                                            ValueConfig(steps=cfg.value_steps, seed=cfg.seed), device,
                                            lambda m: log.info("value step %d/%d  cross-entropy %.4f", m["step"], m["total"], m["losses/value_ce"])
                                            if m["step"] % (5 * cfg.log_every) == 0 else None, cfg.log_every)
-            log.info("RECAP labels: %d episodes (%d successful), %d operator ticks, %.0f%% of ticks positive (%.0f%% of the policy's own)",
+            log.info("RECAP labels: %d episodes (%d successful), %d operator ticks, %.0f%% of ticks positive (%.0f%% of those the operator did not command)",
                      recap_stats["episodes"], recap_stats["successes"], recap_stats["operator_ticks"],
-                     100 * recap_stats["positive_fraction"], 100 * recap_stats["positive_fraction_autonomous"])
+                     100 * recap_stats["positive_fraction"], 100 * recap_stats["positive_fraction_not_operator"])
+    if base is not None:
+        log.info("fine-tuning %s: its network shape, tokenizer, cameras, normalisation, flow steps (%d) and execute steps (%d) are "
+                 "kept; --width, --heads, --*-layers, --crop, --image-*, --max-tokens, --aux-names, --flow-steps and --execute-steps are not read",
+                 base.path, base.flow_steps, base.execute_steps)
     tok, mcfg, norm, tensors, state_names = prepare(cfg, data, vocabulary, aux_data, base, indicator)
+    data.images = {}  # prepare() holds the frames it trains on; a concatenated copy (RECAP) would stay in RAM otherwise
     if mcfg.aux_dim:
         extra = tensors["aux_frames"]
         log.info("position token: %s estimated from the cameras on %d imitated frames%s", ", ".join(norm["aux"]["names"]),
@@ -378,7 +386,8 @@ def run(cfg: Config) -> dict:
         meta["pretrained"] = os.path.abspath(base.path)
     if recap_stats is not None:
         meta["recap"] = recap_stats
-    export_vla_package(model, tok, norm, meta, package, flow_steps=cfg.flow_steps, execute_steps=cfg.execute_steps, seed=cfg.seed,
+    flow_steps, execute_steps = (base.flow_steps, base.execute_steps) if base is not None else (cfg.flow_steps, cfg.execute_steps)
+    export_vla_package(model, tok, norm, meta, package, flow_steps=flow_steps, execute_steps=execute_steps, seed=cfg.seed,
                        template=TEMPLATE if indicator is not None else None)
     with open(os.path.join(cfg.out, "config.json"), "w") as f:
         json.dump(asdict(cfg), f, indent=2)
