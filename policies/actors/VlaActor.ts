@@ -89,6 +89,12 @@ export class VlaActor implements Actor {
       this.#warnedUnknown.add(key);
       this.#logger.warn(`VLA ${this.version}: instruction "${text}" has words the tokenizer does not know (${unknown.join(", ")}); they become its unknown token`);
     }
+    // The prompt the model reads (the package's template applied, e.g. RECAP's "advantage positive") must fit max_length.
+    const { dropped } = this.policy.package.tokenizer.encode(this.policy.prompt(text, new Float32Array(this.policy.package.stateWidth)));
+    if (dropped.length > 0 && !this.#warnedUnknown.has(`dropped:${text}`)) {
+      this.#warnedUnknown.add(`dropped:${text}`);
+      this.#logger.warn(`VLA ${this.version}: the prompt for instruction "${text}" is longer than the package's ${this.policy.package.json.language.max_length} tokens; the tokenizer cuts [${dropped.join(", ")}]${this.policy.package.json.language.template ? ` (the template ${JSON.stringify(this.policy.package.json.language.template)} adds words too)` : ""} — shorten the instruction`);
+    }
   }
 
   reset(_seed: number): void {

@@ -16,6 +16,8 @@ export interface Encoding {
   tokens: string[];
   /** Words of the input that mapped to the unk token (for logs: the instruction used words the model never saw). */
   unknown: string[];
+  /** Tokens truncation cut off the end (or start) to fit max_length: the model never sees them. */
+  dropped: string[];
 }
 
 type Json = Record<string, unknown>;
@@ -119,9 +121,11 @@ export class Tokenizer {
   encode(text: string): Encoding {
     const all = this.#hf.tokenize(text, { add_special_tokens: false });
     let seq = all;
+    let dropped: string[] = [];
     // Truncation of a single sequence (any strategy) keeps max_length minus the special tokens the template adds.
     if (this.#truncation && seq.length + this.#specials > this.#truncation.max) {
       const keep = Math.max(0, this.#truncation.max - this.#specials);
+      dropped = this.#truncation.left ? seq.slice(0, seq.length - keep) : seq.slice(keep);
       seq = this.#truncation.left ? seq.slice(seq.length - keep) : seq.slice(0, keep);
     }
     const tokens = this.#postProcess(seq);
@@ -138,7 +142,7 @@ export class Tokenizer {
       ids = pad.left ? [...fill, ...ids] : [...ids, ...fill];
       mask = pad.left ? [...zeros, ...mask] : [...mask, ...zeros];
     }
-    return { ids, attentionMask: mask, tokens: ids.map((i) => this.#hf.id_to_token(i) ?? ""), unknown: this.#unknownWords(text, all) };
+    return { ids, attentionMask: mask, tokens: ids.map((i) => this.#hf.id_to_token(i) ?? ""), unknown: this.#unknownWords(text, all), dropped };
   }
 
   /** Back to text, skipping special tokens (the file's decoder, through tokenizers.js). */

@@ -258,6 +258,17 @@ test("a RECAP-fine-tuned VLA: the runtime appends 'advantage positive' through t
       });
       assert.ok(maxAbs(chunk.actions.flat(), expected) < 1e-4, `chunk ${v}: ${maxAbs(chunk.actions.flat(), expected)}`);
     }
+    // An instruction so long that truncation would cut the indicator off is logged, naming what is cut.
+    const warnings: string[] = [];
+    const actor = await VlaActor.create(recap.dir, { ...robot, cameras: ["front"], logger: { info: () => undefined, warn: (m) => warnings.push(m) } });
+    try {
+      actor.setInstruction("push the red cube to the left target");
+      assert.equal(warnings.length, 0, warnings.join("\n"));
+      actor.setInstruction("push the red cube to the left target and then push the blue cube to the right target");
+      assert.match(warnings.join("\n"), /longer than the package's 16 tokens; the tokenizer cuts \[.*advantage, positive\] \(the template "\{instruction\} advantage positive" adds words too\)/);
+    } finally {
+      await actor.close();
+    }
   } finally {
     await policy.close();
     await recap.cleanup();
