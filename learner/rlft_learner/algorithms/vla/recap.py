@@ -29,7 +29,7 @@ from ..recap.train import indicators, nstep_advantages
 from ..recap.value import ValueConfig, episode_rewards, normalised_returns, predict, train_value
 from .data import VlaDataset
 from .model import TinyVla, VlaConfig
-from .tokenizer import WordLevelTokenizer
+from .tokenizer import WordLevelTokenizer, words
 
 log = logging.getLogger("rlft_learner.vla_recap")
 
@@ -82,8 +82,6 @@ def extend_vocabulary(base: BaseVla, texts: list[str], seed: int = 0) -> tuple[W
     """The base tokenizer with the words of `texts` it lacks appended (existing ids unchanged), and a copy of the
     network whose word embedding has a row for each, drawn like the existing rows (zero rows would make
     `positive` and `negative` the same token)."""
-    from .tokenizer import words  # noqa: PLC0415
-
     vocab = dict(base.tok.vocab)
     for w in sorted({w for t in texts for w in words(t)} - set(vocab)):
         vocab[w] = len(vocab)

@@ -170,8 +170,9 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list
                              f"truncated: train the base with a larger --max-tokens")
     # Privileged auxiliary targets (training only): where the instructed cube / target and every object are. The
     # prefix must encode them from camera + instruction, which keeps the image pathway from being ignored.
-    aux_names = _aux_names(cfg, data)
-    if base is not None:
+    if base is None:
+        aux_names = _aux_names(cfg, data)
+    else:
         if base.model.cfg.aux_dim and cfg.aux_weight <= 0:
             raise ValueError(f"{base.path} has a position token: fine-tuning it needs its targets (--aux-weight > 0), or its head would drift untrained")
         aux_names = list(base.norm["aux"]["names"]) if "aux" in base.norm and cfg.aux_weight > 0 else []
