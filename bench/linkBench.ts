@@ -52,9 +52,9 @@ export function throughputMarkdown(tp: ThroughputResult): string[] {
 export function soakMarkdown(s: LinkSoakResult): string[] {
   return [
     `${s.robots} robots × ${s.hz} Hz with ${s.cameras.join(" + ")} (84×84, ${s.frameEncoding ?? "raw"} frames) for ${(s.seconds / 60).toFixed(1)} min into one learner:`, "",
-    "| produced | acked | stored (learner replay) | lost | transitions/s | wire kB/transition | wire MB/s | max tick lag | max spool | drain | learner replay kB/transition | frames refused |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    `| ${s.produced} | ${s.acked} | ${s.stored} | **${s.lost}** | ${s.transitionsPerSec.toFixed(1)} | ${(s.wireBytesPerTransition / 1000).toFixed(1)} | ${s.wireMbPerSec.toFixed(2)} | ${s.maxLagMs.toFixed(0)} ms | ${(s.maxSpoolBytes / 1e6).toFixed(1)} MB | ${s.drainSeconds.toFixed(1)} s | ${s.replayBytesPerTransition ? (s.replayBytesPerTransition / 1000).toFixed(1) : "?"} | ${s.rejectedFrames} |`,
+    "| produced | acked | stored (learner replay) | lost | transitions/s | wire kB/transition | wire MB/s | max tick lag | max spool | drain | learner replay kB/transition | frames refused | link reconnects |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    `| ${s.produced} | ${s.acked} | ${s.stored} | **${s.lost}** | ${s.transitionsPerSec.toFixed(1)} | ${(s.wireBytesPerTransition / 1000).toFixed(1)} | ${s.wireMbPerSec.toFixed(2)} | ${s.maxLagMs.toFixed(0)} ms | ${(s.maxSpoolBytes / 1e6).toFixed(1)} MB | ${s.drainSeconds.toFixed(1)} s | ${s.replayBytesPerTransition ? (s.replayBytesPerTransition / 1000).toFixed(1) : "?"} | ${s.rejectedFrames} | ${s.reconnects ?? "?"} |`,
     "",
   ];
 }

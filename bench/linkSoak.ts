@@ -61,6 +61,8 @@ export interface LinkSoakResult {
   replayBytesPerTransition: number | null;
   rejectedFrames: number;
   malformed: number;
+  /** Times a robot's link went down and came back (a learner that held its door past the robots' deadline). */
+  reconnects: number;
 }
 
 function transition(robot: number, i: number, obsDim: number, aDim: number, steps: number): Transition {
@@ -159,7 +161,7 @@ export async function linkSoak(o: LinkSoakOptions): Promise<LinkSoakResult> {
       transitionsPerSec: total / elapsed, maxLagMs: maxLag, wireBytesPerTransition: perTransition, wireMbPerSec: (perTransition * total) / elapsed / 1e6,
       maxSpoolBytes: maxSpool, drainSeconds,
       replayBytesPerTransition: (done?.replay_memory as { bytes_per_transition?: number } | undefined)?.bytes_per_transition ?? null,
-      rejectedFrames: guards.rejected_frames ?? 0, malformed: guards.malformed ?? 0,
+      rejectedFrames: guards.rejected_frames ?? 0, malformed: guards.malformed ?? 0, reconnects: stats.reduce((a, st) => a + st.reconnects, 0),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

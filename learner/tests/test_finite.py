@@ -139,16 +139,16 @@ def test_publish_and_checkpoint_refuse_a_non_finite_network_and_resume_refuses_a
     lr = Learner(cfg, out=lambda _: None)
     try:
         lr.publish()
-        lr.checkpoint()
+        lr.checkpoint(wait=True)
         good_version, good_ckpt = lr.latest_version, json.load(open(tmp_path / "run" / "checkpoint.json"))["dir"]
         _nan_(lr.agent.actor)
         lr.publish()
-        lr.checkpoint()
-        assert lr.refused == {"publish": 1, "checkpoint": 1}
+        lr.checkpoint(wait=True)
+        assert lr.refused == {"publish": 1, "checkpoint": 1, "checkpoint_write": 0}
         assert lr.latest_version == good_version and lr.server.latest.version == good_version  # robots keep the last good one
         assert os.listdir(tmp_path / "run" / "packages") == [good_version]
         assert json.load(open(tmp_path / "run" / "checkpoint.json"))["dir"] == good_ckpt
-        assert lr.guards()["refused_exports"] == {"publish": 1, "checkpoint": 1}
+        assert lr.guards()["refused_exports"] == {"publish": 1, "checkpoint": 1, "checkpoint_write": 0}
         # A checkpoint written with NaN weights (by a learner before these guards): refused on resume, with the fix.
         save_checkpoint(cfg.run_dir, lr.agent, {"base_version": VERSION, "robots": {}, "latest_version": good_version,
                                                 "published_at": 0, "updates": 0})
@@ -166,7 +166,7 @@ def test_resume_falls_back_to_an_older_complete_checkpoint(tmp_path):
                  experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}", **SMALL)
     lr = Learner(cfg, out=lambda _: None)
     lr.agent.updates = 7
-    lr.checkpoint()
+    lr.checkpoint(wait=True)
     lr.server.close()
     run = tmp_path / "run"
     good = json.load(open(run / "checkpoint.json"))["dir"]

@@ -623,3 +623,57 @@ def test_stored_blobs_inflate_within_the_frame_size():
     for bad in (zlib.compress(bytes(64 << 20), 9), zlib.compress(bytes(17), 1), good[:-3]):
         with pytest.raises(ValueError, match="camera 'front': a stored frame does not inflate to its 18 bytes"):
             store.decode("front", [bad])
+
+
+def test_a_lazy_checkpoint_state_writes_the_same_npz_without_copying_frames(tmp_path):
+    """Learner checkpoints (serve.write_checkpoint) take the frames as references on the serving thread and pack them on
+    the writer thread: the file np.load reads back is entry for entry the eager np.savez one, own frames still waiting
+    for the compressor included, and the snapshot does not change when rows arrive after it."""
+    import threading
+
+    from rlft_learner.buffers import frames as frames_mod
+
+    gate = threading.Event()
+    compress = frames_mod.zlib.compress
+
+    class SlowZlib:  # the compressor thread waits: the lazy state sees own frames still raw
+        @staticmethod
+        def compress(data, level):
+            if threading.current_thread() is not threading.main_thread():
+                gate.wait(10)
+            return compress(data, level)
+
+        decompress = staticmethod(frames_mod.zlib.decompress)
+        decompressobj = staticmethod(frames_mod.zlib.decompressobj)
+
+    buf = ReplayBuffer(40, 3, 2, frame_codec="zlib6")
+    frames_mod.zlib = SlowZlib
+    try:
+        buf.add(rows_for(0, 0, range(0, 9), 0, last_done=True))
+        buf.add(rows_for(1, 0, range(0, 5), 0))  # robot 1's last row waits for its successor: an extra frame
+        assert buf.frames._own_raw["front"].any()
+        lazy = buf.state(lazy=True)
+        assert isinstance(lazy["_frames.front.blob"], frames_mod.Blobs) and lazy["_frames.front.blob"].raw_at is not None
+        frames_mod.write_npz(str(tmp_path / "lazy.npz"), lazy, chunk_bytes=100)  # many chunks
+        buf.add(rows_for(1, 0, range(5, 12), 5))  # after the snapshot: not in the file
+        gate.set()
+    finally:
+        frames_mod.zlib = __import__("zlib")
+    with np.load(tmp_path / "lazy.npz") as f:
+        got = {k: f[k] for k in f.files}
+    assert len(got["seq"]) == 14 and "_frames.front.blob" in got and "_frames.wrist.extra_ends" in got
+    again = ReplayBuffer(40, 3, 2, frame_codec="zlib6")
+    again.load_state(got)
+    ref = ReplayBuffer(40, 3, 2, frame_codec="zlib6")
+    ref.add(rows_for(0, 0, range(0, 9), 0, last_done=True))
+    ref.add(rows_for(1, 0, range(0, 5), 0))
+    np.savez(tmp_path / "eager.npz", **ref.state())
+    with np.load(tmp_path / "eager.npz") as f:
+        assert sorted(f.files) == sorted(got)
+        for k in f.files:
+            np.testing.assert_array_equal(f[k], got[k], err_msg=k)
+    idx = np.arange(14)
+    a, b = ref.nstep(idx, 1, 0.9), again.nstep(idx, 1, 0.9)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    check_sample(again, b, idx)

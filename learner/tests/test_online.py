@@ -222,3 +222,66 @@ def test_killed_learner_resumes_from_checkpoint_with_its_acked_seq(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait(5)
+
+
+def test_a_slow_checkpoint_write_does_not_hold_the_door_and_a_failed_one_keeps_the_previous(tmp_path, monkeypatch):
+    """The soak's failure (docs/results.md § camera frames): a checkpoint rewriting a large replay on the serving thread
+    held the robots' acks past their deadline. The files are written on a writer thread now: robots are acked while it
+    writes, and their acked_seq becomes durable_seq only once it completed. A write that fails (a full disk) leaves
+    the previous checkpoint current and durable_seq where it was."""
+    from rlft_learner.commands import serve
+
+    gate, started, fail = threading.Event(), threading.Event(), {"now": False}
+    real = serve.write_checkpoint
+
+    def slow_write(run_dir, snap, meta):  # called by the writer thread
+        started.set()
+        assert gate.wait(30)
+        if fail["now"]:
+            raise OSError(28, "No space left on device")
+        return real(run_dir, snap, meta)
+
+    monkeypatch.setattr(serve, "write_checkpoint", slow_write)
+    gen = running_learner(tmp_path, checkpoint_every=10**9, checkpoint_every_s=0.05)
+    lr, cfg, _ = next(gen)
+    sock = client(cfg.experience_bind)
+    try:
+        assert ask(sock, hello(0))["acked_seq"] == -1
+        assert ask(sock, transitions(1, 0, 10))["acked_seq"] == 9
+        assert started.wait(20)  # the learner took a snapshot holding seq 0..9 and is "writing" it
+        for k in range(5):  # acked meanwhile, not made durable
+            reply = ask(sock, transitions(2 + k, 10 + 4 * k, 4))
+            assert reply["acked_seq"] == 13 + 4 * k and reply["durable_seq"] == -1
+        assert not (tmp_path / "run" / "checkpoint.json").exists()
+        gate.set()
+        deadline = time.monotonic() + 20
+        while ask(sock, encode({"type": "heartbeat", "seq": 50, "robot_id": "r0"}))["durable_seq"] < 9:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        first = json.load(open(tmp_path / "run" / "checkpoint.json"))["dir"]
+        assert json.load(open(tmp_path / "run" / first / "meta.json"))["robots"]["r0"]["acked_seq"] >= 9
+        durable = ask(sock, encode({"type": "heartbeat", "seq": 51, "robot_id": "r0"}))["durable_seq"]
+        # Now the disk fills: the next write fails, is counted, and changes nothing a robot relies on.
+        gate.clear()
+        started.clear()
+        fail["now"] = True
+        assert ask(sock, transitions(60, 30, 5))["acked_seq"] == 34
+        assert started.wait(20)
+        gate.set()
+        deadline = time.monotonic() + 20
+        while lr.refused["checkpoint_write"] == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert json.load(open(tmp_path / "run" / "checkpoint.json"))["dir"] == first
+        assert not [d for d in os.listdir(tmp_path / "run") if d.startswith(".ckpt-")]
+        assert ask(sock, encode({"type": "heartbeat", "seq": 61, "robot_id": "r0"}))["durable_seq"] == durable
+        fail["now"] = False  # space freed: the next checkpoint (dirty stays set) completes
+        deadline = time.monotonic() + 20
+        while ask(sock, encode({"type": "heartbeat", "seq": 62, "robot_id": "r0"}))["durable_seq"] < 34:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        sock.close()
+        gate.set()
+        fail["now"] = False
+        next(gen, None)

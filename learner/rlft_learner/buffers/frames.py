@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import time
+import zipfile
 import zlib
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -281,18 +282,34 @@ class FrameStore:
                 "bytes_per_transition": held / max(size, 1), "cameras": float(len(self.cameras))}
 
     # -- checkpoints: plain arrays (no pickles) --
-    def state(self, size: int) -> dict[str, np.ndarray]:
-        self._collect(wait=True)
-        for slot in list(self._raw):  # a checkpoint holds encoded frames only
+    def state(self, size: int, lazy: bool = False) -> dict[str, np.ndarray | Blobs]:
+        """The frames of rows 0..size-1 as checkpoint arrays: per camera `_frames.<cam>.blob` (uint8, the rows' blobs
+        end to end) and `.ends` (int64), the extras likewise. `lazy`: each camera's blobs as a Blobs (references to
+        the stored bytes objects, 8 bytes a row, no frame copied: cheap on the serving thread) that write_npz packs
+        into the same two entries; own frames still waiting for the compressor are compressed there."""
+        for slot in list(self._raw):  # a checkpoint holds encoded frames only (at most one such row per robot)
             self._settle(slot)
-        out: dict[str, np.ndarray] = {"_frames_codec": np.array(self.codec), "_frames_next_row": self.next_row[:size].copy()}
+        if not lazy:
+            self._collect(wait=True)
+        elif self._jobs:
+            self._collect()
+        out: dict[str, np.ndarray | Blobs] = {"_frames_codec": np.array(self.codec),
+                                              "_frames_next_row": self.next_row[:size].copy()}
         for c, (h, w) in self.cameras.items():
-            blobs = [self.frames[c][r] for r in range(size)]
             out[f"_frames.{c}.shape"] = np.array([h, w], np.int64)
-            out[f"_frames.{c}.blob"], out[f"_frames.{c}.ends"] = _pack(blobs)
+            raw = self._own_raw[c][:size]
+            own = Blobs(self.frames[c][:size].copy(), np.flatnonzero(raw) if raw.any() else None, self._level,
+                        (f"_frames.{c}.blob", f"_frames.{c}.ends"))
             rows = np.array(sorted(self.extra[c]), np.int64)
             out[f"_frames.{c}.extra_rows"] = rows
-            out[f"_frames.{c}.extra_blob"], out[f"_frames.{c}.extra_ends"] = _pack([self.extra[c][r] for r in rows.tolist()])
+            extras = np.empty(len(rows), dtype=object)
+            extras[:] = [self.extra[c][r] for r in rows.tolist()]
+            extra = Blobs(extras, None, self._level, (f"_frames.{c}.extra_blob", f"_frames.{c}.extra_ends"))
+            for blobs in (own, extra):
+                if lazy:
+                    out[blobs.keys[0]] = blobs
+                else:
+                    out[blobs.keys[0]], out[blobs.keys[1]] = blobs.pack()
         return out
 
     @staticmethod
@@ -318,9 +335,56 @@ class FrameStore:
                 self.stored_bytes += len(b)
 
 
+class Blobs:
+    """A checkpoint's frames of one camera, not yet packed: `items` (an object array of bytes, one per row, shared
+    with the store: bytes never change, an overwritten row gets a new object), the positions in it of frames that
+    are still raw (`zlib<level>` compresses them while packing). Written as the entries `keys` (blob, ends)."""
+
+    def __init__(self, items: np.ndarray, raw_at: np.ndarray | None, level: int, keys: tuple[str, str]):
+        self.items, self.raw_at, self.level, self.keys = items, raw_at, level, keys
+
+    def encoded(self) -> list[bytes]:
+        out = self.items.tolist()
+        if self.raw_at is not None and self.level:
+            for k in self.raw_at.tolist():
+                out[k] = zlib.compress(out[k], self.level)
+        return out
+
+    def pack(self) -> tuple[np.ndarray, np.ndarray]:
+        return _pack(self.encoded())
+
+
 def _pack(blobs: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     ends = np.cumsum([len(b) for b in blobs], dtype=np.int64) if blobs else np.zeros(0, np.int64)
-    return np.frombuffer(b"".join(blobs), np.uint8).copy(), ends
+    return np.frombuffer(b"".join(blobs), np.uint8), ends  # read-only, its own bytes: np.savez writes it as it is
+
+
+def write_npz(file, arrays: dict[str, np.ndarray | Blobs], chunk_bytes: int = 4 << 20) -> None:
+    """np.savez's format (a stored zip of .npy entries, no pickles; np.load reads it), where a Blobs value becomes its
+    two entries (the blobs end to end, uint8, and their ends, int64), streamed a few MB at a time instead of joined into one copy: on a writer thread the
+    serving thread gets the GIL back between chunks (file writes and crc32 release it)."""
+    with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for key, value in arrays.items():
+            if not isinstance(value, Blobs):
+                with zf.open(key + ".npy", "w", force_zip64=True) as fp:
+                    np.lib.format.write_array(fp, np.asanyarray(value), allow_pickle=False)
+                continue
+            blobs = value.encoded()
+            lengths = np.fromiter((len(b) for b in blobs), np.int64, len(blobs))
+            with zf.open(value.keys[0] + ".npy", "w", force_zip64=True) as fp:
+                np.lib.format.write_array_header_1_0(fp, {"descr": "|u1", "fortran_order": False, "shape": (int(lengths.sum()),)})
+                chunk: list[bytes] = []
+                held = 0
+                for b in blobs:
+                    chunk.append(b)
+                    held += len(b)
+                    if held >= chunk_bytes:
+                        fp.write(b"".join(chunk))
+                        chunk, held = [], 0
+                if chunk:
+                    fp.write(b"".join(chunk))
+            with zf.open(value.keys[1] + ".npy", "w", force_zip64=True) as fp:
+                np.lib.format.write_array(fp, np.cumsum(lengths, dtype=np.int64), allow_pickle=False)
 
 
 def _unpack(blob: np.ndarray, ends: np.ndarray) -> list[bytes]:

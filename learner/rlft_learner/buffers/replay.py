@@ -171,13 +171,14 @@ class ReplayBuffer:
             out.update(self.frames.sample(idx, cur, frames))  # next_image from the row that supplied next_obs
         return out
 
-    def state(self) -> dict[str, np.ndarray]:
-        """Arrays for an .npz checkpoint (only the filled part)."""
-        out = {k: v[: self.size] for k, v in self.data.items()}
+    def state(self, lazy: bool = False) -> dict[str, np.ndarray]:
+        """Arrays for an .npz checkpoint (only the filled part), copies: a checkpoint writer thread may write them while
+        rows keep arriving. `lazy`: frames as frames.Blobs (references, packed by frames.write_npz on that thread)."""
+        out = {k: v[: self.size].copy() for k, v in self.data.items()}
         out["_ptr"] = np.array(self.ptr)
         out["_last"] = np.array(sorted(self._last.items()), dtype=np.int64).reshape(-1, 2)
         if self.frames is not None:
-            out.update(self.frames.state(self.size))
+            out.update(self.frames.state(self.size, lazy))  # type: ignore[arg-type]
         return out
 
     def load_state(self, arrays: dict[str, np.ndarray]) -> None:

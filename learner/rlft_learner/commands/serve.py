@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import inspect
+import io
 import json
 import logging
 import os
@@ -20,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 import numpy as np
@@ -32,6 +34,7 @@ from ..buffers.mirror import Mirror, MirrorRelabeler
 from ..transport.online_server import MAX_NORMALISED, OnlineServer
 from ..transport.protocol import MAX_ABS_VALUE, value_problem
 from ..buffers.replay import FIELDS
+from ..buffers.frames import write_npz
 from ..algorithms.residual_td3.nets import ObsFeatures
 from ..algorithms.residual_td3.agent import BasePackage, ResidualTD3, demo_rows
 from ..transport.security import load_signing_key, sign_package
@@ -79,23 +82,70 @@ def _atomic_json(path: str, obj: Any) -> None:
     os.replace(tmp, path)
 
 
-def save_checkpoint(run_dir: str, agent: ResidualTD3, meta: dict) -> str:
-    name = f"ckpt-{agent.updates:09d}-{os.urandom(3).hex()}"
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_durable(path: str, write: Callable[[Any], None]) -> None:
+    """Write a file through `write(f)` and fsync it: a checkpoint the pointer names is on disk, not in the page cache."""
+    with open(path, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+@dataclasses.dataclass
+class CheckpointSnapshot:
+    """What a checkpoint writes, copied out of the agent on the serving thread (cheap next to writing it), so the writing
+    itself can run on another thread while the learner keeps serving robots and training."""
+
+    updates: int
+    state: bytes  # torch.save of agent.state_dict()
+    buffers: dict[str, dict]  # file name -> arrays (copies: the live buffers keep changing) or frames.Blobs (references)
+
+
+def snapshot_checkpoint(agent: ResidualTD3) -> CheckpointSnapshot:
+    raw = io.BytesIO()
+    torch.save(agent.state_dict(), raw)
+    buffers = {"online.npz": agent.online.state(lazy=True), "offline.npz": agent.offline.state(lazy=True)}
+    if agent.her is not None:
+        buffers["her.npz"] = agent.her.state(lazy=True)
+    return CheckpointSnapshot(agent.updates, raw.getvalue(), buffers)
+
+
+def write_checkpoint(run_dir: str, snap: CheckpointSnapshot, meta: dict) -> str:
+    """Write `snap` as run_dir/ckpt-<updates>-<hex>/ (every file fsync'ed), then make it current by an atomic rename of
+    checkpoint.json. A failure leaves the previous checkpoint current and removes the partial directory."""
+    name = f"ckpt-{snap.updates:09d}-{os.urandom(3).hex()}"
     tmp = os.path.join(run_dir, "." + name)
     os.makedirs(tmp)
-    torch.save(agent.state_dict(), os.path.join(tmp, "state.pt"))
-    np.savez(os.path.join(tmp, "online.npz"), **agent.online.state())
-    np.savez(os.path.join(tmp, "offline.npz"), **agent.offline.state())
-    if agent.her is not None:
-        np.savez(os.path.join(tmp, "her.npz"), **agent.her.state())
-    _atomic_json(os.path.join(tmp, "meta.json"), meta)
-    os.rename(tmp, os.path.join(run_dir, name))
+    try:
+        _write_durable(os.path.join(tmp, "state.pt"), lambda f: f.write(snap.state))
+        for file, arrays in snap.buffers.items():
+            _write_durable(os.path.join(tmp, file), lambda f, a=arrays: write_npz(f, a))
+        _atomic_json(os.path.join(tmp, "meta.json"), meta)
+        _fsync_dir(tmp)
+        os.rename(tmp, os.path.join(run_dir, name))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _fsync_dir(run_dir)
     pointer = os.path.join(run_dir, "checkpoint.json")
     old = json.load(open(pointer))["dir"] if os.path.exists(pointer) else None
-    _atomic_json(pointer, {"dir": name, "updates": agent.updates, "created": time.time()})
+    _atomic_json(pointer, {"dir": name, "updates": snap.updates, "created": time.time()})
+    _fsync_dir(run_dir)
     if old and old != name:
         shutil.rmtree(os.path.join(run_dir, old), ignore_errors=True)
     return name
+
+
+def save_checkpoint(run_dir: str, agent: ResidualTD3, meta: dict) -> str:
+    """Snapshot and write a checkpoint on this thread (Learner writes its periodic ones on a writer thread)."""
+    return write_checkpoint(run_dir, snapshot_checkpoint(agent), meta)
 
 
 def _read_checkpoint(ckpt: str, agent: ResidualTD3) -> tuple[dict, dict, dict[str, dict[str, np.ndarray]]]:
@@ -178,7 +228,9 @@ class Learner:
         self.latest_version: str | None = None
         self.published_at = -1
         self.resumed_from: int | None = None
-        self.refused = {"publish": 0, "checkpoint": 0}  # exports/checkpoints refused for non-finite weights
+        self.refused = {"publish": 0, "checkpoint": 0, "checkpoint_write": 0}  # refused for non-finite weights; writes failed
+        self._ckpt_pool: ThreadPoolExecutor | None = None
+        self._ckpt_job: tuple[Future, dict, int] | None = None  # (writer, robots it makes durable, updates)
         door = cfg.door()
         self.sign_key = load_signing_key(cfg.sign_key) if cfg.sign_key else None
         self.server = OnlineServer(cfg.experience_bind, cfg.policy_bind, self.base, on_rows=self._on_rows,
@@ -251,20 +303,62 @@ class Learner:
         if self.refused[what] == 1 or self.refused[what] % 100 == 0:
             log.error("%s refused (#%d): %s — the last good one stays", what, self.refused[what], exc)
 
-    def checkpoint(self) -> None:
-        """Save a checkpoint, unless a network or optimiser state is non-finite: then the last good one stays."""
+    def checkpoint(self, wait: bool = False) -> bool:
+        """Checkpoint, unless a network or optimiser state is non-finite (then the last good one stays). The agent is
+        copied here; the files are written on the writer thread, so robots are served and the agent trains meanwhile
+        (a 200k-transition replay with two cameras is ~2 GB to write, longer than a robot waits for its ack). The
+        robots' acked_seqs it holds become durable when it completes (poll_checkpoint). Returns False, doing nothing,
+        while the previous one is still being written, unless `wait`: then it waits for that one and writes this one
+        before returning."""
+        if self._ckpt_job is not None:
+            if not wait:
+                self.poll_checkpoint()
+                if self._ckpt_job is not None:
+                    return False
+            else:
+                self.poll_checkpoint(wait=True)
         try:
             require_finite("checkpoint", **self.agent.state_dict())
         except NonFiniteError as exc:
             self._refuse("checkpoint", exc)
-            return
+            return True
         robots = self.server.robot_state()
         meta = {"base_version": self.base.version, "robots": robots, "latest_version": self.latest_version,
                 "published_at": self.published_at, "updates": self.agent.updates, "config": dataclasses.asdict(self.cfg)}
-        name = save_checkpoint(self.cfg.run_dir, self.agent, meta)
-        self.server.mark_durable(robots)  # only now: the pointer rename made this checkpoint the one a restart loads
+        t0 = time.monotonic()
+        snap = snapshot_checkpoint(self.agent)
+        snap_s = time.monotonic() - t0
         self.dirty = False
-        log.info("checkpoint %s (update %d)", name, self.agent.updates)
+        if self._ckpt_pool is None:
+            self._ckpt_pool = ThreadPoolExecutor(1, thread_name_prefix="checkpoint")
+
+        def write() -> tuple[str, float, float]:
+            t1 = time.monotonic()
+            return write_checkpoint(self.cfg.run_dir, snap, meta), snap_s, time.monotonic() - t1
+        self._ckpt_job = (self._ckpt_pool.submit(write), robots, snap.updates)
+        if wait:
+            self.poll_checkpoint(wait=True)
+        return True
+
+    def poll_checkpoint(self, wait: bool = False) -> None:
+        """Finish a checkpoint the writer thread completed (`wait`: wait for it): its acked_seqs become durable. One
+        that failed (a full disk) is logged with the fix and counted; the previous one stays current, robots keep
+        their spools, and the next checkpoint tries again."""
+        if self._ckpt_job is None or not (wait or self._ckpt_job[0].done()):
+            return
+        job, robots, updates = self._ckpt_job
+        self._ckpt_job = None
+        try:
+            name, snap_s, write_s = job.result()
+        except Exception as exc:  # noqa: BLE001 - any I/O failure: keep serving, the robots keep what is not durable
+            self.refused["checkpoint_write"] += 1
+            self.dirty = True
+            log.error("checkpoint at update %d failed (#%d): %s — the previous checkpoint stays current and robots keep "
+                      "their spools; free space in %s", updates, self.refused["checkpoint_write"], exc, self.cfg.run_dir)
+            return
+        self.server.mark_durable(robots)  # only now: the pointer rename made this checkpoint the one a restart loads
+        log.info("checkpoint %s (update %d): copied in %.0f ms on the serving thread, written in %.1f s beside it", name,
+                 updates, 1e3 * snap_s, write_s)
 
     def publish(self, exploration_uniform: float = 0.0) -> None:
         """Export, sign and publish the actor as a new package, unless a network in it is non-finite (export refuses;
@@ -318,9 +412,10 @@ class Learner:
                     if a.actor_updates and a.updates - max(self.published_at, 0) >= cfg.publish_every:
                         self.publish()
                 now = time.monotonic()
+                self.poll_checkpoint()
                 if a.updates - last_ckpt_u >= cfg.checkpoint_every or (self.dirty and now - last_ckpt_t >= cfg.checkpoint_every_s):
-                    self.checkpoint()
-                    last_ckpt_u, last_ckpt_t = a.updates, now
+                    if self.checkpoint():
+                        last_ckpt_u, last_ckpt_t = a.updates, now
                 if now - last_progress >= cfg.progress_every_s:
                     ups = (a.updates - last_progress_u) / (now - last_progress)
                     self._progress(metrics, window, ups, now - t_start)
@@ -331,7 +426,9 @@ class Learner:
             metrics.close()
             if a.actor_updates and self.published_at != a.updates:
                 self.publish()
-            self.checkpoint()
+            self.checkpoint(wait=True)
+            if self._ckpt_pool is not None:
+                self._ckpt_pool.shutdown()
             self.server.close()
         done = {"event": "done", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
                 "policy_version": self.latest_version, "malformed": self.server.stats.malformed, "robots": self.robot_summary(),
