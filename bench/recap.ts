@@ -38,6 +38,7 @@
  * bench/recapArgs.ts (one-line errors naming the fix; demo, collection, validation and held-out seeds disjoint);
  * --plan prints the resolved run without running it.
  */
+import { invalidateStaleStages } from "./stageCache.ts";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -117,6 +118,8 @@ async function timed<T>(seconds: Record<string, number>, key: string, fn: () => 
   }
 }
 
+const bcDirOf = (work: string) => join(work, "bc");
+
 async function runTask(task: Task): Promise<TaskRow> {
   const work = taskDir(task);
   if (flag("--fresh")) rmSync(work, { recursive: true, force: true });
@@ -127,6 +130,14 @@ async function runTask(task: Task): Promise<TaskRow> {
   // 1. Demos of mixed quality.
   const demos = join(work, "demos");
   const demoSummary = join(work, "demos.json");
+  // Each cached stage keeps the options it was built with; one built with others is rebuilt with what depends on it
+  // (a cache reused under other options would silently change what the benchmark compares).
+  const stages = [
+    { name: "demos", paths: [demos, demoSummary], key: { demos: P.demos, quality: P.quality, pixels } },
+    { name: "BC", paths: [bcDirOf(work)], key: { bcSteps: P.bcSteps, aux: pixels ? auxFor(task) : [] } },
+    { name: "mixed episodes", paths: [join(work, "mixed"), join(work, "mixed.json")], key: { mixed: P.mixed, mixedSeed: P.mixedSeed } },
+  ];
+  invalidateStaleStages(work, stages, (line) => console.log(`${task}: ${line}`));
   if (!existsSync(demoSummary)) {
     const c = config(task);
     c.actor = { ...c.actor, kind: "expert", expert_quality: P.quality };
@@ -138,7 +149,7 @@ async function runTask(task: Task): Promise<TaskRow> {
   const demo = JSON.parse(readFileSync(demoSummary, "utf8")) as { episodes: number; successes: number };
 
   // 2. BC on demos only = the pre-trained checkpoint.
-  const bcDir = join(work, "bc");
+  const bcDir = bcDirOf(work);
   let bcPackage = join(bcDir, "package");
   // From pixels: pixel diffusion BC (joints + cameras; with --aux task a position head on the sim-only cube/target
   // names, training only), as bench:pixels and bench:learning train it.
