@@ -7,7 +7,7 @@ import logging
 import sys
 
 from . import __version__
-from .commands import bench_pixel_update, bench_sampler, bench_vla, make_fixture, plot_episode, plots
+from .commands import bench_checkpoint, bench_pixel_update, bench_sampler, bench_vla, make_fixture, plot_episode, plots
 from .commands.training import RECAP, TRAIN_BC, TRAIN_CLASSIFIER, TRAIN_VLA
 from .commands.serve import BenchUpdateCommand, ServeCommand
 from .algorithms.vla import smolvla_export
@@ -45,6 +45,8 @@ COMMANDS = {
                          "example:\n  python3 -m rlft_learner train-classifier --data runs/labels --out runs/classifier"),
     "bench-update": (BenchUpdateCommand, "time residual TD3 updates (critic ensemble + delayed actor); prints JSON",
                      "example:\n  python3 -m rlft_learner bench-update --seconds 5 [--config learner.yaml]"),
+    "bench-checkpoint": (bench_checkpoint, "time how long a checkpoint of a replay with camera frames holds the serving thread, before and now; prints JSON",
+                         "example:\n  python3 -m rlft_learner bench-checkpoint --rows 40000 --dir /tmp"),
     "bench-pixel-update": (bench_pixel_update, "time residual TD3 updates from pixels, frozen base encoder vs own encoders side by side; prints JSON",
                            "example:\n  python3 -m rlft_learner bench-pixel-update --batch-size 256 --seconds 10 [--base-package runs/bc/package]"),
 }

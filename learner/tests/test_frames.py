@@ -677,3 +677,13 @@ def test_a_lazy_checkpoint_state_writes_the_same_npz_without_copying_frames(tmp_
     for k in a:
         np.testing.assert_array_equal(a[k], b[k])
     check_sample(again, b, idx)
+
+
+def test_bench_checkpoint_times_both_paths_on_one_buffer(tmp_path):
+    from rlft_learner.commands.bench_checkpoint import bench
+
+    out = bench(300, 1, str(tmp_path))
+    assert out["rows"] == 300 and out["bytes_per_transition"] > 0
+    assert set(out["inline"]) == {"serving_thread_held_s", "packing_s", "bytes"} and out["inline"]["bytes"] > 300 * 2 * 1000
+    assert set(out["writer"]) == {"serving_thread_held_s", "longest_poll_gap_s", "write_s"}
+    assert os.listdir(tmp_path) == []  # both checkpoints removed
