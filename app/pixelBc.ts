@@ -69,9 +69,9 @@ export async function trainSo101Bc(o: { launch: string; data: string; out: strin
 }
 
 /** `count` episodes of the package on seeds from `seed` (keep them disjoint from the demos'); cameras on for pixels. */
-export async function evalSo101Bc(o: { launch: string; task: Task; package: string; obs: ObsKind; count: number; seed: number; recordTo?: string }): Promise<EpisodeSummary> {
-  const cfg = phaseConfig(o.launch, o.task, { kind: "policy", package: o.package }, o.obs === "pixels", !!o.recordTo);
-  return (await runEpisodes(cfg, { count: o.count, seed: o.seed, label: `eval ${o.obs} ${o.task}`, recordTo: o.recordTo })).summary;
+export async function evalSo101Bc(o: { launch: string; task: Task; package: string; residual?: string; obs: ObsKind; count: number; seed: number; recordTo?: string }): Promise<EpisodeSummary> {
+  const cfg = phaseConfig(o.launch, o.task, { kind: "policy", package: o.package, ...(o.residual ? { residual: o.residual } : {}) }, o.obs === "pixels", !!o.recordTo);
+  return (await runEpisodes(cfg, { count: o.count, seed: o.seed, label: `eval ${o.obs}${o.residual ? " + residual" : ""} ${o.task}`, recordTo: o.recordTo })).summary;
 }
 
 /**

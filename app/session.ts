@@ -68,6 +68,8 @@ export interface SessionOptions {
   pace?: boolean;
   window?: number;
   onStatus?: (s: SessionStatus) => void;
+  /** One-line notes on what the session decided for the user (e.g. which cameras travel to the learner). */
+  onNote?: (line: string) => void;
   /** Resolves when the user asks to stop (Ctrl-C): the episode is aborted and everything is flushed. */
   stop?: Promise<void>;
   /** Called once the stack runs (e.g. to print where the operator UI is served). */
@@ -127,6 +129,12 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     throw new Error(`${cfg.actor.package} is a VLA package: the online learner trains residuals over diffusion BC packages only. Record the VLA's supervised episodes with --offline, then fine-tune it with rlft train-vla --recap-data DIR --pretrained ${cfg.actor.package}`);
   }
   const base = await PolicyPackage.load(cfg.actor.package);
+  // A base that reads cameras: the learner's residual and critics read them too, so every transition must carry the
+  // frames of those cameras. Left empty in the launch file, learner.cameras becomes the base's cameras.
+  if (base.images.length > 0 && cfg.learner.cameras.length === 0) {
+    cfg.learner.cameras = base.images.map((i) => i.camera);
+    o.onNote?.(`the base ${base.json.version} reads cameras ${cfg.learner.cameras.join(", ")}: every transition carries their frames to the learner (learner.cameras)`);
+  }
 
   // 1. The learner: ours, or one already running.
   let learner: LearnerProcess | null = null;

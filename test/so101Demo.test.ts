@@ -1,6 +1,7 @@
 /**
  * `rlft demo --robot so101 --obs pixels`: the flags reach the SO-101 pipeline (demos with both cameras → pixel BC on
- * joints + cameras → evaluation on unseen seeds), and flags that do not fit together are refused before anything runs.
+ * joints + cameras → online residual RL from pixels with the scripted operator → BC and BC + residual evaluated on unseen
+ * seeds), and flags that do not fit together are refused before anything runs.
  * `rlft eval` renders the cameras such a package sees, and refuses one whose frames are of another size at load.
  * Tiny counts: behaviour, not timing (the timed run is in docs/results.md).
  */
@@ -24,7 +25,7 @@ test("demo flags: robot, observation and task are checked together, with the fix
   assert.throws(() => demoPlan({ robot: "ur5", obs: "state" }), /--robot: rlft_arm5 or so101; got ur5/);
   assert.throws(() => demoPlan({ robot: "so101", obs: "depth" }), /--obs: state or pixels; got depth/);
   assert.throws(() => demoPlan({ robot: "so101", obs: "pixels", task: "peg_insert" }), /on the SO-101 one of push_cube, pick_place, reach; got peg_insert/);
-  assert.throws(() => demoPlan({ robot: "so101", obs: "pixels", onlineEpisodes: 20 }), /--online-episodes: the SO-101 demo trains and evaluates BC only/);
+  assert.deepEqual(demoPlan({ robot: "so101", obs: "pixels", onlineEpisodes: 20 }), { robot: "so101", obs: "pixels", task: "push_cube" });
   assert.throws(() => demoPlan({ robot: "rlft_arm5", obs: "state", task: "pick_place" }), /--robot so101/);
 });
 
@@ -34,19 +35,30 @@ test("rlft demo refuses --obs pixels on the arm without cameras before setting a
   assert.match(r.stderr, /--obs pixels: rlft_arm5 has no cameras to learn from — add --robot so101/);
 });
 
-test("rlft demo --robot so101 --obs pixels: demos with both cameras → pixel BC on joints + cameras → held-out eval", () => {
+test("rlft demo --robot so101 --obs pixels: demos with both cameras → pixel BC on joints + cameras → residual RL from pixels → held-out eval", () => {
   const out = join(tmp, "pix");
   const tiny = ["batch_size=8", "hidden=16", "blocks=1", "encoder_channels=8", "keypoints=4", "encoder_features=8", "warmup_steps=1", "log_every=1"];
-  const r = rlft(["demo", "--robot", "so101", "--obs", "pixels", "--demos", "2", "--quality", "1", "--steps", "2", "--eval-episodes", "1", "--eval-seed", "500", "--out", out, "--learner-set", ...tiny]);
+  const onlineTiny = ["learning_starts=8", "critic_warmup_updates=2", "batch_size=8", "critic_heads=2", "critic_hidden=16", "actor_hidden=16", "publish_every=4", "utd=1"];
+  const r = rlft(["demo", "--robot", "so101", "--obs", "pixels", "--demos", "2", "--quality", "1", "--steps", "2", "--eval-episodes", "1", "--eval-seed", "500", "--out", out, "--learner-set", ...tiny,
+    "--online-episodes", "2", "--online-set", ...onlineTiny]);
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /\[2\/3\] training a diffusion policy on joint positions \+ front and wrist cameras \(position head trained on ee\.x, ee\.y, ee\.z, cube\.x, cube\.y, target\.x, target\.y; training only\), 2 steps/);
+  assert.match(r.stdout, /\[3\/4\] online fine-tuning: 2 episodes, residual RL over the BC policy with a scripted operator \(seeds 2000\.\.\); every transition carries both cameras' frames; learner preset .*so101_push_cube_pixels\.yaml/);
+  assert.match(r.stdout, /\[2\/4\] training a diffusion policy on joint positions \+ front and wrist cameras \(position head trained on ee\.x, ee\.y, ee\.z, cube\.x, cube\.y, target\.x, target\.y; training only\), 2 steps/);
   const s = JSON.parse(readFileSync(join(out, "summary.json"), "utf8"));
   assert.equal(s.robot, "so101");
   assert.equal(s.obs, "pixels");
   assert.equal(s.collect.episodes, 2);
   assert.equal(s.train.steps, 2);
   assert.equal(s.eval.episodes, 1);
-  for (const k of ["collect", "train", "eval", "total"]) assert.ok(s.seconds[k] > 0, `seconds.${k}`);
+  for (const k of ["collect", "train", "online", "eval", "total"]) assert.ok(s.seconds[k] > 0, `seconds.${k}`);
+  // The online phase ran over the pixel base with both cameras' frames on the link, nothing lost, and BC + residual
+  // was evaluated on the same seed as BC.
+  assert.equal(s.session.episodes, 2);
+  assert.ok(s.session.transitions.pushed > 0 && s.session.transitions.acked === s.session.transitions.pushed, JSON.stringify(s.session.transitions));
+  assert.ok(s.session.learner_updates > 0 && s.session.final_policy, JSON.stringify(s.session));
+  assert.equal(s.eval_residual.episodes, 1);
+  const res = JSON.parse(readFileSync(join(s.session.final_policy, "policy.json"), "utf8"));
+  assert.equal(res.provenance?.algorithm ?? "residual_td3", "residual_td3");
   const pj = JSON.parse(readFileSync(join(s.train.package, "policy.json"), "utf8"));
   assert.ok(pj.observation.names.every((n: string) => n.startsWith("q.")), "the policy reads joint positions only");
   assert.deepEqual(pj.observation.images.map((i: { camera: string }) => i.camera), ["front", "wrist"]);

@@ -24,7 +24,7 @@ export function registerDemoCommand(program: Command): void {
     .command("demo")
     .description("Collect demonstrations → train a diffusion BC policy → evaluate it, all in simulation on the embedded runtime")
     .option("--out <dir>", "run directory (demos, package, eval episodes, summary.json)", "runs/demo")
-    .option("--robot <name>", "rlft_arm5 (the fast made-up arm, with online fine-tuning) | so101 (the SO-101 with front and wrist cameras: BC and evaluation)", "rlft_arm5")
+    .option("--robot <name>", "rlft_arm5 (the fast made-up arm) | so101 (the SO-101 with front and wrist cameras)", "rlft_arm5")
     .option("--obs <kind>", "so101: pixels (joint positions + both cameras, what a real arm senses) | state (privileged cube and target, the reference)", "state")
     .option("--task <task>", "so101: push_cube | pick_place | reach (rlft_arm5 runs push_cube)")
     .option("--demos <n>", "demonstration episodes (seeds 0..n-1); default 50 (rlft_arm5) or 100 (so101)", integer({ min: 1 }))
@@ -32,10 +32,11 @@ export function registerDemoCommand(program: Command): void {
     .option("--eval-seed <n>", "first evaluation seed", integer({ min: 0 }), 1000)
     .option("--quality <q>", "scripted expert quality in [0,1]; default 0.7 (rlft_arm5: a base the fine-tuning can improve) or 1 (so101, as npm run bench:pixels)", decimal({ min: 0, max: 1 }))
     .option("--steps <n>", `BC gradient steps; default 4000 on rlft_arm5 (fewer than train-bc's 20000, so the demo stays short and its base policy leaves the fine-tuning something to fix), ${SO101_DEMO_STEPS.pixels} for so101 pixels and ${SO101_DEMO_STEPS.state} for so101 state (npm run bench:pixels)`, integer({ min: 1 }))
-    .option("--online-episodes <n>", "rlft_arm5: online fine-tuning episodes with the scripted operator (0 skips it; default 200)", integer({ min: 0 }))
+    .option("--online-episodes <n>", "online fine-tuning episodes with the scripted operator, residual RL over the BC policy (0 skips it; default 200 on rlft_arm5, 0 on so101: from pixels ~5 s an episode on 2 cores, docs/results.md)", integer({ min: 0 }))
     .option("--learner-set <key=value...>", "so101: learner train-bc settings on top of its defaults, e.g. batch_size=32")
+    .option("--online-set <key=value...>", "so101: online learner (serve) settings on top of the task's preset, e.g. utd=2")
     .option("--launch <file>", `launch file (default ${DEFAULT_LAUNCH}; ${SO101_LAUNCH} with --robot so101)`)
-    .addHelpText("after", "\nExample:\n  rlft demo                    # or: npm run demo\n  rlft demo --demos 20 --online-episodes 20 --eval-episodes 20 --out runs/quick\n  rlft demo --robot so101 --obs pixels --out runs/so101_pixels   # BC from the SO-101's cameras (docs/so101.md)\n")
+    .addHelpText("after", "\nExample:\n  rlft demo                    # or: npm run demo\n  rlft demo --demos 20 --online-episodes 20 --eval-episodes 20 --out runs/quick\n  rlft demo --robot so101 --obs pixels --out runs/so101_pixels   # BC from the SO-101's cameras (docs/so101.md)\n  rlft demo --robot so101 --obs pixels --online-episodes 100      # then residual RL from pixels with the scripted operator\n")
     .action(async (o) => {
       const plan = demoPlan(o);
       if (plan.robot === "so101") {
@@ -44,6 +45,15 @@ export function registerDemoCommand(program: Command): void {
         await runSo101Demo({
           out: o.out, launch: o.launch ?? SO101_LAUNCH, task: plan.task, obs: plan.obs, demos: o.demos ?? 100, quality: o.quality ?? 1,
           steps: o.steps ?? SO101_DEMO_STEPS[plan.obs], evalEpisodes: o.evalEpisodes ?? 50, evalSeed: o.evalSeed, learner: parseOverrides(o.learnerSet ?? [], "--learner-set"),
+          onlineEpisodes: o.onlineEpisodes ?? 0, online: parseOverrides(o.onlineSet ?? [], "--online-set"),
+          onSessionStatus: (() => {
+            let bar: ReturnType<typeof progress> | null = null;
+            return (st) => {
+              bar ??= progress("online", st.episodes, { unit: "episodes" });
+              bar.update(st.episode, { "": statusLine(st) });
+              if (st.episode >= st.episodes) bar.stop();
+            };
+          })(),
         });
         return;
       }

@@ -97,6 +97,7 @@ export function registerSessionCommand(program: Command): void {
         stop,
         onStatus: (s) => bar.update(s.episode, { "": statusLine(s) }),
         onPause: (why) => console.error(why === null ? "\nresumed" : `\npaused: ${why}`),
+        onNote: (line) => console.error(`note: ${line}`),
         telemetry,
         leaderSource,
       });
