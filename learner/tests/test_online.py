@@ -228,60 +228,93 @@ def test_a_slow_checkpoint_write_does_not_hold_the_door_and_a_failed_one_keeps_t
     """The soak's failure (docs/results.md § camera frames): a checkpoint rewriting a large replay on the serving thread
     held the robots' acks past their deadline. The files are written on a writer thread now: robots are acked while it
     writes, and their acked_seq becomes durable_seq only once it completed. A write that fails (a full disk) leaves
-    the previous checkpoint current and durable_seq where it was."""
+    the previous checkpoint current and durable_seq where it was; the next one completes."""
     from rlft_learner.commands import serve
 
-    gate, started, fail = threading.Event(), threading.Event(), {"now": False}
+    # Write k waits for gates[k]; the second then fails; the third completes (each is started only after the last ended).
+    gates = [threading.Event(), threading.Event(), threading.Event()]
+    started = [threading.Event(), threading.Event(), threading.Event()]
+    calls = []
     real = serve.write_checkpoint
 
     def slow_write(run_dir, snap, meta):  # called by the writer thread
-        started.set()
-        assert gate.wait(30)
-        if fail["now"]:
-            raise OSError(28, "No space left on device")
+        k = len(calls)
+        calls.append(k)
+        if k < 3:
+            started[k].set()
+            assert gates[k].wait(30)
+            if k == 1:
+                raise OSError(28, "No space left on device")
         return real(run_dir, snap, meta)
 
     monkeypatch.setattr(serve, "write_checkpoint", slow_write)
     gen = running_learner(tmp_path, checkpoint_every=10**9, checkpoint_every_s=0.05)
     lr, cfg, _ = next(gen)
     sock = client(cfg.experience_bind)
+    heartbeat = iter(range(100, 10**6))
+    durable = lambda: ask(sock, encode({"type": "heartbeat", "seq": next(heartbeat), "robot_id": "r0"}))["durable_seq"]  # noqa: E731
     try:
         assert ask(sock, hello(0))["acked_seq"] == -1
         assert ask(sock, transitions(1, 0, 10))["acked_seq"] == 9
-        assert started.wait(20)  # the learner took a snapshot holding seq 0..9 and is "writing" it
+        assert started[0].wait(20)  # the learner took a snapshot holding seq 0..9 and is "writing" it
         for k in range(5):  # acked meanwhile, not made durable
             reply = ask(sock, transitions(2 + k, 10 + 4 * k, 4))
             assert reply["acked_seq"] == 13 + 4 * k and reply["durable_seq"] == -1
         assert not (tmp_path / "run" / "checkpoint.json").exists()
-        gate.set()
-        deadline = time.monotonic() + 20
-        while ask(sock, encode({"type": "heartbeat", "seq": 50, "robot_id": "r0"}))["durable_seq"] < 9:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        gates[0].set()
+        assert started[1].wait(20)  # the first completed; the second (the rows acked meanwhile) is held
         first = json.load(open(tmp_path / "run" / "checkpoint.json"))["dir"]
         assert json.load(open(tmp_path / "run" / first / "meta.json"))["robots"]["r0"]["acked_seq"] >= 9
-        durable = ask(sock, encode({"type": "heartbeat", "seq": 51, "robot_id": "r0"}))["durable_seq"]
-        # Now the disk fills: the next write fails, is counted, and changes nothing a robot relies on.
-        gate.clear()
-        started.clear()
-        fail["now"] = True
+        was = durable()
+        assert was >= 9
+        # The disk fills: the second write fails, is counted, and changes nothing a robot relies on.
         assert ask(sock, transitions(60, 30, 5))["acked_seq"] == 34
-        assert started.wait(20)
-        gate.set()
+        gates[1].set()
         deadline = time.monotonic() + 20
         while lr.refused["checkpoint_write"] == 0:
             assert time.monotonic() < deadline
-            time.sleep(0.05)
-        assert json.load(open(tmp_path / "run" / "checkpoint.json"))["dir"] == first
-        assert not [d for d in os.listdir(tmp_path / "run") if d.startswith(".ckpt-")]
-        assert ask(sock, encode({"type": "heartbeat", "seq": 61, "robot_id": "r0"}))["durable_seq"] == durable
-        fail["now"] = False  # space freed: the next checkpoint (dirty stays set) completes
+            time.sleep(0.01)
+        assert started[2].wait(20)  # the next write (dirty stays set) is held: nothing has changed
+        assert durable() == was and json.load(open(tmp_path / "run" / "checkpoint.json"))["dir"] == first
+        gates[2].set()  # it completes: everything acked becomes durable
         deadline = time.monotonic() + 20
-        while ask(sock, encode({"type": "heartbeat", "seq": 62, "robot_id": "r0"}))["durable_seq"] < 34:
+        while durable() < 34:
             assert time.monotonic() < deadline
             time.sleep(0.05)
+        assert json.load(open(tmp_path / "run" / "checkpoint.json"))["dir"] != first
+        assert not [d for d in os.listdir(tmp_path / "run") if d.startswith(".ckpt-")]
+        assert lr.refused["checkpoint_write"] == 1
     finally:
         sock.close()
-        gate.set()
-        fail["now"] = False
+        for g in gates:
+            g.set()
         next(gen, None)
+
+
+def test_a_second_learner_on_the_same_run_dir_is_refused_and_partial_checkpoints_are_removed(tmp_path):
+    """Two learners on one run_dir would interleave checkpoints: the second exits with one line naming the first. A
+    partial checkpoint directory (a learner killed mid-write) is removed when the next learner starts."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".ckpt-000000012-abcdef").mkdir()
+    (run / ".ckpt-000000012-abcdef" / "online.npz").write_bytes(b"partial")
+
+    def cfg(name):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text("\n".join([f"base_package: {write_base(tmp_path / 'base', version=VERSION)}", f"run_dir: {run}",
+                                   f"experience_bind: tcp://127.0.0.1:{free_port()}", f"policy_bind: tcp://127.0.0.1:{free_port()}"]
+                                  + [f"{k}: {v}" for k, v in SMALL.items()]) + "\n")
+        return str(path)
+
+    first = _start(cfg("a"))
+    try:
+        _wait_for(first, "progress")
+        assert not (run / ".ckpt-000000012-abcdef").exists()
+        second = _start(cfg("b"))
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == 1
+        assert f"run_dir {run} is in use by another learner (pid {first.pid})" in err, err[-2000:]
+        assert "give this one another run_dir" in err
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(30)

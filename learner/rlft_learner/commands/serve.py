@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import fcntl
 import inspect
 import io
 import json
@@ -80,6 +81,30 @@ def _atomic_json(path: str, obj: Any) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def lock_run_dir(run_dir: str):
+    """Hold run_dir for this process (a POSIX record lock on run_dir/.lock, released by the kernel when the process
+    exits, however it exits): a second learner on the same run_dir would interleave checkpoints with this one's.
+    Then removes partial checkpoint directories (.ckpt-*) a learner killed mid-write left: they were never current."""
+    f = open(os.path.join(run_dir, ".lock"), "a+")
+    try:
+        fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        who = f.read().strip()
+        f.close()
+        raise ValueError(f"run_dir {run_dir} is in use by another learner ({who or 'pid unknown'}): stop that one, or give "
+                         f"this one another run_dir") from None
+    f.seek(0)
+    f.truncate()
+    f.write(f"pid {os.getpid()}\n")
+    f.flush()
+    for d in os.listdir(run_dir):
+        if d.startswith(".ckpt-"):
+            log.warning("removing %s: a checkpoint a learner was writing when it stopped (never made current)", d)
+            shutil.rmtree(os.path.join(run_dir, d), ignore_errors=True)
+    return f
 
 
 def _fsync_dir(path: str) -> None:
@@ -224,6 +249,7 @@ class Learner:
         if cfg.chunk_critic:
             self.agent.enable_chunk_critic(self.base.execute_steps, self.mirror)
         os.makedirs(cfg.run_dir, exist_ok=True)
+        self._run_dir_lock = lock_run_dir(cfg.run_dir)
         self.packages_dir = os.path.join(cfg.run_dir, "packages")
         self.latest_version: str | None = None
         self.published_at = -1
@@ -430,6 +456,7 @@ class Learner:
             if self._ckpt_pool is not None:
                 self._ckpt_pool.shutdown()
             self.server.close()
+            self._run_dir_lock.close()
         done = {"event": "done", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
                 "policy_version": self.latest_version, "malformed": self.server.stats.malformed, "robots": self.robot_summary(),
                 "guards": self.guards(), "replay_memory": a.online.memory()}
