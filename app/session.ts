@@ -130,10 +130,15 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   }
   const base = await PolicyPackage.load(cfg.actor.package);
   // A base that reads cameras: the learner's residual and critics read them too, so every transition must carry the
-  // frames of those cameras. Left empty in the launch file, learner.cameras becomes the base's cameras.
+  // frames of those cameras. Left empty in the launch file, learner.cameras becomes the base's cameras when the
+  // session starts its own learner on this machine; frames leave the robot for another machine only when asked.
   if (base.images.length > 0 && cfg.learner.cameras.length === 0) {
-    cfg.learner.cameras = base.images.map((i) => i.camera);
-    o.onNote?.(`the base ${base.json.version} reads cameras ${cfg.learner.cameras.join(", ")}: every transition carries their frames to the learner (learner.cameras)`);
+    const cams = base.images.map((i) => i.camera);
+    if (o.learner !== true) {
+      throw new Error(`the base ${base.json.version} reads cameras ${cams.join(", ")}, so the learner at ${o.learner} needs their frames with every transition: set learner.cameras: [${cams.join(", ")}] in the launch file (the frames then leave the robot), or start the learner here with --learner`);
+    }
+    cfg.learner.cameras = cams;
+    o.onNote?.(`the base ${base.json.version} reads cameras ${cams.join(", ")}: every transition carries their frames to the learner (learner.cameras)`);
   }
 
   // 1. The learner: ours, or one already running.

@@ -76,17 +76,26 @@ export interface So101DemoResult {
 /** Default BC steps per observation kind: what `npm run bench:pixels` measured (docs/results.md). */
 export const SO101_DEMO_STEPS: Record<ObsKind, number> = { pixels: 3000, state: 10_000 };
 
-/** Runs the phases; throws before starting when the seeds of two phases overlap. */
+/** Why the demo phases' seeds do not fit (demos, online episodes and evaluation must use disjoint seeds), or null. */
+export function so101SeedProblem(o: { demos: number; evalSeed: number; evalEpisodes: number; onlineEpisodes?: number; onlineSeed?: number }): string | null {
+  if (o.evalSeed < o.demos) return `--eval-seed ${o.evalSeed} overlaps the demo seeds 0..${o.demos - 1}: pick ${o.demos} or more so the evaluation is on unseen seeds`;
+  const online = o.onlineEpisodes ?? 0;
+  const seed = o.onlineSeed ?? 2000;
+  if (online === 0) return null;
+  const range = `the online seeds ${seed}..${seed + online - 1}`;
+  if (seed < o.demos) return `--online-seed ${seed}: ${range} overlap the demo seeds 0..${o.demos - 1}; pick ${o.demos} or more`;
+  if (seed < o.evalSeed + o.evalEpisodes && o.evalSeed < seed + online) {
+    return `--online-seed ${seed}: ${range} overlap the evaluation seeds ${o.evalSeed}..${o.evalSeed + o.evalEpisodes - 1}; pick ${o.evalSeed + o.evalEpisodes} or more (or move --eval-seed)`;
+  }
+  return null;
+}
+
+/** Runs the phases; throws before starting when the seeds of two phases overlap (so101SeedProblem). */
 export async function runSo101Demo(o: So101DemoOptions): Promise<So101DemoResult> {
-  if (o.evalSeed < o.demos) throw new Error(`--eval-seed ${o.evalSeed} overlaps the demo seeds 0..${o.demos - 1}: pick ${o.demos} or more so the evaluation is on unseen seeds`);
+  const problem = so101SeedProblem(o);
+  if (problem) throw new Error(problem);
   const online = o.onlineEpisodes ?? 0;
   const onlineSeed = o.onlineSeed ?? 2000;
-  if (online > 0) {
-    const overlap = (a0: number, n: number, b0: number, m: number) => a0 < b0 + m && b0 < a0 + n;
-    if (overlap(onlineSeed, online, 0, o.demos) || overlap(onlineSeed, online, o.evalSeed, o.evalEpisodes)) {
-      throw new Error(`the online seeds ${onlineSeed}..${onlineSeed + online - 1} overlap the demo seeds 0..${o.demos - 1} or the evaluation seeds ${o.evalSeed}..${o.evalSeed + o.evalEpisodes - 1}: move --eval-seed past them`);
-    }
-  }
   const phases = online > 0 ? 4 : 3;
   const log = o.log ?? ((l: string) => console.log(l));
   const out = resolve(o.out);
@@ -122,7 +131,7 @@ export async function runSo101Demo(o: So101DemoOptions): Promise<So101DemoResult
     rmSync(sdir, { recursive: true, force: true });
     session = await runSession({
       config: scfg, learner: true, episodes: online, seed: onlineSeed, out: sdir, pace: true,
-      learnerConfig: { ...preset.config, ...o.online, demo_dataset: demosNpz }, onStatus: o.onSessionStatus,
+      learnerConfig: { ...preset.config, ...o.online, demo_dataset: demosNpz }, onStatus: o.onSessionStatus, onNote: (line) => log(`      ${line}`),
     });
     log(`      ${session.learnerUpdates} learner updates, ${session.transitions.acked}/${session.transitions.pushed} transitions acked, final policy ${session.finalVersion} (${since(t15).toFixed(0)} s)`);
   }

@@ -14,7 +14,7 @@ import { DEFAULT_LAUNCH } from "./episodes.ts";
 import { runSession, type SessionResult } from "../../app/session.ts";
 import { statusLine } from "./session.ts";
 import { progress } from "../../app/progress.ts";
-import { demoPlan, runSo101Demo, SO101_DEMO_STEPS } from "../../app/so101Demo.ts";
+import { demoPlan, runSo101Demo, so101SeedProblem, SO101_DEMO_STEPS } from "../../app/so101Demo.ts";
 import { SO101_LAUNCH } from "../../app/pixelBc.ts";
 import { parseOverrides } from "../../app/learnerOverrides.ts";
 
@@ -34,27 +34,36 @@ export function registerDemoCommand(program: Command): void {
     .option("--steps <n>", `BC gradient steps; default 4000 on rlft_arm5 (fewer than train-bc's 20000, so the demo stays short and its base policy leaves the fine-tuning something to fix), ${SO101_DEMO_STEPS.pixels} for so101 pixels and ${SO101_DEMO_STEPS.state} for so101 state (npm run bench:pixels)`, integer({ min: 1 }))
     .option("--online-episodes <n>", "online fine-tuning episodes with the scripted operator, residual RL over the BC policy (0 skips it; default 200 on rlft_arm5, 0 on so101: from pixels ~5 s an episode on 2 cores, docs/results.md)", integer({ min: 0 }))
     .option("--learner-set <key=value...>", "so101: learner train-bc settings on top of its defaults, e.g. batch_size=32")
-    .option("--online-set <key=value...>", "so101: online learner (serve) settings on top of the task's preset, e.g. utd=2")
+    .option("--online-seed <n>", "first online episode seed (default 2000; disjoint from the demo and evaluation seeds)", integer({ min: 0 }))
+    .option("--online-set <key=value...>", "online learner (serve) settings on top of the task's preset, e.g. utd=2")
     .option("--launch <file>", `launch file (default ${DEFAULT_LAUNCH}; ${SO101_LAUNCH} with --robot so101)`)
     .addHelpText("after", "\nExample:\n  rlft demo                    # or: npm run demo\n  rlft demo --demos 20 --online-episodes 20 --eval-episodes 20 --out runs/quick\n  rlft demo --robot so101 --obs pixels --out runs/so101_pixels   # BC from the SO-101's cameras (docs/so101.md)\n  rlft demo --robot so101 --obs pixels --online-episodes 100      # then residual RL from pixels with the scripted operator\n")
     .action(async (o) => {
       const plan = demoPlan(o);
       if (plan.robot === "so101") {
-        const py = ensurePython();
-        console.log(`rlft demo --robot so101 --obs ${plan.obs} → ${resolve(o.out)}  (learner: ${py})`);
-        await runSo101Demo({
+        if (o.onlineSet && !o.onlineEpisodes) throw new Error("--online-set: the online learner runs only with --online-episodes N (N > 0)");
+        const so = {
           out: o.out, launch: o.launch ?? SO101_LAUNCH, task: plan.task, obs: plan.obs, demos: o.demos ?? 100, quality: o.quality ?? 1,
           steps: o.steps ?? SO101_DEMO_STEPS[plan.obs], evalEpisodes: o.evalEpisodes ?? 50, evalSeed: o.evalSeed, learner: parseOverrides(o.learnerSet ?? [], "--learner-set"),
-          onlineEpisodes: o.onlineEpisodes ?? 0, online: parseOverrides(o.onlineSet ?? [], "--online-set"),
-          onSessionStatus: (() => {
-            let bar: ReturnType<typeof progress> | null = null;
-            return (st) => {
+          onlineEpisodes: o.onlineEpisodes ?? 0, onlineSeed: o.onlineSeed, online: parseOverrides(o.onlineSet ?? [], "--online-set"),
+        };
+        const problem = so101SeedProblem(so);
+        if (problem) throw new Error(problem); // before any setup
+        const py = ensurePython();
+        console.log(`rlft demo --robot so101 --obs ${plan.obs} → ${resolve(o.out)}  (learner: ${py})`);
+        let bar: ReturnType<typeof progress> | null = null;
+        try {
+          await runSo101Demo({
+            ...so,
+            onSessionStatus: (st) => {
               bar ??= progress("online", st.episodes, { unit: "episodes" });
               bar.update(st.episode, { "": statusLine(st) });
               if (st.episode >= st.episodes) bar.stop();
-            };
-          })(),
-        });
+            },
+          });
+        } finally {
+          (bar as ReturnType<typeof progress> | null)?.stop();
+        }
         return;
       }
       o.demos ??= 50;
@@ -63,6 +72,9 @@ export function registerDemoCommand(program: Command): void {
       o.steps ??= 4000;
       o.onlineEpisodes ??= 200;
       o.launch ??= DEFAULT_LAUNCH;
+      if (o.onlineSet && !o.onlineEpisodes) throw new Error("--online-set: the online learner runs only with --online-episodes N (N > 0)");
+      const seeds = so101SeedProblem({ demos: o.demos, evalSeed: o.evalSeed, evalEpisodes: o.evalEpisodes, onlineEpisodes: o.onlineEpisodes, onlineSeed: o.onlineSeed });
+      if (seeds) throw new Error(seeds);
       const t0 = performance.now();
       const py = ensurePython();
       const out = resolve(o.out);
@@ -87,7 +99,7 @@ export function registerDemoCommand(program: Command): void {
 
       let session: SessionResult | null = null;
       if (o.onlineEpisodes > 0) {
-        console.log(`\n[3/4] online fine-tuning: ${o.onlineEpisodes} episodes, residual RL with a scripted operator (seeds 2000..)`);
+        console.log(`\n[3/4] online fine-tuning: ${o.onlineEpisodes} episodes, residual RL with a scripted operator (seeds ${o.onlineSeed ?? 2000}..)`);
         const scfg = loadLaunch(o.launch);
         scfg.task = "push_cube";
         scfg.actor = { ...scfg.actor, kind: "policy", package: bc.packageDir };
@@ -100,12 +112,12 @@ export function registerDemoCommand(program: Command): void {
           config: scfg,
           learner: true,
           episodes: o.onlineEpisodes,
-          seed: 2000,
+          seed: o.onlineSeed ?? 2000,
           out: sdir,
           pace: true,
           // The demos seed the offline buffer (RLPD 50/50 batches, as in ResFiT). Measured on push_cube (npm run
           // bench:learning): success dips while the critic warms up (~50 episodes), then climbs past BC from ~100 episodes.
-          learnerConfig: { demo_dataset: demosNpz },
+          learnerConfig: { demo_dataset: demosNpz, ...parseOverrides(o.onlineSet ?? [], "--online-set") },
           onStatus: (st) => bar.update(st.episode, { "": statusLine(st) }),
         });
         bar.stop();

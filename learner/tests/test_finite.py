@@ -153,7 +153,7 @@ def test_publish_and_checkpoint_refuse_a_non_finite_network_and_resume_refuses_a
         save_checkpoint(cfg.run_dir, lr.agent, {"base_version": VERSION, "robots": {}, "latest_version": good_version,
                                                 "published_at": 0, "updates": 0})
     finally:
-        lr.server.close()
+        lr.close()
     assert not os.path.exists(tmp_path / "run" / good_ckpt)  # save_checkpoint replaced it: nothing to fall back to
     with pytest.raises(ValueError, match=r"holds no usable checkpoint: checkpoint .*non-finite \(NaN/Inf\) values in actor\..*new run_dir"):
         Learner(cfg, out=lambda _: None)
@@ -167,7 +167,7 @@ def test_resume_falls_back_to_an_older_complete_checkpoint(tmp_path):
     lr = Learner(cfg, out=lambda _: None)
     lr.agent.updates = 7
     lr.checkpoint(wait=True)
-    lr.server.close()
+    lr.close()
     run = tmp_path / "run"
     good = json.load(open(run / "checkpoint.json"))["dir"]
     bad = "ckpt-000000009-badbad"
@@ -180,7 +180,7 @@ def test_resume_falls_back_to_an_older_complete_checkpoint(tmp_path):
     try:
         assert lr2.resumed_from == 7  # the older, finite checkpoint
     finally:
-        lr2.server.close()
+        lr2.close()
 
 
 def test_a_dataset_file_with_huge_values_is_refused(tmp_path):

@@ -84,4 +84,4 @@ def test_the_learner_gives_the_chunk_critic_the_task_mirror(tmp_path):
             assert learner.agent.chunk is not None
             assert learner.agent.chunk_mirror is learner.mirror and (learner.mirror is None) == (not mirror)
         finally:
-            learner.server.close()
+            learner.close()

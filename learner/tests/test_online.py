@@ -318,3 +318,40 @@ def test_a_second_learner_on_the_same_run_dir_is_refused_and_partial_checkpoints
     finally:
         first.send_signal(signal.SIGTERM)
         first.wait(30)
+
+
+def test_a_checkpoint_whose_pointer_could_not_be_written_leaves_no_copy_behind(tmp_path, monkeypatch):
+    """A full disk can fail the pointer rename after the checkpoint directory was renamed into place: that directory
+    would never be loaded nor removed (a whole replay). It is removed, the previous checkpoint stays current, and the
+    next one that completes leaves only itself."""
+    from rlft_learner.commands import serve
+
+    cfg = ServeConfig(base_package=write_base(tmp_path / "base", version=VERSION), run_dir=str(tmp_path / "run"),
+                      experience_bind=f"tcp://127.0.0.1:{free_port()}", policy_bind=f"tcp://127.0.0.1:{free_port()}", **SMALL)
+    lr = Learner(cfg, out=lambda _: None)
+    try:
+        with pytest.raises(ValueError, match=r"run_dir .* is in use by another learner \(pid \d+\)"):
+            Learner(cfg, out=lambda _: None)  # the same run_dir, even in this process
+        lr.checkpoint(wait=True)
+        first = json.load(open(tmp_path / "run" / "checkpoint.json"))["dir"]
+        real = serve._atomic_json
+
+        def full_disk(path, obj):
+            if path.endswith("checkpoint.json"):
+                raise OSError(28, "No space left on device")
+            real(path, obj)
+
+        monkeypatch.setattr(serve, "_atomic_json", full_disk)
+        lr.agent.updates = 5
+        lr.checkpoint(wait=True)
+        assert lr.refused["checkpoint_write"] == 1
+        assert sorted(d for d in os.listdir(tmp_path / "run") if "ckpt-" in d) == [first]
+        monkeypatch.setattr(serve, "_atomic_json", real)
+        lr.agent.updates = 6
+        lr.checkpoint(wait=True)
+        now = json.load(open(tmp_path / "run" / "checkpoint.json"))["dir"]
+        assert now != first and sorted(d for d in os.listdir(tmp_path / "run") if "ckpt-" in d) == [now]
+    finally:
+        lr.close()
+    again = Learner(cfg, out=lambda _: None)  # released by close()
+    again.close()

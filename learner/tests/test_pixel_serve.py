@@ -62,4 +62,4 @@ def test_serve_over_a_pixel_base_learns_from_transitions_with_frames_and_publish
         assert np.allclose(again.agent.online.nstep(np.arange(40), 1, 0.99)["features"], feats["features"], atol=1e-5)
         assert again.agent.sample().images["next_features"].shape == (cfg.batch_size, again.agent.encoders.out_dim)
     finally:
-        again.server.close()
+        again.close()

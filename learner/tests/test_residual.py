@@ -370,7 +370,7 @@ def test_env_warmup_holds_the_actor_and_publishes_a_uniform_noise_package(tmp_pa
         pj = json.load(open(os.path.join(lr.packages_dir, lr.latest_version, "policy.json")))
         assert pj["residual"]["exploration_uniform"] == 0.2
     finally:
-        lr.server.close()
+        lr.close()
     with pytest.raises(ValueError, match="warmup_noise"):
         load_config("", {"warmup_noise": 0.0})
 
@@ -390,7 +390,7 @@ def test_exploration_rho_reaches_the_package_and_out_of_range_is_refused(tmp_pat
         _, pj = export_residual_package(lr.agent.actor, lr.base, str(tmp_path / "pk"), 0, 0.05)
         assert "exploration_rho" not in pj["residual"], "white noise (the default) leaves policy.json as before"
     finally:
-        lr.server.close()
+        lr.close()
     for bad in (1.0, -0.1):
         with pytest.raises(ValueError, match="exploration_rho"):
             load_config("", {"exploration_rho": bad})

@@ -92,4 +92,4 @@ def test_config_algorithm_selects_the_agent_and_sac_learner_publishes_at_start(t
         pj = json.load(open(os.path.join(lr.packages_dir, lr.latest_version, "policy.json")))
         assert pj["residual"]["scale"] == 1.0 and pj["provenance"]["algorithm"] == "rlpd_sac" and pj["provenance"]["zero_base"]
     finally:
-        lr.server.close()
+        lr.close()

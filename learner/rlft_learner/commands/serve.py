@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import fcntl
 import inspect
 import io
@@ -84,12 +85,12 @@ def _atomic_json(path: str, obj: Any) -> None:
 
 
 def lock_run_dir(run_dir: str):
-    """Hold run_dir for this process (a POSIX record lock on run_dir/.lock, released by the kernel when the process
-    exits, however it exits): a second learner on the same run_dir would interleave checkpoints with this one's.
-    Then removes partial checkpoint directories (.ckpt-*) a learner killed mid-write left: they were never current."""
+    """Hold run_dir (flock on run_dir/.lock, released when the returned file is closed or the process ends, however
+    it ends): a second learner on the same run_dir, in this process or another, would interleave checkpoints with this
+    one's. Then removes partial checkpoint directories (.ckpt-*) a learner killed mid-write left: never current."""
     f = open(os.path.join(run_dir, ".lock"), "a+")
     try:
-        fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         f.seek(0)
         who = f.read().strip()
@@ -158,13 +159,21 @@ def write_checkpoint(run_dir: str, snap: CheckpointSnapshot, meta: dict) -> str:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    _fsync_dir(run_dir)
     pointer = os.path.join(run_dir, "checkpoint.json")
-    old = json.load(open(pointer))["dir"] if os.path.exists(pointer) else None
-    _atomic_json(pointer, {"dir": name, "updates": snap.updates, "created": time.time()})
+    try:
+        _fsync_dir(run_dir)
+        _atomic_json(pointer, {"dir": name, "updates": snap.updates, "created": time.time()})
+    except BaseException:
+        # The pointer still names the previous checkpoint: this one would never be loaded nor removed.
+        if not os.path.exists(pointer) or json.load(open(pointer)).get("dir") != name:
+            shutil.rmtree(os.path.join(run_dir, name), ignore_errors=True)
+        raise
     _fsync_dir(run_dir)
-    if old and old != name:
-        shutil.rmtree(os.path.join(run_dir, old), ignore_errors=True)
+    # Only the current checkpoint is kept: earlier ones, and any a failed write left after its rename.
+    for d in os.listdir(run_dir):
+        if (d.startswith("ckpt-") and d != name) or d.startswith("checkpoint.json.tmp-"):
+            path = os.path.join(run_dir, d)
+            shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.unlink(path)
     return name
 
 
@@ -257,11 +266,16 @@ class Learner:
         self.refused = {"publish": 0, "checkpoint": 0, "checkpoint_write": 0}  # refused for non-finite weights; writes failed
         self._ckpt_pool: ThreadPoolExecutor | None = None
         self._ckpt_job: tuple[Future, dict, int] | None = None  # (writer, robots it makes durable, updates)
-        door = cfg.door()
-        self.sign_key = load_signing_key(cfg.sign_key) if cfg.sign_key else None
-        self.server = OnlineServer(cfg.experience_bind, cfg.policy_bind, self.base, on_rows=self._on_rows,
-                                   status=self.status, config_hash=cfg.config_hash, heartbeat_sec=cfg.heartbeat_sec,
-                                   max_robots=cfg.max_robots, **door)
+        self._write_ended = 0.0  # monotonic time the last checkpoint write ended
+        try:
+            door = cfg.door()
+            self.sign_key = load_signing_key(cfg.sign_key) if cfg.sign_key else None
+            self.server = OnlineServer(cfg.experience_bind, cfg.policy_bind, self.base, on_rows=self._on_rows,
+                                       status=self.status, config_hash=cfg.config_hash, heartbeat_sec=cfg.heartbeat_sec,
+                                       max_robots=cfg.max_robots, **door)
+        except Exception:
+            self._run_dir_lock.close()
+            raise
         self.server.keep_packages = cfg.keep_packages
         try:
             self._resume_or_start()
@@ -271,6 +285,7 @@ class Learner:
                 self.publish(exploration_uniform=cfg.warmup_noise)  # env warm-up: the zero residual + uniform noise
         except Exception:
             self.server.close()
+            self._run_dir_lock.close()
             raise
         self.dirty = False
 
@@ -366,6 +381,15 @@ class Learner:
             self.poll_checkpoint(wait=True)
         return True
 
+    def close(self) -> None:
+        """Wait for a checkpoint being written, close the sockets and release run_dir (run() does this when it ends)."""
+        if self._ckpt_pool is not None:
+            self.poll_checkpoint(wait=True)
+            self._ckpt_pool.shutdown()
+            self._ckpt_pool = None
+        self.server.close()
+        self._run_dir_lock.close()
+
     def poll_checkpoint(self, wait: bool = False) -> None:
         """Finish a checkpoint the writer thread completed (`wait`: wait for it): its acked_seqs become durable. One
         that failed (a full disk) is logged with the fix and counted; the previous one stays current, robots keep
@@ -374,13 +398,17 @@ class Learner:
             return
         job, robots, updates = self._ckpt_job
         self._ckpt_job = None
+        self._write_ended = time.monotonic()
         try:
             name, snap_s, write_s = job.result()
-        except Exception as exc:  # noqa: BLE001 - any I/O failure: keep serving, the robots keep what is not durable
+        except Exception as exc:  # noqa: BLE001 - keep serving: the robots keep in their spools what is not durable
             self.refused["checkpoint_write"] += 1
             self.dirty = True
+            full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            fix = f"free space in {self.cfg.run_dir}" if full else f"check that {self.cfg.run_dir} is writable (the traceback says more)"
             log.error("checkpoint at update %d failed (#%d): %s — the previous checkpoint stays current and robots keep "
-                      "their spools; free space in %s", updates, self.refused["checkpoint_write"], exc, self.cfg.run_dir)
+                      "their spools until one completes; %s", updates, self.refused["checkpoint_write"], exc, fix,
+                      exc_info=not full)
             return
         self.server.mark_durable(robots)  # only now: the pointer rename made this checkpoint the one a restart loads
         log.info("checkpoint %s (update %d): copied in %.0f ms on the serving thread, written in %.1f s beside it", name,
@@ -439,7 +467,10 @@ class Learner:
                         self.publish()
                 now = time.monotonic()
                 self.poll_checkpoint()
-                if a.updates - last_ckpt_u >= cfg.checkpoint_every or (self.dirty and now - last_ckpt_t >= cfg.checkpoint_every_s):
+                # The interval runs from the later of the last checkpoint's start and its write's end: a write that
+                # takes longer than checkpoint_every_s is not followed at once by the next one.
+                since = now - max(last_ckpt_t, self._write_ended)
+                if a.updates - last_ckpt_u >= cfg.checkpoint_every or (self.dirty and since >= cfg.checkpoint_every_s):
                     if self.checkpoint():
                         last_ckpt_u, last_ckpt_t = a.updates, now
                 if now - last_progress >= cfg.progress_every_s:
@@ -453,10 +484,7 @@ class Learner:
             if a.actor_updates and self.published_at != a.updates:
                 self.publish()
             self.checkpoint(wait=True)
-            if self._ckpt_pool is not None:
-                self._ckpt_pool.shutdown()
-            self.server.close()
-            self._run_dir_lock.close()
+            self.close()
         done = {"event": "done", "updates": a.updates, "online": len(a.online), "offline": len(a.offline),
                 "policy_version": self.latest_version, "malformed": self.server.stats.malformed, "robots": self.robot_summary(),
                 "guards": self.guards(), "replay_memory": a.online.memory()}
