@@ -25,12 +25,17 @@ export function invalidateStaleStages(work: string, stages: Stage[], log: (line:
       had = {}; // unreadable: treat every stage as built with unknown options
     }
   }
-  const built = stages.some((st) => st.paths.some((p) => existsSync(p)));
-  const first = stages.findIndex((st) => JSON.stringify(had[st.name]) !== JSON.stringify(st.key));
+  const exists = stages.map((st) => st.paths.some((p) => existsSync(p)));
+  const built = exists.some(Boolean);
+  const changed = stages.findIndex((st) => JSON.stringify(had[st.name]) !== JSON.stringify(st.key));
+  // A stage removed by hand (say bc/, to retrain) while a later one is still there: the later one was built from the old.
+  const gone = exists.findIndex((e, i) => !e && exists.slice(i + 1).some(Boolean));
+  const first = [changed, gone].filter((i) => i >= 0).reduce((a, b) => Math.min(a, b), Infinity);
   const removed: string[] = [];
-  if (first >= 0 && built) {
+  if (Number.isFinite(first) && built) {
     const st = stages[first];
-    log(`the cache in ${work} was built with other options (${st.name}: ${JSON.stringify(had[st.name] ?? "unknown")}, now ${JSON.stringify(st.key)}); rebuilding ${stages.slice(first).map((s) => s.name).join(", ")}`);
+    const why = first === changed ? `was built with other options (${st.name}: ${JSON.stringify(had[st.name] ?? "unknown")}, now ${JSON.stringify(st.key)})` : `lacks ${st.name}, which later stages were built from`;
+    log(`the cache in ${work} ${why}; rebuilding ${stages.slice(first).map((s) => s.name).join(", ")}`);
     for (const s of stages.slice(first)) {
       for (const p of s.paths) rmSync(p, { recursive: true, force: true });
       removed.push(s.name);

@@ -28,6 +28,12 @@ test("a stage built with other options is removed with the stages after it; the 
     assert.match(lines.at(-1)!, /BC: \{"bcSteps":3000\}, now \{"bcSteps":6000\}\); rebuilding BC, mixed/);
     build();
     assert.deepEqual(invalidateStaleStages(work, stages(6000, 80), () => undefined), ["mixed"]);
+    // BC removed by hand (to retrain) while the mixed episodes built from the old one are still there.
+    build();
+    rmSync(join(work, "bc"), { recursive: true });
+    assert.deepEqual(invalidateStaleStages(work, stages(6000, 80), (l) => lines.push(l)), ["BC", "mixed"]);
+    assert.match(lines.at(-1)!, /lacks BC, which later stages were built from; rebuilding BC, mixed/);
+    assert.ok(existsSync(join(work, "demos")) && !existsSync(join(work, "mixed.json")));
     // A cache from before the keys were recorded (or with an unreadable keys file): everything is rebuilt.
     build();
     writeFileSync(join(work, "cache-keys.json"), "{not json");
