@@ -32,7 +32,7 @@ export function registerDemoCommand(program: Command): void {
     .option("--eval-seed <n>", "first evaluation seed", integer({ min: 0 }), 1000)
     .option("--quality <q>", "scripted expert quality in [0,1]; default 0.7 (rlft_arm5: a base the fine-tuning can improve) or 1 (so101, as npm run bench:pixels)", decimal({ min: 0, max: 1 }))
     .option("--steps <n>", `BC gradient steps; default 4000 on rlft_arm5 (fewer than train-bc's 20000, so the demo stays short and its base policy leaves the fine-tuning something to fix), ${SO101_DEMO_STEPS.pixels} for so101 pixels and ${SO101_DEMO_STEPS.state} for so101 state (npm run bench:pixels)`, integer({ min: 1 }))
-    .option("--online-episodes <n>", "online fine-tuning episodes with the scripted operator, residual RL over the BC policy (0 skips it; default 200 on rlft_arm5, 0 on so101: from pixels ~5 s an episode on 2 cores, docs/results.md)", integer({ min: 0 }))
+    .option("--online-episodes <n>", "online fine-tuning episodes with the scripted operator, residual RL over the BC policy (0 skips it; default 200 on rlft_arm5, 0 on so101: from pixels ~6 s an episode on 2 cores, 100 episodes ~10 min, docs/results.md)", integer({ min: 0 }))
     .option("--learner-set <key=value...>", "so101: learner train-bc settings on top of its defaults, e.g. batch_size=32")
     .option("--online-seed <n>", "first online episode seed (default 2000; disjoint from the demo and evaluation seeds)", integer({ min: 0 }))
     .option("--online-set <key=value...>", "online learner (serve) settings on top of the task's preset, e.g. utd=2")
