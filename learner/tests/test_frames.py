@@ -95,23 +95,31 @@ def test_a_next_frame_that_differs_is_kept_as_its_own_copy():
     assert (out["next_image.front"][0] == 255).all()
 
 
+def slow_worker_zlib(gate):
+    """A stand-in for frames.py's zlib whose compress waits for `gate` off the main thread (the compressor thread)."""
+    import threading
+    import zlib
+
+    class SlowZlib:
+        @staticmethod
+        def compress(data, level):
+            if threading.current_thread() is not threading.main_thread():
+                gate.wait(10)
+            return zlib.compress(data, level)
+
+        decompress = staticmethod(zlib.decompress)
+        decompressobj = staticmethod(zlib.decompressobj)
+
+    return SlowZlib
+
+
 def test_frames_are_compressed_off_the_add_path_and_sample_the_same_while_pending():
     import threading
 
     from rlft_learner.buffers import frames as frames_mod
 
     gate = threading.Event()
-    compress = frames_mod.zlib.compress
-
-    class SlowZlib:  # the worker's zlib waits for the gate: every own frame is still raw when sampled
-        @staticmethod
-        def compress(data, level):
-            if threading.current_thread() is not threading.main_thread():
-                gate.wait(10)
-            return compress(data, level)
-
-        decompress = staticmethod(frames_mod.zlib.decompress)
-        decompressobj = staticmethod(frames_mod.zlib.decompressobj)
+    SlowZlib = slow_worker_zlib(gate)  # every own frame is still raw when sampled
 
     buf = ReplayBuffer(16, 3, 2, frame_codec="zlib6")
     frames_mod.zlib = SlowZlib
@@ -634,17 +642,7 @@ def test_a_lazy_checkpoint_state_writes_the_same_npz_without_copying_frames(tmp_
     from rlft_learner.buffers import frames as frames_mod
 
     gate = threading.Event()
-    compress = frames_mod.zlib.compress
-
-    class SlowZlib:  # the compressor thread waits: the lazy state sees own frames still raw
-        @staticmethod
-        def compress(data, level):
-            if threading.current_thread() is not threading.main_thread():
-                gate.wait(10)
-            return compress(data, level)
-
-        decompress = staticmethod(frames_mod.zlib.decompress)
-        decompressobj = staticmethod(frames_mod.zlib.decompressobj)
+    SlowZlib = slow_worker_zlib(gate)  # the lazy state sees own frames still raw
 
     buf = ReplayBuffer(40, 3, 2, frame_codec="zlib6")
     frames_mod.zlib = SlowZlib
