@@ -77,7 +77,7 @@ export interface So101DemoResult {
 export const SO101_DEMO_STEPS: Record<ObsKind, number> = { pixels: 3000, state: 10_000 };
 
 /** Why the demo phases' seeds do not fit (demos, online episodes and evaluation must use disjoint seeds), or null. */
-export function so101SeedProblem(o: { demos: number; evalSeed: number; evalEpisodes: number; onlineEpisodes?: number; onlineSeed?: number }): string | null {
+export function demoSeedProblem(o: { demos: number; evalSeed: number; evalEpisodes: number; onlineEpisodes?: number; onlineSeed?: number }): string | null {
   if (o.evalSeed < o.demos) return `--eval-seed ${o.evalSeed} overlaps the demo seeds 0..${o.demos - 1}: pick ${o.demos} or more so the evaluation is on unseen seeds`;
   const online = o.onlineEpisodes ?? 0;
   const seed = o.onlineSeed ?? 2000;
@@ -90,9 +90,9 @@ export function so101SeedProblem(o: { demos: number; evalSeed: number; evalEpiso
   return null;
 }
 
-/** Runs the phases; throws before starting when the seeds of two phases overlap (so101SeedProblem). */
+/** Runs the phases; throws before starting when the seeds of two phases overlap (demoSeedProblem). */
 export async function runSo101Demo(o: So101DemoOptions): Promise<So101DemoResult> {
-  const problem = so101SeedProblem(o);
+  const problem = demoSeedProblem(o);
   if (problem) throw new Error(problem);
   const online = o.onlineEpisodes ?? 0;
   const onlineSeed = o.onlineSeed ?? 2000;

@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { demoPlan, so101SeedProblem } from "../app/so101Demo.ts";
+import { demoPlan, demoSeedProblem } from "../app/so101Demo.ts";
 
 const rlft = (args: string[]) => spawnSync(process.execPath, ["bin/rlft.js", ...args], { encoding: "utf8", timeout: 600_000 });
 const tmp = mkdtempSync(join(tmpdir(), "rlft-so101demo-"));
@@ -31,12 +31,12 @@ test("demo flags: robot, observation and task are checked together, with the fix
 
 test("demo seeds: demos, online episodes and evaluation are disjoint, each overlap named with its fix", () => {
   const ok = { demos: 100, evalSeed: 1000, evalEpisodes: 50, onlineEpisodes: 100 };
-  assert.equal(so101SeedProblem(ok), null);
-  assert.equal(so101SeedProblem({ ...ok, onlineEpisodes: 0, onlineSeed: 1010 }), null, "no online phase: its seeds do not matter");
-  assert.match(so101SeedProblem({ ...ok, evalSeed: 50 })!, /--eval-seed 50 overlaps the demo seeds 0\.\.99: pick 100 or more/);
-  assert.match(so101SeedProblem({ ...ok, onlineSeed: 10 })!, /--online-seed 10: the online seeds 10\.\.109 overlap the demo seeds 0\.\.99; pick 100 or more/);
-  assert.match(so101SeedProblem({ ...ok, onlineSeed: 1020 })!, /--online-seed 1020: the online seeds 1020\.\.1119 overlap the evaluation seeds 1000\.\.1049; pick 1050 or more/);
-  assert.match(so101SeedProblem({ ...ok, onlineSeed: 950 })!, /overlap the evaluation seeds/, "online range running into the evaluation range");
+  assert.equal(demoSeedProblem(ok), null);
+  assert.equal(demoSeedProblem({ ...ok, onlineEpisodes: 0, onlineSeed: 1010 }), null, "no online phase: its seeds do not matter");
+  assert.match(demoSeedProblem({ ...ok, evalSeed: 50 })!, /--eval-seed 50 overlaps the demo seeds 0\.\.99: pick 100 or more/);
+  assert.match(demoSeedProblem({ ...ok, onlineSeed: 10 })!, /--online-seed 10: the online seeds 10\.\.109 overlap the demo seeds 0\.\.99; pick 100 or more/);
+  assert.match(demoSeedProblem({ ...ok, onlineSeed: 1020 })!, /--online-seed 1020: the online seeds 1020\.\.1119 overlap the evaluation seeds 1000\.\.1049; pick 1050 or more/);
+  assert.match(demoSeedProblem({ ...ok, onlineSeed: 950 })!, /overlap the evaluation seeds/, "online range running into the evaluation range");
 });
 
 test("rlft demo refuses --online-set without an online phase, and overlapping seeds, before setting anything up", () => {

@@ -13,8 +13,8 @@ import { trainBc } from "../../app/trainBc.ts";
 import { DEFAULT_LAUNCH } from "./episodes.ts";
 import { runSession, type SessionResult } from "../../app/session.ts";
 import { statusLine } from "./session.ts";
-import { progress } from "../../app/progress.ts";
-import { demoPlan, runSo101Demo, so101SeedProblem, SO101_DEMO_STEPS } from "../../app/so101Demo.ts";
+import { progress, type Progress } from "../../app/progress.ts";
+import { demoPlan, demoSeedProblem, runSo101Demo, SO101_DEMO_STEPS } from "../../app/so101Demo.ts";
 import { SO101_LAUNCH } from "../../app/pixelBc.ts";
 import { parseOverrides } from "../../app/learnerOverrides.ts";
 
@@ -40,29 +40,31 @@ export function registerDemoCommand(program: Command): void {
     .addHelpText("after", "\nExample:\n  rlft demo                    # or: npm run demo\n  rlft demo --demos 20 --online-episodes 20 --eval-episodes 20 --out runs/quick\n  rlft demo --robot so101 --obs pixels --out runs/so101_pixels   # BC from the SO-101's cameras (docs/so101.md)\n  rlft demo --robot so101 --obs pixels --online-episodes 100      # then residual RL from pixels with the scripted operator\n")
     .action(async (o) => {
       const plan = demoPlan(o);
+      o.onlineEpisodes ??= plan.robot === "so101" ? 0 : 200;
+      if (o.onlineSet && !o.onlineEpisodes) throw new Error("--online-set: the online learner runs only with --online-episodes N (N > 0)");
+      const onlineSet = parseOverrides(o.onlineSet ?? [], "--online-set");
       if (plan.robot === "so101") {
-        if (o.onlineSet && !o.onlineEpisodes) throw new Error("--online-set: the online learner runs only with --online-episodes N (N > 0)");
         const so = {
           out: o.out, launch: o.launch ?? SO101_LAUNCH, task: plan.task, obs: plan.obs, demos: o.demos ?? 100, quality: o.quality ?? 1,
           steps: o.steps ?? SO101_DEMO_STEPS[plan.obs], evalEpisodes: o.evalEpisodes ?? 50, evalSeed: o.evalSeed, learner: parseOverrides(o.learnerSet ?? [], "--learner-set"),
-          onlineEpisodes: o.onlineEpisodes ?? 0, onlineSeed: o.onlineSeed, online: parseOverrides(o.onlineSet ?? [], "--online-set"),
+          onlineEpisodes: o.onlineEpisodes, onlineSeed: o.onlineSeed, online: onlineSet,
         };
-        const problem = so101SeedProblem(so);
+        const problem = demoSeedProblem(so);
         if (problem) throw new Error(problem); // before any setup
         const py = ensurePython();
         console.log(`rlft demo --robot so101 --obs ${plan.obs} → ${resolve(o.out)}  (learner: ${py})`);
-        let bar: ReturnType<typeof progress> | null = null;
+        const ui: { bar: Progress | null } = { bar: null };
         try {
           await runSo101Demo({
             ...so,
             onSessionStatus: (st) => {
-              bar ??= progress("online", st.episodes, { unit: "episodes" });
-              bar.update(st.episode, { "": statusLine(st) });
-              if (st.episode >= st.episodes) bar.stop();
+              ui.bar ??= progress("online", st.episodes, { unit: "episodes" });
+              ui.bar.update(st.episode, { "": statusLine(st) });
+              if (st.episode >= st.episodes) ui.bar.stop();
             },
           });
         } finally {
-          (bar as ReturnType<typeof progress> | null)?.stop();
+          ui.bar?.stop();
         }
         return;
       }
@@ -70,10 +72,8 @@ export function registerDemoCommand(program: Command): void {
       o.evalEpisodes ??= 200;
       o.quality ??= 0.7;
       o.steps ??= 4000;
-      o.onlineEpisodes ??= 200;
       o.launch ??= DEFAULT_LAUNCH;
-      if (o.onlineSet && !o.onlineEpisodes) throw new Error("--online-set: the online learner runs only with --online-episodes N (N > 0)");
-      const seeds = so101SeedProblem({ demos: o.demos, evalSeed: o.evalSeed, evalEpisodes: o.evalEpisodes, onlineEpisodes: o.onlineEpisodes, onlineSeed: o.onlineSeed });
+      const seeds = demoSeedProblem({ demos: o.demos, evalSeed: o.evalSeed, evalEpisodes: o.evalEpisodes, onlineEpisodes: o.onlineEpisodes, onlineSeed: o.onlineSeed });
       if (seeds) throw new Error(seeds);
       const t0 = performance.now();
       const py = ensurePython();
@@ -117,7 +117,7 @@ export function registerDemoCommand(program: Command): void {
           pace: true,
           // The demos seed the offline buffer (RLPD 50/50 batches, as in ResFiT). Measured on push_cube (npm run
           // bench:learning): success dips while the critic warms up (~50 episodes), then climbs past BC from ~100 episodes.
-          learnerConfig: { demo_dataset: demosNpz, ...parseOverrides(o.onlineSet ?? [], "--online-set") },
+          learnerConfig: { demo_dataset: demosNpz, ...onlineSet },
           onStatus: (st) => bar.update(st.episode, { "": statusLine(st) }),
         });
         bar.stop();

@@ -164,9 +164,9 @@ def write_checkpoint(run_dir: str, snap: CheckpointSnapshot, meta: dict) -> str:
         _fsync_dir(run_dir)
         _atomic_json(pointer, {"dir": name, "updates": snap.updates, "created": time.time()})
     except BaseException:
-        # The pointer still names the previous checkpoint: this one would never be loaded nor removed.
-        if not os.path.exists(pointer) or json.load(open(pointer)).get("dir") != name:
-            shutil.rmtree(os.path.join(run_dir, name), ignore_errors=True)
+        # The pointer still names the previous checkpoint (the rename is _atomic_json's last step): this one would
+        # never be loaded nor removed.
+        shutil.rmtree(os.path.join(run_dir, name), ignore_errors=True)
         raise
     _fsync_dir(run_dir)
     # Only the current checkpoint is kept: earlier ones, and any a failed write left after its rename.
@@ -352,12 +352,9 @@ class Learner:
         while the previous one is still being written, unless `wait`: then it waits for that one and writes this one
         before returning."""
         if self._ckpt_job is not None:
-            if not wait:
-                self.poll_checkpoint()
-                if self._ckpt_job is not None:
-                    return False
-            else:
-                self.poll_checkpoint(wait=True)
+            self.poll_checkpoint(wait=wait)
+            if self._ckpt_job is not None:
+                return False
         try:
             require_finite("checkpoint", **self.agent.state_dict())
         except NonFiniteError as exc:
