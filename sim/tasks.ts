@@ -10,7 +10,7 @@ export const SIM_ROBOTS: readonly SimRobotName[] = ["rlft_arm5", "so101"];
 export type Arm5TaskName = "reach" | "push_cube" | "peg_insert" | "multi_push";
 
 /** Name of a sim task of the SO-101. */
-export type So101TaskName = "reach" | "push_cube" | "pick_place";
+export type So101TaskName = "reach" | "push_cube" | "pick_place" | "multi_push";
 
 /** Name of a sim task (of either robot; {@link taskSpec} says which robot has it). */
 export type TaskName = Arm5TaskName | So101TaskName;
@@ -151,6 +151,19 @@ export const SO101_TASKS: Readonly<Record<So101TaskName, TaskSpec>> = {
     // The cube's centre inside the 6 cm disc, resting on the table, the jaws off it (ArmSim.status).
     successRadius: 0.03,
     description: "pick up the red cube and put it down on the green target disc, then let go",
+    robot: "so101",
+  }),
+  multi_push: spec({
+    name: "multi_push",
+    // 18 s: finding the instructed cube, then push_cube's push; the quality-1 expert needs ~6–10 s.
+    maxSteps: 180,
+    episodeSec: 18,
+    controlHz: 10,
+    // As rlft_arm5's multi_push: cube/target are the instructed pair, then every object (all sim-only).
+    observationNames: [...so101Q, ...so101Ee, "cube.x", "cube.y", "target.x", "target.y", "red.x", "red.y", "blue.x", "blue.y", "left.x", "left.y", "right.x", "right.y"],
+    actionNames: so101Joints,
+    successRadius: 0.03,
+    description: "push the red or blue cube with the closed gripper onto the left or right target disc, as the episode's instruction says (sim/multiPush.ts)",
     robot: "so101",
   }),
 };

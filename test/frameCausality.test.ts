@@ -80,7 +80,7 @@ test("training arrays (readEpisodeArrays): each tick's frames are the latest at 
 
 test("VLA dataset: each tick's image is the latest frame at or before it; earlier ticks are dropped", async () => {
   const out = join(root, "vla");
-  const s = await writeVlaDataset(join(root, "episodes"), out, { camera: "front" });
+  const s = await writeVlaDataset(join(root, "episodes"), out, { cameras: ["front"] });
   const front = CAMS[0];
   const first = Array.from({ length: EP.ticks }, (_, i) => i).find((i) => latestFrameAt(front, i, EP.hz) >= 0)!;
   assert.equal(s.ticks, EP.ticks - first);
@@ -99,6 +99,25 @@ test("VLA dataset: each tick's image is the latest frame at or before it; earlie
   const meta = JSON.parse(readFileSync(join(out, "meta.json"), "utf8")) as { episodes: { interventions: number; success: boolean }[] };
   assert.equal(meta.episodes[0].interventions, EP.interventions!.filter((i) => i >= first).length);
   assert.equal(meta.episodes[0].success, true);
+});
+
+test("VLA dataset with several cameras: by default every recorded camera, each row pairs every camera's latest frame; a camera the episodes lack is refused by name", async () => {
+  const out = join(root, "vla-both");
+  const s = await writeVlaDataset(join(root, "episodes"), out);
+  assert.deepEqual(s.cameras, ["front", "wrist"]);
+  assert.equal(s.ticks, EP.ticks - FIRST, "ticks before every camera has a frame are dropped");
+  const meta = JSON.parse(readFileSync(join(out, "meta.json"), "utf8")) as { cameras: { name: string; height: number; width: number }[] };
+  assert.deepEqual(meta.cameras, CAMS.map((c) => ({ name: c.name, height: c.height, width: c.width })));
+  for (const [c, cam] of CAMS.entries()) {
+    const npy = readFileSync(join(out, `image_${cam.name}.npy`));
+    const data = npy.subarray(10 + npy.readUInt16LE(8));
+    const px = cam.width * cam.height * 3;
+    assert.equal(data.length, s.ticks * px);
+    for (let n = 0; n < s.ticks; n++) assert.deepEqual([...data.subarray(n * px, n * px + 3)], frameColour(c, latestFrameAt(cam, FIRST + n, EP.hz)), `${cam.name} row ${n}`);
+  }
+  const wristOnly = await writeVlaDataset(join(root, "episodes"), join(root, "vla-wrist"), { cameras: ["wrist"] });
+  assert.deepEqual(wristOnly.cameras, ["wrist"]);
+  await assert.rejects(writeVlaDataset(join(root, "episodes"), join(root, "vla-side"), { cameras: ["front", "side"] }), /no frames of camera side \(the dataset has front, side\)/);
 });
 
 test("replay through nodes: an actor gets each camera's latest frame at or before the observation, even when later frames arrived first", async () => {

@@ -42,7 +42,7 @@ export function registerSessionCommand(program: Command): void {
     .option("--offline", "no learner: record episodes (with interventions and operator labels) only; any actor")
     .option("--ui-port <port>", "operator UI port (0 = a free one; default ui.port of the launch file)", tcpPort({ allowZero: true }))
     .option("--no-pace", "do not hold the sim back for the learner (sim clock only)")
-    .option("--task <task>", "rlft_arm5: reach | push_cube | peg_insert | multi_push; so101: reach | push_cube | pick_place; a gym launch file: the env's task name (overrides the launch file's task)")
+    .option("--task <task>", "rlft_arm5: reach | push_cube | peg_insert | multi_push; so101: reach | push_cube | pick_place | multi_push; a gym launch file: the env's task name (overrides the launch file's task)")
     .option("--learner-config <file>", "learner config YAML, e.g. learner/presets/peg_insert.yaml (per-task presets; learner/presets/)")
     .option("--learner-set <key=value...>", "learner config overrides on top of --learner-config, e.g. utd=2 critic_heads=4")
     .option("--telemetry <url>", "write metrics to this InfluxDB v2 write API (InfluxDB 2, victoria-metrics), e.g. http://127.0.0.1:8428 (docs/telemetry.md)")

@@ -17,6 +17,7 @@ export function registerTrainVlaCommand(program: Command): void {
     .option("--out <dir>", "run directory: dataset/ and package/ go here", "runs/vla")
     .option("--steps <n>", "gradient steps", integer({ min: 1 }), 3000)
     .option("--include-failures", "also train on failed episodes")
+    .option("--cameras <names>", "comma-separated recorded cameras the VLA sees (default: every camera the first episode recorded, e.g. front,wrist on the SO-101)")
     .option("--aux-data <dirs...>", "more recorded episodes (noisy demos, the policy's own rollouts, failures too) whose frames train only the position head, never imitated (docs/algorithms.md §6)")
     .option("--pretrained <dir>", "a VLA package to fine-tune from (needed by --recap-data: the package that ran those episodes)")
     .option("--recap-data <dirs...>", "the policy's own supervised episodes (rlft session --offline --operator scripted, failures and takeovers included): RECAP fine-tunes --pretrained on them and --data with the advantage indicator in the instruction (docs/algorithms.md §6)")
@@ -31,21 +32,23 @@ export function registerTrainVlaCommand(program: Command): void {
       const datasetDir = join(o.out, "dataset");
       const bar = progress("dataset", episodeFiles(o.data).length, { unit: "episodes" });
       let n = 0;
-      const s = await writeVlaDataset(o.data, datasetDir, { includeFailures: o.includeFailures, onEpisode: () => bar.update(++n) });
+      const cameras = o.cameras === undefined ? undefined : String(o.cameras).split(",").map((c) => c.trim()).filter(Boolean);
+      if (cameras && (cameras.length === 0 || cameras.some((c) => !/^[A-Za-z0-9_]+$/.test(c)))) throw new Error(`--cameras ${JSON.stringify(String(o.cameras).slice(0, 60))}: give camera names (letters, digits, _) separated by commas, e.g. --cameras front,wrist`);
+      const s = await writeVlaDataset(o.data, datasetDir, { includeFailures: o.includeFailures, cameras, onEpisode: () => bar.update(++n) });
       bar.stop();
-      console.log(`dataset: ${s.episodes} episodes, ${s.ticks} ticks (${s.skippedEpisodes} skipped) in ${resolve(datasetDir)}`);
+      console.log(`dataset: ${s.episodes} episodes, ${s.ticks} ticks (${s.skippedEpisodes} skipped), cameras ${s.cameras.join(", ")}, in ${resolve(datasetDir)}`);
       for (const [text, count] of Object.entries(s.instructions).sort()) console.log(`  ${String(count).padStart(4)} × ${text}`);
       const auxDirs: string[] = [];
       for (const [i, dir] of ((o.auxData as string[] | undefined) ?? []).entries()) {
         const out = join(o.out, `aux-dataset-${i}`);
-        const a = await writeVlaDataset(dir, out, { includeFailures: true });
+        const a = await writeVlaDataset(dir, out, { includeFailures: true, cameras: s.cameras });
         console.log(`aux data: ${a.episodes} episodes, ${a.ticks} ticks from ${dir} (position head only, never imitated)`);
         auxDirs.push(out);
       }
       const recapDirs: string[] = [];
       for (const [i, dir] of ((o.recapData as string[] | undefined) ?? []).entries()) {
         const out = join(o.out, `recap-dataset-${i}`);
-        const a = await writeVlaDataset(dir, out, { includeFailures: true });
+        const a = await writeVlaDataset(dir, out, { includeFailures: true, cameras: s.cameras });
         console.log(`RECAP data: ${a.episodes} episodes, ${a.ticks} ticks from ${dir} (${o.plain ? "imitated without an indicator" : "imitated with the advantage indicator"})`);
         recapDirs.push(out);
       }

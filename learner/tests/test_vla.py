@@ -3,6 +3,7 @@
 import json
 import os
 
+import pytest
 import numpy as np
 import torch
 
@@ -221,3 +222,17 @@ def test_recap_on_the_vla_refuses_a_missing_base_and_fine_tuning_a_recap_package
         train_vla.run(train_vla.Config(out=str(tmp_path / "again"), pretrained=str(tmp_path / "recap" / "package"), **common))
     with pytest.raises(ValueError, match="missing policy.json"):
         train_vla.run(train_vla.Config(out=str(tmp_path / "y"), pretrained=str(tmp_path / "nowhere"), **common))
+
+
+def test_crop_is_one_for_every_camera_or_given_per_camera_and_refused_outside_the_frame():
+    crop = train_vla.camera_crop
+    assert crop("14,2,48,60", "front", 64, 64) == [14, 2, 48, 60]
+    # Per camera (the SO-101's front and wrist): an unlisted camera, or "full", is the whole frame.
+    assert crop("front:14,0,48,84;wrist:full", "front", 84, 84) == [14, 0, 48, 84]
+    assert crop("front:14,0,48,84;wrist:full", "wrist", 84, 84) == [0, 0, 84, 84]
+    assert crop("front:14,0,48,84", "wrist", 84, 84) == [0, 0, 84, 84]
+    assert crop("full", "front", 96, 144) == [0, 0, 96, 144]
+    for bad, why in [("1,2,3", "four integers"), ("a,b,c,d", "four integers"), ("front", "four integers"),
+                     ("front:0,0,90,84", "does not fit camera 'front''s 84x84"), ("front:0,0,8,8;wrist", "name:top,left")]:
+        with pytest.raises(ValueError, match=why):
+            crop(bad, "front", 84, 84)

@@ -1,5 +1,5 @@
 /**
- * A scripted demonstrator for the SO-101 tasks (reach, push_cube, pick_place). Like sim/ScriptedExpert.ts for
+ * A scripted demonstrator for the SO-101 tasks (reach, push_cube, pick_place, multi_push). Like sim/ScriptedExpert.ts for
  * rlft_arm5 it reads only the observation (joint positions plus the sim-only object poses: it stands for the
  * person who sees the scene) and moves through the arm's own kinematics (damped-least-squares IK on the model's
  * chain, so101Kinematics.ts). Motion is planned in Cartesian space from the last command, in SI speeds, so demos
@@ -53,10 +53,11 @@ export class So101Expert {
   constructor(opts: So101ExpertOptions) {
     const quality = opts.quality ?? 0.7;
     if (!(quality >= 0 && quality <= 1)) throw new Error(`So101Expert: quality must be in [0, 1], got ${quality}`);
-    if (!["reach", "push_cube", "pick_place"].includes(opts.task)) throw new Error(`So101Expert: unknown task "${String(opts.task)}"; the SO-101 has reach, push_cube, pick_place`);
+    if (!["reach", "push_cube", "pick_place", "multi_push"].includes(opts.task)) throw new Error(`So101Expert: unknown task "${String(opts.task)}"; the SO-101 has reach, push_cube, pick_place, multi_push`);
     const hz = opts.controlHz ?? 10;
     if (!(hz > 0 && Number.isFinite(hz))) throw new Error(`So101Expert: controlHz must be a positive number, got ${hz}`);
-    this.task = opts.task;
+    // multi_push is push_cube on the instructed cube and target (the observation's cube.* and target.*).
+    this.task = opts.task === "multi_push" ? "push_cube" : opts.task;
     this.quality = quality;
     this.controlHz = hz;
     this.reset(opts.seed ?? 0);
@@ -136,6 +137,7 @@ export class So101Expert {
         return { site: [t[0] + this.#aimOffset[0] + this.#bias[0], t[1] + this.#aimOffset[1] + this.#bias[1], t[2]], yaw: null, speed: SO101_MOTION.travelSpeed, gripper: this.#cmd![5] };
       }
       case "push_cube":
+      case "multi_push":
         return this.#pushPlan(o, measured);
       case "pick_place":
         return pickPlacePlan.step(this.#pick, o, measured, {

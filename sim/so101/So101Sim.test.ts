@@ -13,6 +13,7 @@ test("the SO-101 scenes load with the contract's observation per task; the start
     reach: [...Q, "ee.x", "ee.y", "ee.z", "target.x", "target.y", "target.z"],
     push_cube: [...Q, "ee.x", "ee.y", "ee.z", "cube.x", "cube.y", "target.x", "target.y"],
     pick_place: [...Q, "ee.x", "ee.y", "ee.z", "cube.x", "cube.y", "cube.z", "cube.yaw", "target.x", "target.y"],
+    multi_push: [...Q, "ee.x", "ee.y", "ee.z", "cube.x", "cube.y", "target.x", "target.y", "red.x", "red.y", "blue.x", "blue.y", "left.x", "left.y", "right.x", "right.y"],
   };
   for (const [task, names] of Object.entries(expected)) {
     const sim = await ArmSim.create({ robot: "so101", task: task as "reach" });
@@ -40,7 +41,7 @@ test("the SO-101 scenes load with the contract's observation per task; the start
 });
 
 test("a robot without the task, or no such robot, is one error that names what exists", async () => {
-  await assert.rejects(ArmSim.create({ robot: "so101", task: "peg_insert" }), /robot so101 has no task "peg_insert"; its tasks are reach, push_cube, pick_place/);
+  await assert.rejects(ArmSim.create({ robot: "so101", task: "peg_insert" }), /robot so101 has no task "peg_insert"; its tasks are reach, push_cube, pick_place, multi_push/);
   await assert.rejects(ArmSim.create({ robot: "ur5e" as "so101", task: "reach" }), /robot "ur5e" is not simulated: the simulator has rlft_arm5, so101/);
   await assert.rejects(ArmSim.create({ robot: "rlft_arm5", task: "pick_place" }), /robot rlft_arm5 has no task "pick_place"/);
 });

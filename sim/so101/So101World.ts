@@ -1,7 +1,7 @@
 /**
  * The SO-101 in the sim: the robot definition ArmSim loads (sim/simRobot.ts) and the world of one scene — joints in
  * rlft's Feetech convention (so101Spec.ts converts at this boundary and nowhere else), the task objects, the
- * observation and the success/failure detectors of reach, push_cube and pick_place.
+ * observation and the success/failure detectors of reach, push_cube, pick_place and multi_push.
  */
 import type { MainModule, MjModel } from "mujoco-js";
 import type { So101TaskName, TaskSpec } from "../tasks.ts";
@@ -10,6 +10,7 @@ import { fromModelAngles, MODEL_SIGN, SO101_SPEC, toModelAngles } from "./so101S
 import { so101SceneXml, writeSo101Assets } from "./so101Scene.ts";
 import { sampleSo101Episode } from "./sampleSo101Episode.ts";
 import { compileXml, idLookup, vec3 } from "../mjUtil.ts";
+import { goalFromInstruction, type CubeColor, type MultiPushGoal, type TargetSide } from "../multiPush.ts";
 
 /** Menagerie's step (so101.xml: 5 ms), or the largest step below it that divides the control period. */
 export function so101PhysicsDt(controlHz: number): number {
@@ -45,19 +46,21 @@ interface Layout {
   robotRoot: number;
   frictionGeoms: number[];
   objectBodies: number[];
+  /** multi_push: both cubes and both targets; cubeQpos/cubeBody/cubeGeom/targetMocap above point at the instructed pair. */
+  multi: { cubeQpos: Record<CubeColor, number>; cubeBody: Record<CubeColor, number>; cubeGeom: Record<CubeColor, number>; targetMocap: Record<TargetSide, number> } | null;
 }
 
 /** The cube is "resting" when its centre is at most this far above its resting height. */
 const RESTING = 0.005;
 
 class So101World implements RobotWorld {
-  readonly instruction = null;
-  readonly goal = null;
   readonly frictionGeoms: readonly number[];
   readonly objectBodies: readonly number[];
   readonly #ctx: SimContext;
   readonly #L: Layout;
   #initialDistance = 1;
+  #instruction: string | null = null;
+  #goal: MultiPushGoal | null = null;
 
   constructor(ctx: SimContext) {
     this.#ctx = ctx;
@@ -66,6 +69,16 @@ class So101World implements RobotWorld {
     this.objectBodies = this.#L.objectBodies;
   }
 
+
+  /** multi_push: the episode's instruction (the seed's, or the fixed one); null for the other tasks. */
+  get instruction(): string | null {
+    return this.#instruction;
+  }
+
+  /** multi_push: which cube goes to which target this episode; null for the other tasks. */
+  get goal(): MultiPushGoal | null {
+    return this.#goal;
+  }
 
   get #task(): So101TaskName {
     return this.#ctx.task.name as So101TaskName;
@@ -76,22 +89,34 @@ class So101World implements RobotWorld {
     const O = mj.mjtObj;
     const id = idLookup(mj, m, (name) => `ArmSim so101: the scene has no ${name}; so101Scene.ts and So101World.ts are out of step`);
     const joints = SO101_SPEC.jointNames.map((n) => id(O.mjOBJ_JOINT.value, n));
+    const mocap = (name: string): number => (m.body_mocapid as Int32Array)[id(O.mjOBJ_BODY.value, name)];
+    const qadr = (joint: number): number => (m.jnt_qposadr as Int32Array)[joint];
+    const multi =
+      this.#task === "multi_push"
+        ? {
+            cubeQpos: { red: qadr(id(O.mjOBJ_JOINT.value, "cube_red")), blue: qadr(id(O.mjOBJ_JOINT.value, "cube_blue")) },
+            cubeBody: { red: id(O.mjOBJ_BODY.value, "cube_red"), blue: id(O.mjOBJ_BODY.value, "cube_blue") },
+            cubeGeom: { red: id(O.mjOBJ_GEOM.value, "cube_red"), blue: id(O.mjOBJ_GEOM.value, "cube_blue") },
+            targetMocap: { left: mocap("target_left"), right: mocap("target_right") },
+          }
+        : null;
     const cubeJoint = id(O.mjOBJ_JOINT.value, "cube", false);
-    const cubeBody = id(O.mjOBJ_BODY.value, "cube", false);
-    const cubeGeom = id(O.mjOBJ_GEOM.value, "cube", false);
+    const cubeBody = multi ? multi.cubeBody.red : id(O.mjOBJ_BODY.value, "cube", false);
+    const cubeGeom = multi ? multi.cubeGeom.red : id(O.mjOBJ_GEOM.value, "cube", false);
     return {
       qpos: joints.map((j) => (m.jnt_qposadr as Int32Array)[j]),
       dof: joints.map((j) => (m.jnt_dofadr as Int32Array)[j]),
       // so101.xml names each position actuator after its joint.
       actuators: SO101_SPEC.jointNames.map((n) => id(O.mjOBJ_ACTUATOR.value, n)),
       eeSite: id(O.mjOBJ_SITE.value, SO101_SPEC.eeSite),
-      targetMocap: (m.body_mocapid as Int32Array)[id(O.mjOBJ_BODY.value, "target")],
-      cubeQpos: cubeJoint >= 0 ? (m.jnt_qposadr as Int32Array)[cubeJoint] : -1,
+      targetMocap: multi ? multi.targetMocap.left : mocap("target"),
+      cubeQpos: multi ? multi.cubeQpos.red : cubeJoint >= 0 ? qadr(cubeJoint) : -1,
       cubeBody,
       cubeGeom,
       robotRoot: id(O.mjOBJ_BODY.value, "base"),
-      frictionGeoms: [id(O.mjOBJ_GEOM.value, "table"), cubeGeom].filter((g) => g >= 0),
-      objectBodies: cubeBody >= 0 ? [cubeBody] : [],
+      frictionGeoms: [id(O.mjOBJ_GEOM.value, "table"), ...(multi ? [multi.cubeGeom.red, multi.cubeGeom.blue] : [cubeGeom])].filter((g) => g >= 0),
+      objectBodies: multi ? [multi.cubeBody.red, multi.cubeBody.blue] : cubeBody >= 0 ? [cubeBody] : [],
+      multi,
     };
   }
 
@@ -100,11 +125,23 @@ class So101World implements RobotWorld {
     const init = sampleSo101Episode(this.#task, seed);
     this.#setJoints(init.q);
     const L = this.#L;
-    if (init.cube && L.cubeQpos >= 0) {
-      const c = init.cube;
-      (data.qpos as Float64Array).set([c.x, c.y, SO101_SPEC.cubeHalf, Math.cos(c.yaw / 2), 0, 0, Math.sin(c.yaw / 2)], L.cubeQpos);
+    const placeCube = (c: { x: number; y: number; yaw: number }, adr: number): void =>
+      (data.qpos as Float64Array).set([c.x, c.y, SO101_SPEC.cubeHalf, Math.cos(c.yaw / 2), 0, 0, Math.sin(c.yaw / 2)], adr);
+    if (init.multi && L.multi) {
+      const M = L.multi;
+      const fixed = this.#ctx.instruction;
+      this.#goal = fixed === undefined ? init.multi.goal : goalFromInstruction(fixed, init.multi.goal).goal;
+      this.#instruction = fixed ?? init.multi.instruction;
+      for (const color of ["red", "blue"] as const) placeCube(init.multi.cubes[color], M.cubeQpos[color]);
+      for (const side of ["left", "right"] as const) (data.mocap_pos as Float64Array).set(init.multi.targets[side], 3 * M.targetMocap[side]);
+      L.cubeQpos = M.cubeQpos[this.#goal.color];
+      L.cubeBody = M.cubeBody[this.#goal.color];
+      L.cubeGeom = M.cubeGeom[this.#goal.color];
+      L.targetMocap = M.targetMocap[this.#goal.side];
+    } else {
+      if (init.cube && L.cubeQpos >= 0) placeCube(init.cube, L.cubeQpos);
+      (data.mocap_pos as Float64Array).set(init.target, 3 * L.targetMocap);
     }
-    (data.mocap_pos as Float64Array).set(init.target, 3 * L.targetMocap);
     mj.mj_forward(model, data);
     this.#initialDistance = Math.max(this.#distance(), 1e-6);
   }
@@ -194,6 +231,15 @@ class So101World implements RobotWorld {
       case "pick_place":
         values = [...q, ...ee, ...c, this.cubeYaw(), t[0], t[1]];
         break;
+      case "multi_push": {
+        const M = this.#L.multi!;
+        const qp = this.#ctx.data.qpos as Float64Array;
+        const mp = this.#ctx.data.mocap_pos as Float64Array;
+        const xy = (adr: number): number[] => [qp[adr], qp[adr + 1]];
+        const txy = (m: number): number[] => [mp[3 * m], mp[3 * m + 1]];
+        values = [...q, ...ee, c[0], c[1], t[0], t[1], ...xy(M.cubeQpos.red), ...xy(M.cubeQpos.blue), ...txy(M.targetMocap.left), ...txy(M.targetMocap.right)];
+        break;
+      }
     }
     return { names: [...this.#ctx.task.observationNames], values };
   }
@@ -202,10 +248,11 @@ class So101World implements RobotWorld {
     const d = this.#distance();
     let failed = !Number.isFinite(d);
     const L = this.#L;
-    if (L.cubeQpos >= 0) {
-      const [x, y, z] = this.cubePosition();
+    const qpos = this.#ctx.data.qpos as Float64Array;
+    // Off the table, or sunk through it after a blow-up: the episode cannot be won any more (either cube for multi_push).
+    for (const c of L.multi ? [L.multi.cubeQpos.red, L.multi.cubeQpos.blue] : L.cubeQpos >= 0 ? [L.cubeQpos] : []) {
+      const [x, y, z] = [qpos[c], qpos[c + 1], qpos[c + 2]];
       const t = SO101_SPEC.table;
-      // Off the table, or sunk through it after a blow-up: the episode cannot be won any more.
       failed ||= z < 0 || x < t.xMin || x > t.xMax || Math.abs(y) > t.yHalf;
     }
     let reached = d < this.#ctx.task.successRadius;
@@ -216,7 +263,7 @@ class So101World implements RobotWorld {
     return { success, failed, progress };
   }
 
-  /** Task distance: ee→target (reach), cube→target on the table (push_cube), cube→resting on the target (pick_place). */
+  /** Task distance: ee→target (reach), cube→target on the table (push_cube, multi_push: the instructed pair), cube→resting on the target (pick_place). */
   #distance(): number {
     const t = this.targetPosition();
     if (this.#task === "reach") {

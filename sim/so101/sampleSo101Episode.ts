@@ -3,6 +3,7 @@ import { createRng, type Rng } from "../rng.ts";
 import type { So101TaskName } from "../tasks.ts";
 import { So101Kinematics, topDownRotation } from "./so101Kinematics.ts";
 import { SO101_SPEC } from "./so101Spec.ts";
+import { INSTRUCTION_TEMPLATES, instructionFor, type CubeColor, type MultiPushGoal, type MultiPushLayout, type TargetSide } from "../multiPush.ts";
 
 /** Initial state of one SO-101 episode. */
 export interface So101EpisodeInit {
@@ -12,6 +13,8 @@ export interface So101EpisodeInit {
   cube?: { x: number; y: number; yaw: number };
   /** Target: the reach point, or the disc centre on the table (z = 0). */
   target: [number, number, number];
+  /** multi_push: both cubes, both targets, the goal and the instruction (cube/target above: the seed's instructed pair). */
+  multi?: MultiPushLayout;
 }
 
 /** The pose the IK starts from when sampling: gripper pointing down, 7 cm over the table, 18 cm in front of the base. */
@@ -43,6 +46,10 @@ export function sampleSo101Episode(task: So101TaskName, seed: number): So101Epis
       if (So101Kinematics.shared().ik(p, SO101_READY, { free: [true, true, true, true, false] }).reachable || attempt > 200) return { q, target: p };
     }
   }
+  if (task === "multi_push") {
+    const multi = sampleSo101MultiPush(rng);
+    return { q, cube: multi.cubes[multi.goal.color], target: multi.targets[multi.goal.side], multi };
+  }
   // push_cube: the pusher's stand-off points behind the cube and behind the target must be reachable pointing
   // down, low (pushing) and at the travel height (arriving over the first one).
   // pick_place: the cube and the target must be reachable for a top-down grasp at a yaw that fits the cube.
@@ -69,6 +76,60 @@ export function sampleSo101Episode(task: So101TaskName, seed: number): So101Epis
   }
 }
 
+/** Distance from point p to the segment a–b (on the table plane). */
+function segmentDistance(p: readonly number[], a: readonly number[], b: readonly number[]): number {
+  const d = [b[0] - a[0], b[1] - a[1]];
+  const len2 = d[0] * d[0] + d[1] * d[1];
+  const t = len2 > 0 ? Math.min(1, Math.max(0, ((p[0] - a[0]) * d[0] + (p[1] - a[1]) * d[1]) / len2)) : 0;
+  return Math.hypot(p[0] - a[0] - t * d[0], p[1] - a[1] - t * d[1]);
+}
+
+/**
+ * The SO-101's multi_push layout: a red and a blue cube, one near the base (x 15–18 cm) and one far (24.5–26.5 cm),
+ * which colour is near drawn at random, both within ±4 cm of the centre line; a target disc 11.5–14.5 cm to each
+ * side at x 18–23 cm; the instruction as rlft_arm5's multi_push (sim/multiPush.ts). Every one of the four
+ * cube → target pushes must be feasible, because a fixed `--instruction` may ask for any of them on any seed: the
+ * pusher's stand-offs behind the cube (at the travel and the pushing height) and behind the target reachable
+ * pointing down, and the pushed cube's path and the pusher's sweep at least 5.5 cm from the other cube's centre.
+ */
+export function sampleSo101MultiPush(rng: Rng): MultiPushLayout {
+  const stand = SO101_SPEC.cubeHalf + 0.03;
+  const pushable = (x: number, y: number, phi: number, z: number): boolean => reachableTopDown(x, y, z, phi - Math.PI / 2) || reachableTopDown(x, y, z, phi + Math.PI / 2);
+  const colors: CubeColor[] = ["red", "blue"];
+  const sides: TargetSide[] = ["left", "right"];
+  for (let attempt = 0; ; attempt++) {
+    const redNear = rng.next() < 0.5;
+    const near = { x: rng.uniform(0.15, 0.18), y: rng.uniform(-0.04, 0.04), yaw: rng.uniform(-Math.PI / 4, Math.PI / 4) };
+    const far = { x: rng.uniform(0.245, 0.265), y: rng.uniform(-0.04, 0.04), yaw: rng.uniform(-Math.PI / 4, Math.PI / 4) };
+    const targets: MultiPushLayout["targets"] = {
+      left: [rng.uniform(0.18, 0.23), rng.uniform(0.115, 0.145), 0],
+      right: [rng.uniform(0.18, 0.23), -rng.uniform(0.115, 0.145), 0],
+    };
+    const goal: MultiPushGoal = { color: rng.next() < 0.5 ? "red" : "blue", side: rng.next() < 0.5 ? "left" : "right" };
+    const template = Math.floor(rng.next() * INSTRUCTION_TEMPLATES.length);
+    const cubes = { red: redNear ? near : far, blue: redNear ? far : near };
+    const ok = colors.every((color) =>
+      sides.every((side) => {
+        const c = cubes[color];
+        const o = cubes[color === "red" ? "blue" : "red"];
+        const t = targets[side];
+        const phi = Math.atan2(t[1] - c.y, t[0] - c.x);
+        const u = [Math.cos(phi), Math.sin(phi)];
+        const start = [c.x - stand * u[0], c.y - stand * u[1]];
+        const end = [t[0] - stand * u[0], t[1] - stand * u[1]];
+        return (
+          pushable(start[0], start[1], phi, SO101_TRAVEL_Z) &&
+          pushable(start[0], start[1], phi, SO101_LOW_Z) &&
+          pushable(end[0], end[1], phi, SO101_LOW_Z) &&
+          segmentDistance([o.x, o.y], [c.x, c.y], t) > 0.055 &&
+          segmentDistance([o.x, o.y], start, end) > 0.055
+        );
+      }),
+    );
+    if (ok || attempt > 500) return { cubes, targets, goal, instruction: instructionFor(goal, template) };
+  }
+}
+
 /**
  * Gripper pointing down 5–7.5 cm above the table near the base (the wrist_flex limit keeps a vertical gripper
  * below ~8 cm), a little joint noise; closed for pushing.
@@ -76,7 +137,7 @@ export function sampleSo101Episode(task: So101TaskName, seed: number): So101Epis
 function startPose(rng: Rng, task: So101TaskName): number[] {
   const p = [rng.uniform(0.13, 0.2), rng.uniform(-0.05, 0.05), rng.uniform(0.05, 0.075)];
   const arm = So101Kinematics.shared().ik(p, SO101_READY, { R: topDownRotation(rng.uniform(-0.3, 0.3)) }).q;
-  const gripper = task === "push_cube" ? rng.uniform(0, 0.05) : rng.uniform(0, 0.4);
+  const gripper = task === "push_cube" || task === "multi_push" ? rng.uniform(0, 0.05) : rng.uniform(0, 0.4);
   const q = [...arm.map((v) => v + 0.03 * rng.normal()), gripper];
   return q.map((v, i) => Math.min(SO101_SPEC.jointUpper[i], Math.max(SO101_SPEC.jointLower[i], v)));
 }

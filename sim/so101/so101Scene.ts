@@ -74,5 +74,18 @@ function taskXml(task: So101TaskName, h: number): string {
     case "push_cube":
     case "pick_place":
       return cube + disc;
+    case "multi_push": {
+      // Both cubes as push_cube's; both discs green (the instruction says which side). Start poses: reset().
+      const colored = (color: string, rgba: string, y: number): string => `
+    <body name="cube_${color}" pos="0.2 ${y} ${h}">
+      <freejoint name="cube_${color}"/>
+      <geom name="cube_${color}" type="box" size="${h} ${h} ${h}" mass="0.02" friction="0.8 0.005 0.0001" rgba="${rgba}"/>
+    </body>`;
+      const side = (name: string, y: number): string => `
+    <body name="target_${name}" mocap="true" pos="0.2 ${y} 0">
+      <geom name="target_${name}" type="cylinder" size="${SO101_SPEC.targetRadius} 0.0005" pos="0 0 0.0006" rgba="0.1 0.8 0.2 1" contype="0" conaffinity="0"/>
+    </body>`;
+      return colored("red", "0.9 0.1 0.1 1", 0.05) + colored("blue", "0.1 0.25 0.9 1", -0.05) + side("left", 0.13) + side("right", -0.13);
+    }
   }
 }

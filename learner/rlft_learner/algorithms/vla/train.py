@@ -62,7 +62,7 @@ class Config:
     state_prefix: str = field(default="q.", metadata=_h("observation names starting with this are the state input (proprioception only)"))
     image_height: int = field(default=32, metadata=_h("model input height after crop + resize"))
     image_width: int = field(default=40, metadata=_h("model input width after crop + resize"))
-    crop: str = field(default="14,2,48,60", metadata=_h("top,left,height,width crop of the source frame"))
+    crop: str = field(default="14,2,48,60", metadata=_h("top,left,height,width crop of every camera's source frame; per camera: 'front:14,0,48,84;wrist:full' (a camera not listed, or 'full': the whole frame)"))
     shift: int = field(default=2, metadata=_h("random-shift augmentation in pixels (DrQ); 0 = off"))
     state_std_floor: float = field(default=1e-2, metadata=_h("lower bound on per-dimension state std"))
     delta_actions: bool = field(default=True, metadata=_h("predict joint chunks relative to the measured joint positions (openpi DeltaActions)"))
@@ -118,6 +118,31 @@ def random_shift(x: torch.Tensor, pad: int, gen: torch.Generator) -> torch.Tenso
     return torch.stack([padded[i, :, dy[i]:dy[i] + H, dx[i]:dx[i] + W] for i in range(B)])
 
 
+def camera_crop(spec: str, camera: str, height: int, width: int) -> list[int]:
+    """The crop [top, left, height, width] of `camera` (height x width frames) that --crop asks for: one
+    'top,left,height,width' for every camera, or 'name:top,left,height,width;name:full' per camera (a camera not
+    listed, or 'full', is the whole frame). A crop outside the frame is refused, naming the camera and its size."""
+    text = spec.strip()
+    if ":" in text:
+        parts = [p.split(":", 1) for p in text.split(";") if p.strip()]
+        if any(len(p) != 2 for p in parts):
+            raise ValueError(f"--crop {spec!r}: give each camera as name:top,left,height,width (or name:full), separated by ';'")
+        text = dict((k.strip(), v) for k, v in parts).get(camera, "full").strip()
+    if text in ("", "full"):
+        return [0, 0, height, width]
+    try:
+        crop = [int(v) for v in text.split(",")]
+    except ValueError:
+        crop = []
+    if len(crop) != 4:
+        raise ValueError(f"--crop {spec!r}: camera {camera!r} needs top,left,height,width (four integers) or 'full'")
+    top, left, h, w = crop
+    if top < 0 or left < 0 or h < 1 or w < 1 or top + h > height or left + w > width:
+        raise ValueError(f"--crop {spec!r}: {top},{left},{h},{w} does not fit camera {camera!r}'s {width}x{height} frames; "
+                         f"give a per-camera crop inside them (e.g. --crop '{camera}:full')")
+    return crop
+
+
 def _aux_names(cfg: Config, data: VlaDataset) -> list[str]:
     """The aux names the data has (in --aux-names order); none when the aux loss is off."""
     return [n for n in cfg.aux_names.split(",") if n and n in data.obs_names] if cfg.aux_weight > 0 else []
@@ -158,8 +183,8 @@ def prepare(cfg: Config, data: VlaDataset, vocabulary: list[str], aux_data: list
     else:
         tok = WordLevelTokenizer.build(data.instructions + vocabulary + suffixes, max_length=cfg.max_tokens)
         state_idx = [i for i, n in enumerate(data.obs_names) if n.startswith(cfg.state_prefix)]
-        crop = [int(v) for v in cfg.crop.split(",")]
-        cams = [ImageSpec(name=name, source_height=int(arr.shape[1]), source_width=int(arr.shape[2]), crop=crop,
+        cams = [ImageSpec(name=name, source_height=int(arr.shape[1]), source_width=int(arr.shape[2]),
+                          crop=camera_crop(cfg.crop, name, int(arr.shape[1]), int(arr.shape[2])),
                           height=cfg.image_height, width=cfg.image_width) for name, arr in data.images.items()]
     if not state_idx:
         raise ValueError(f"no observation name starts with {cfg.state_prefix!r} (names: {', '.join(data.obs_names)})")
