@@ -67,3 +67,18 @@ test("rlft collect --episodes abc | -3 | 1.5 stops with one clear error and runs
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("rlft train-vla --cameras with something that is not a camera name stops with the fix before any dataset is written", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rlft-args-"));
+  try {
+    for (const bad of ["front;rm -rf", ",", "../wrist"]) {
+      const out = join(dir, "vla");
+      const r = spawnSync(process.execPath, [join(import.meta.dirname, "..", "bin", "rlft.js"), "train-vla", "--data", dir, "--out", out, "--cameras", bad], { encoding: "utf8", timeout: 120_000 });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, /--cameras .*: give camera names \(letters, digits, _\) separated by commas, e\.g\. --cameras front,wrist/);
+      assert.equal(existsSync(out), false, "nothing was written");
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -30,25 +30,32 @@ export function registerTrainVlaCommand(program: Command): void {
       if (o.plain && !o.recapData) throw new Error("--plain is the baseline of a RECAP fine-tune: pass --recap-data and --pretrained too");
       if (o.pretrained && !existsSync(join(o.pretrained, "policy.json"))) throw new Error(`--pretrained ${o.pretrained}: no policy.json there — pass a package written by rlft train-vla`);
       const datasetDir = join(o.out, "dataset");
-      const bar = progress("dataset", episodeFiles(o.data).length, { unit: "episodes" });
-      let n = 0;
+      /** Converts `dir` with a progress bar named `what`. */
+      const convert = async (what: string, dir: string, out: string, opts: Parameters<typeof writeVlaDataset>[2]) => {
+        const bar = progress(what, episodeFiles(dir).length, { unit: "episodes" });
+        let n = 0;
+        try {
+          return await writeVlaDataset(dir, out, { ...opts, onEpisode: () => bar.update(++n) });
+        } finally {
+          bar.stop();
+        }
+      };
       const cameras = o.cameras === undefined ? undefined : String(o.cameras).split(",").map((c) => c.trim()).filter(Boolean);
       if (cameras && (cameras.length === 0 || cameras.some((c) => !/^[A-Za-z0-9_]+$/.test(c)))) throw new Error(`--cameras ${JSON.stringify(String(o.cameras).slice(0, 60))}: give camera names (letters, digits, _) separated by commas, e.g. --cameras front,wrist`);
-      const s = await writeVlaDataset(o.data, datasetDir, { includeFailures: o.includeFailures, cameras, onEpisode: () => bar.update(++n) });
-      bar.stop();
+      const s = await convert("dataset", o.data, datasetDir, { includeFailures: o.includeFailures, cameras });
       console.log(`dataset: ${s.episodes} episodes, ${s.ticks} ticks (${s.skippedEpisodes} skipped), cameras ${s.cameras.join(", ")}, in ${resolve(datasetDir)}`);
       for (const [text, count] of Object.entries(s.instructions).sort()) console.log(`  ${String(count).padStart(4)} × ${text}`);
       const auxDirs: string[] = [];
       for (const [i, dir] of ((o.auxData as string[] | undefined) ?? []).entries()) {
         const out = join(o.out, `aux-dataset-${i}`);
-        const a = await writeVlaDataset(dir, out, { includeFailures: true, cameras: s.cameras });
+        const a = await convert("aux data", dir, out, { includeFailures: true, cameras: s.cameras });
         console.log(`aux data: ${a.episodes} episodes, ${a.ticks} ticks from ${dir} (position head only, never imitated)`);
         auxDirs.push(out);
       }
       const recapDirs: string[] = [];
       for (const [i, dir] of ((o.recapData as string[] | undefined) ?? []).entries()) {
         const out = join(o.out, `recap-dataset-${i}`);
-        const a = await writeVlaDataset(dir, out, { includeFailures: true, cameras: s.cameras });
+        const a = await convert("RECAP data", dir, out, { includeFailures: true, cameras: s.cameras });
         console.log(`RECAP data: ${a.episodes} episodes, ${a.ticks} ticks from ${dir} (${o.plain ? "imitated without an indicator" : "imitated with the advantage indicator"})`);
         recapDirs.push(out);
       }
