@@ -306,7 +306,7 @@ test("a gym launch file's task: any plain name (default the env id's last part);
     });
   }
   // The simulator's robots: only their tasks, the error names them (a plain but unknown name, a hostile one, an own key of Object).
-  assert.throws(() => parseLaunch("robot: so101\ntask: peg_insert\n", "s.yaml"), /s\.yaml:2: task: robot so101 has no task "peg_insert"; its tasks are reach, push_cube, pick_place \(driver\.kind sim\)/);
+  assert.throws(() => parseLaunch("robot: so101\ntask: peg_insert\n", "s.yaml"), /s\.yaml:2: task: robot so101 has no task "peg_insert"; its tasks are reach, push_cube, pick_place, multi_push \(driver\.kind sim\)/);
   assert.throws(() => parseLaunch("task: stack_two\n", "s.yaml"), /task: robot rlft_arm5 has no task "stack_two"; its tasks are reach, push_cube, peg_insert, multi_push/);
   assert.throws(() => parseLaunch("task: constructor\n", "s.yaml"), /robot rlft_arm5 has no task "constructor"/);
   assert.throws(() => parseLaunch('task: "a\\nb"\n', "s.yaml"), (e: Error) => /has no task "a\\nb"/.test(e.message) && !e.message.includes("\n"));
