@@ -151,22 +151,36 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   let learningStarts = Number(o.learnerConfig?.learning_starts ?? 500);
   let lastPolicyDir: string | null = null;
   if (o.learner === true) {
-    const [p1, p2] = [await freePort(), await freePort()];
-    experience = `tcp://127.0.0.1:${p1}`;
-    policyEndpoint = `tcp://127.0.0.1:${p2}`;
-    const lc: Record<string, unknown> = { experience_bind: experience, policy_bind: policyEndpoint, base_package: resolve(cfg.actor.package), run_dir: join(out, "learner"), json_progress: true, ...(cfg.actor.noise_scale !== 1 ? { base_noise_scale: cfg.actor.noise_scale } : {}), ...o.learnerConfig };
-    utd = Number(lc.utd ?? utd);
-    learningStarts = Number(lc.learning_starts ?? learningStarts);
-    const file = join(out, "learner.yaml");
-    writeFileSync(file, stringify(lc));
-    learner = startLearner(["serve", "--config", file], (e) => {
-      if (e.event === "progress" || e.event === "done") {
-        updates = Math.max(updates, Number(e.updates));
-        ups = Number(e.updates_per_s ?? 0);
-        const losses = (e.losses ?? {}) as Record<string, number>;
-        o.telemetry?.point("rlft_learner", { updates, updates_per_s: ups, online: Number(e.online ?? 0), offline: Number(e.offline ?? 0), ...Object.fromEntries(Object.entries(losses).map(([k, v]) => [k.replaceAll("/", "_"), v])) });
+    // Two free ports, then the learner binds them: another process may take one in between (parallel test suites,
+    // a busy CI machine). The learner then exits naming the address in use, and it is started again on fresh ports.
+    for (let attempt = 1; ; attempt++) {
+      const p1 = await freePort();
+      let p2 = await freePort();
+      while (p2 === p1) p2 = await freePort();
+      experience = `tcp://127.0.0.1:${p1}`;
+      policyEndpoint = `tcp://127.0.0.1:${p2}`;
+      const lc: Record<string, unknown> = { experience_bind: experience, policy_bind: policyEndpoint, base_package: resolve(cfg.actor.package), run_dir: join(out, "learner"), json_progress: true, ...(cfg.actor.noise_scale !== 1 ? { base_noise_scale: cfg.actor.noise_scale } : {}), ...o.learnerConfig };
+      utd = Number(lc.utd ?? utd);
+      learningStarts = Number(lc.learning_starts ?? learningStarts);
+      const file = join(out, "learner.yaml");
+      writeFileSync(file, stringify(lc));
+      learner = startLearner(["serve", "--config", file], (e) => {
+        if (e.event === "progress" || e.event === "done") {
+          updates = Math.max(updates, Number(e.updates));
+          ups = Number(e.updates_per_s ?? 0);
+          const losses = (e.losses ?? {}) as Record<string, number>;
+          o.telemetry?.point("rlft_learner", { updates, updates_per_s: ups, online: Number(e.online ?? 0), offline: Number(e.offline ?? 0), ...Object.fromEntries(Object.entries(losses).map(([k, v]) => [k.replaceAll("/", "_"), v])) });
+        }
+      });
+      const failed = await learner.ready.then(() => null, (e: Error) => e);
+      if (!failed) break;
+      // Not ready means it has exited (learnerProcess.ts rejects `ready` only then); its error, when final, is thrown below.
+      if (attempt < 3 && /Address already in use/.test(failed.message)) {
+        o.onNote?.(`learner: a port picked for it was taken before it could bind (${failed.message.slice(0, 120)}); starting it again on other ports`);
+        continue;
       }
-    });
+      break;
+    }
   } else {
     experience = o.learner;
     policyEndpoint = o.policyEndpoint ?? cfg.learner.policy;

@@ -26,11 +26,29 @@ export class LearnerRig {
     this.current = this.start();
   }
 
+  /**
+   * Starts the learner on two free ports and waits until it has bound them. A port another test took between
+   * freePort() and the bind (the suites run in parallel) makes it exit naming the address: then it starts again on
+   * fresh ports (the rig's restarts reuse the ports it bound).
+   */
   static async create(root: string, baseDir: string, extra: string[] = []): Promise<LearnerRig> {
-    const experience = `tcp://127.0.0.1:${await freePort()}`;
-    const policy = `tcp://127.0.0.1:${await freePort()}`;
     const runDir = join(root, "learner");
-    return new LearnerRig(experience, policy, runDir, tinyLearnerArgs({ base: baseDir, runDir, experience, policy, extra }));
+    for (let attempt = 1; ; attempt++) {
+      const p1 = await freePort();
+      let p2 = await freePort();
+      while (p2 === p1) p2 = await freePort();
+      const experience = `tcp://127.0.0.1:${p1}`;
+      const policy = `tcp://127.0.0.1:${p2}`;
+      const rig = new LearnerRig(experience, policy, runDir, tinyLearnerArgs({ base: baseDir, runDir, experience, policy, extra }));
+      try {
+        await rig.current.event("ready");
+        return rig;
+      } catch (e) {
+        await rig.cleanup();
+        if (attempt < 3 && /Address already in use/.test(rig.current.stderr)) continue;
+        throw e;
+      }
+    }
   }
 
   start(): LearnerProc {
