@@ -4,7 +4,7 @@ import { ARM_SPEC } from "../armSpec.ts";
 import { sampleEpisode } from "../sampleEpisode.ts";
 import { sceneXml } from "../scene.ts";
 import type { Arm5TaskName, TaskSpec } from "../tasks.ts";
-import { goalFromInstruction, type CubeColor, type MultiPushGoal, type TargetSide } from "../multiPush.ts";
+import { setUpMultiPush, type CubeColor, type MultiPushGoal, type TargetSide } from "../multiPush.ts";
 import type { RobotWorld, SimContext, SimRobot, SimStateOverride, SimStatus } from "../simRobot.ts";
 import { compileXml, idLookup, vec3 } from "../mjUtil.ts";
 
@@ -118,15 +118,8 @@ class Arm5World implements RobotWorld {
     const placeCube = (c: { x: number; y: number; yaw: number }, adr: number): void =>
       qpos.set([c.x, c.y, ARM_SPEC.cubeHalf, Math.cos(c.yaw / 2), 0, 0, Math.sin(c.yaw / 2)], adr);
     if (init.multi && L.multi) {
-      const M = L.multi;
-      const fixed = this.#ctx.instruction;
-      this.#goal = fixed === undefined ? init.multi.goal : goalFromInstruction(fixed, init.multi.goal).goal;
-      this.#instruction = fixed ?? init.multi.instruction;
-      for (const color of ["red", "blue"] as const) placeCube(init.multi.cubes[color], M.cubeQpos[color]);
-      for (const side of ["left", "right"] as const) (data.mocap_pos as Float64Array).set(init.multi.targets[side], 3 * M.targetMocap[side]);
-      L.cubeQpos = M.cubeQpos[this.#goal.color];
-      L.cubeBody = M.cubeBody[this.#goal.color];
-      L.targetMocap = M.targetMocap[this.#goal.side];
+      const e = setUpMultiPush(init.multi, this.#ctx.instruction, L.multi, data.mocap_pos as Float64Array, placeCube);
+      [this.#goal, this.#instruction, L.cubeQpos, L.cubeBody, L.targetMocap] = [e.goal, e.instruction, e.cubeQpos, e.cubeBody, e.targetMocap];
     } else if (init.cube && L.cubeQpos >= 0) placeCube(init.cube, L.cubeQpos);
     if (!init.multi) (data.mocap_pos as Float64Array).set(init.target, 3 * L.targetMocap);
     const yaw = init.targetYaw ?? 0;

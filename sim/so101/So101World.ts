@@ -10,7 +10,7 @@ import { fromModelAngles, MODEL_SIGN, SO101_SPEC, toModelAngles } from "./so101S
 import { so101SceneXml, writeSo101Assets } from "./so101Scene.ts";
 import { sampleSo101Episode } from "./sampleSo101Episode.ts";
 import { compileXml, idLookup, vec3 } from "../mjUtil.ts";
-import { goalFromInstruction, type CubeColor, type MultiPushGoal, type TargetSide } from "../multiPush.ts";
+import { setUpMultiPush, type CubeColor, type MultiPushGoal, type TargetSide } from "../multiPush.ts";
 
 /** Menagerie's step (so101.xml: 5 ms), or the largest step below it that divides the control period. */
 export function so101PhysicsDt(controlHz: number): number {
@@ -128,16 +128,9 @@ class So101World implements RobotWorld {
     const placeCube = (c: { x: number; y: number; yaw: number }, adr: number): void =>
       (data.qpos as Float64Array).set([c.x, c.y, SO101_SPEC.cubeHalf, Math.cos(c.yaw / 2), 0, 0, Math.sin(c.yaw / 2)], adr);
     if (init.multi && L.multi) {
-      const M = L.multi;
-      const fixed = this.#ctx.instruction;
-      this.#goal = fixed === undefined ? init.multi.goal : goalFromInstruction(fixed, init.multi.goal).goal;
-      this.#instruction = fixed ?? init.multi.instruction;
-      for (const color of ["red", "blue"] as const) placeCube(init.multi.cubes[color], M.cubeQpos[color]);
-      for (const side of ["left", "right"] as const) (data.mocap_pos as Float64Array).set(init.multi.targets[side], 3 * M.targetMocap[side]);
-      L.cubeQpos = M.cubeQpos[this.#goal.color];
-      L.cubeBody = M.cubeBody[this.#goal.color];
-      L.cubeGeom = M.cubeGeom[this.#goal.color];
-      L.targetMocap = M.targetMocap[this.#goal.side];
+      const e = setUpMultiPush(init.multi, this.#ctx.instruction, L.multi, data.mocap_pos as Float64Array, placeCube);
+      [this.#goal, this.#instruction, L.cubeQpos, L.cubeBody, L.targetMocap] = [e.goal, e.instruction, e.cubeQpos, e.cubeBody, e.targetMocap];
+      L.cubeGeom = L.multi.cubeGeom[e.goal.color];
     } else {
       if (init.cube && L.cubeQpos >= 0) placeCube(init.cube, L.cubeQpos);
       (data.mocap_pos as Float64Array).set(init.target, 3 * L.targetMocap);

@@ -3,7 +3,7 @@ import { createRng, type Rng } from "../rng.ts";
 import type { So101TaskName } from "../tasks.ts";
 import { So101Kinematics, topDownRotation } from "./so101Kinematics.ts";
 import { SO101_SPEC } from "./so101Spec.ts";
-import { INSTRUCTION_TEMPLATES, instructionFor, type CubeColor, type MultiPushGoal, type MultiPushLayout, type TargetSide } from "../multiPush.ts";
+import { sampleMultiPush, type CubeColor, type MultiPushLayout, type MultiPushRanges, type TargetSide } from "../multiPush.ts";
 
 /** Initial state of one SO-101 episode. */
 export interface So101EpisodeInit {
@@ -84,6 +84,9 @@ function segmentDistance(p: readonly number[], a: readonly number[], b: readonly
   return Math.hypot(p[0] - a[0] - t * d[0], p[1] - a[1] - t * d[1]);
 }
 
+/** The SO-101's multi_push ranges (sampleSo101MultiPush). */
+const SO101_MULTI_PUSH: MultiPushRanges = { nearX: [0.15, 0.18], farX: [0.245, 0.265], cubeY: 0.04, targetX: [0.18, 0.23], targetY: [0.115, 0.145] };
+
 /**
  * The SO-101's multi_push layout: a red and a blue cube, one near the base (x 15–18 cm) and one far (24.5–26.5 cm),
  * which colour is near drawn at random, both within ±4 cm of the centre line; a target disc 11.5–14.5 cm to each
@@ -98,16 +101,8 @@ export function sampleSo101MultiPush(rng: Rng): MultiPushLayout {
   const colors: CubeColor[] = ["red", "blue"];
   const sides: TargetSide[] = ["left", "right"];
   for (let attempt = 0; ; attempt++) {
-    const redNear = rng.next() < 0.5;
-    const near = { x: rng.uniform(0.15, 0.18), y: rng.uniform(-0.04, 0.04), yaw: rng.uniform(-Math.PI / 4, Math.PI / 4) };
-    const far = { x: rng.uniform(0.245, 0.265), y: rng.uniform(-0.04, 0.04), yaw: rng.uniform(-Math.PI / 4, Math.PI / 4) };
-    const targets: MultiPushLayout["targets"] = {
-      left: [rng.uniform(0.18, 0.23), rng.uniform(0.115, 0.145), 0],
-      right: [rng.uniform(0.18, 0.23), -rng.uniform(0.115, 0.145), 0],
-    };
-    const goal: MultiPushGoal = { color: rng.next() < 0.5 ? "red" : "blue", side: rng.next() < 0.5 ? "left" : "right" };
-    const template = Math.floor(rng.next() * INSTRUCTION_TEMPLATES.length);
-    const cubes = { red: redNear ? near : far, blue: redNear ? far : near };
+    const layout = sampleMultiPush(rng, SO101_MULTI_PUSH);
+    const { cubes, targets } = layout;
     const ok = colors.every((color) =>
       sides.every((side) => {
         const c = cubes[color];
@@ -126,7 +121,7 @@ export function sampleSo101MultiPush(rng: Rng): MultiPushLayout {
         );
       }),
     );
-    if (ok || attempt > 500) return { cubes, targets, goal, instruction: instructionFor(goal, template) };
+    if (ok || attempt > 500) return layout;
   }
 }
 
