@@ -14,3 +14,13 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** `n` distinct free ports on 127.0.0.1 (each freePort() alone may hand back one it gave before). */
+export async function freePorts(n: number): Promise<number[]> {
+  const ports: number[] = [];
+  while (ports.length < n) {
+    const p = await freePort();
+    if (!ports.includes(p)) ports.push(p);
+  }
+  return ports;
+}

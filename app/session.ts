@@ -23,7 +23,7 @@ import { ControlLoopMonitor } from "../nodes/ControlLoopMonitor.ts";
 import { loadCurveClientKeys, type CurveClientKeys } from "../bridge/CurveCertificate.ts";
 import { loadPackageTrust, type PackageTrust } from "../policies/PackageSignature.ts";
 import type { ExperienceStats } from "../bridge/ExperienceBridge.ts";
-import { freePort } from "./ports.ts";
+import { freePorts } from "./ports.ts";
 import { checkListenAddress } from "../runtime/listenAddress.ts";
 
 /** Live numbers of a session, for progress displays. */
@@ -154,9 +154,7 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     // Two free ports, then the learner binds them: another process may take one in between (parallel test suites,
     // a busy CI machine). The learner then exits naming the address in use, and it is started again on fresh ports.
     for (let attempt = 1; ; attempt++) {
-      const p1 = await freePort();
-      let p2 = await freePort();
-      while (p2 === p1) p2 = await freePort();
+      const [p1, p2] = await freePorts(2);
       experience = `tcp://127.0.0.1:${p1}`;
       policyEndpoint = `tcp://127.0.0.1:${p2}`;
       const lc: Record<string, unknown> = { experience_bind: experience, policy_bind: policyEndpoint, base_package: resolve(cfg.actor.package), run_dir: join(out, "learner"), json_progress: true, ...(cfg.actor.noise_scale !== 1 ? { base_noise_scale: cfg.actor.noise_scale } : {}), ...o.learnerConfig };

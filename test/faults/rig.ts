@@ -6,7 +6,7 @@ import { ExperienceBridge } from "../../bridge/ExperienceBridge.ts";
 import { parseLaunch, type LaunchConfig } from "../../launch/LaunchConfig.ts";
 import type { Stack } from "../../launch/Stack.ts";
 import { LearnerProc, tinyLearnerArgs } from "../support/LearnerProc.ts";
-import { freePort } from "../servers.ts";
+import { freePorts } from "../../app/ports.ts";
 import { configHash } from "../../app/session.ts";
 
 /** A learner that can be killed, frozen and restarted on the same ports and run_dir. */
@@ -34,9 +34,7 @@ export class LearnerRig {
   static async create(root: string, baseDir: string, extra: string[] = []): Promise<LearnerRig> {
     const runDir = join(root, "learner");
     for (let attempt = 1; ; attempt++) {
-      const p1 = await freePort();
-      let p2 = await freePort();
-      while (p2 === p1) p2 = await freePort();
+      const [p1, p2] = await freePorts(2);
       const experience = `tcp://127.0.0.1:${p1}`;
       const policy = `tcp://127.0.0.1:${p2}`;
       const rig = new LearnerRig(experience, policy, runDir, tinyLearnerArgs({ base: baseDir, runDir, experience, policy, extra }));
