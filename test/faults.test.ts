@@ -14,8 +14,8 @@ import { encodeHeartbeat, encodeHello, encodeTransitions, type Welcome } from ".
 import { decodeMessage, encodeMessage, type Header } from "../bridge/wire.ts";
 import { makeTransitionOf, recordingLogger, waitFor } from "../bridge/testing/helpers.ts";
 import { makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
-import { LearnerProc, tinyLearnerArgs } from "./support/LearnerProc.ts";
-import { freePort } from "./servers.ts";
+import { freePorts } from "../app/ports.ts";
+import { LearnerProc, startLearnerOnFreePorts, tinyLearnerArgs } from "./support/LearnerProc.ts";
 
 interface Base {
   dir: string;
@@ -25,17 +25,34 @@ interface Base {
   actionNames: string[];
 }
 
-async function setup() {
+async function setup(o: { learnerUp?: boolean } = {}) {
   const fx = await makeLearnerFixture();
   const pj = JSON.parse(await readFile(join(fx.dir, "policy.json"), "utf8")) as { version: string; observation: { names: string[] }; action: { names: string[] }; provenance?: { task?: string } };
   const base: Base = { dir: fx.dir, version: pj.version, task: pj.provenance?.task ?? "task", obsNames: pj.observation.names, actionNames: pj.action.names };
   const root = await mkdtemp(join(tmpdir(), "rlft-faults-"));
-  const endpoint = `tcp://127.0.0.1:${await freePort()}`;
-  const policyEndpoint = `tcp://127.0.0.1:${await freePort()}`;
-  const args = tinyLearnerArgs({ base: base.dir, runDir: join(root, "run"), experience: endpoint, policy: policyEndpoint });
-
-  const started: LearnerProc[] = [];
+  // The first learner starts here, on ports it could bind (startLearnerOnFreePorts), and each test's first learner()
+  // is that one; later ones restart on the same ports and run_dir. With learnerUp false the ports are only picked and
+  // the first learner() starts it (a robot that records before the learner exists).
+  const argsFor = (experience: string, policy: string) => tinyLearnerArgs({ base: base.dir, runDir: join(root, "run"), experience, policy });
+  let first: LearnerProc | undefined;
+  let endpoint: string;
+  let args: string[];
+  if (o.learnerUp ?? true) {
+    const up = await startLearnerOnFreePorts(argsFor);
+    ({ experience: endpoint, args } = up);
+    first = up.proc;
+  } else {
+    const [p1, p2] = await freePorts(2);
+    endpoint = `tcp://127.0.0.1:${p1}`;
+    args = argsFor(endpoint, `tcp://127.0.0.1:${p2}`);
+  }
+  const started: LearnerProc[] = first ? [first] : [];
   const learner = () => {
+    if (first) {
+      const l = first;
+      first = undefined;
+      return l;
+    }
     const l = new LearnerProc(args);
     started.push(l);
     return l;
@@ -60,7 +77,7 @@ function robotCounts(done: Record<string, unknown>, robot: string): { acked_seq:
 }
 
 test("learner SIGKILLed mid-session and restarted on its run_dir: every pushed transition is stored exactly once", { timeout: 120_000 }, async () => {
-  const s = await setup();
+  const s = await setup({ learnerUp: false });
   try {
     let learner = s.learner();
     await learner.event("progress");

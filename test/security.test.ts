@@ -17,7 +17,7 @@ import { loadPackageTrust } from "../policies/PackageSignature.ts";
 import { makeTransitionOf, recordingLogger, waitFor } from "../bridge/testing/helpers.ts";
 import { makeLearnerFixture } from "../policies/testing/learnerFixture.ts";
 import { generateKeys } from "../app/keys.ts";
-import { LearnerProc, tinyLearnerArgs } from "./support/LearnerProc.ts";
+import { startLearnerOnFreePorts, tinyLearnerArgs } from "./support/LearnerProc.ts";
 import { freePort } from "./servers.ts";
 
 test("CURVE + signed packages: the authorized robot works; unknown peers and an impostor learner get nowhere", { timeout: 120_000 }, async () => {
@@ -27,9 +27,7 @@ test("CURVE + signed packages: the authorized robot works; unknown peers and an 
   await generateKeys(keys, { robots: ["sim-0"] });
   const pj = JSON.parse(await readFile(join(fx.dir, "policy.json"), "utf8"));
   const [obsNames, actionNames, version] = [pj.observation.names as string[], pj.action.names as string[], pj.version as string];
-  const experience = `tcp://127.0.0.1:${await freePort()}`;
-  const policy = `tcp://127.0.0.1:${await freePort()}`;
-  const learner = new LearnerProc(tinyLearnerArgs({
+  const { proc: learner, experience, policy } = await startLearnerOnFreePorts((experience, policy) => tinyLearnerArgs({
     base: fx.dir, runDir: join(root, "run"), experience, policy,
     extra: ["--curve-secret", join(keys, "learner.key_secret"), "--curve-authorized", join(keys, "authorized"), "--sign-key", join(keys, "learner.sign.pem"), "--publish-every", "40"],
   }));

@@ -5,8 +5,7 @@ import { join } from "node:path";
 import { ExperienceBridge } from "../../bridge/ExperienceBridge.ts";
 import { parseLaunch, type LaunchConfig } from "../../launch/LaunchConfig.ts";
 import type { Stack } from "../../launch/Stack.ts";
-import { LearnerProc, tinyLearnerArgs } from "../support/LearnerProc.ts";
-import { freePorts } from "../../app/ports.ts";
+import { LearnerProc, startLearnerOnFreePorts, tinyLearnerArgs } from "../support/LearnerProc.ts";
 import { configHash } from "../../app/session.ts";
 
 /** A learner that can be killed, frozen and restarted on the same ports and run_dir. */
@@ -18,35 +17,20 @@ export class LearnerRig {
   readonly #args: string[];
   readonly all: LearnerProc[] = [];
 
-  private constructor(experience: string, policy: string, runDir: string, args: string[]) {
+  private constructor(experience: string, policy: string, runDir: string, args: string[], first: LearnerProc) {
     this.experience = experience;
     this.policy = policy;
     this.runDir = runDir;
     this.#args = args;
-    this.current = this.start();
+    this.current = first;
+    this.all.push(first);
   }
 
-  /**
-   * Starts the learner on two free ports and waits until it has bound them. A port another test took between
-   * freePort() and the bind (the suites run in parallel) makes it exit naming the address: then it starts again on
-   * fresh ports (the rig's restarts reuse the ports it bound).
-   */
+  /** Starts the learner on two free ports (startLearnerOnFreePorts); the rig's restarts reuse the ports it bound. */
   static async create(root: string, baseDir: string, extra: string[] = []): Promise<LearnerRig> {
     const runDir = join(root, "learner");
-    for (let attempt = 1; ; attempt++) {
-      const [p1, p2] = await freePorts(2);
-      const experience = `tcp://127.0.0.1:${p1}`;
-      const policy = `tcp://127.0.0.1:${p2}`;
-      const rig = new LearnerRig(experience, policy, runDir, tinyLearnerArgs({ base: baseDir, runDir, experience, policy, extra }));
-      try {
-        await rig.current.event("ready");
-        return rig;
-      } catch (e) {
-        await rig.cleanup();
-        if (attempt < 3 && /Address already in use/.test(rig.current.stderr)) continue;
-        throw e;
-      }
-    }
+    const s = await startLearnerOnFreePorts((experience, policy) => tinyLearnerArgs({ base: baseDir, runDir, experience, policy, extra }));
+    return new LearnerRig(s.experience, s.policy, runDir, s.args, s.proc);
   }
 
   start(): LearnerProc {

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { LEARNER_DIR } from "../../policies/testing/learnerFixture.ts";
 import { findPython } from "../../app/python.ts";
+import { freePorts } from "../../app/ports.ts";
 
 const PYTHON = findPython();
 
@@ -82,6 +83,29 @@ export class LearnerProc {
   /** Resident set size in bytes (Linux /proc), 0 when gone. */
   rss(): number {
     return rssOf(this.child.pid);
+  }
+}
+
+/**
+ * Starts a learner on two fresh loopback ports and waits until it has bound them (its `ready` line). Another test
+ * running in parallel can take a port between freePorts() and the bind; the learner then exits naming the address,
+ * and it starts again on fresh ports (up to 3 tries). `argsFor` builds the serve flags for a pair of endpoints.
+ */
+export async function startLearnerOnFreePorts(argsFor: (experience: string, policy: string) => string[]): Promise<{ proc: LearnerProc; experience: string; policy: string; args: string[] }> {
+  for (let attempt = 1; ; attempt++) {
+    const [p1, p2] = await freePorts(2);
+    const experience = `tcp://127.0.0.1:${p1}`;
+    const policy = `tcp://127.0.0.1:${p2}`;
+    const args = argsFor(experience, policy);
+    const proc = new LearnerProc(args);
+    try {
+      await proc.event("ready");
+      return { proc, experience, policy, args };
+    } catch (e) {
+      await proc.kill();
+      if (attempt < 3 && /Address already in use/.test(proc.stderr)) continue;
+      throw e;
+    }
   }
 }
 
