@@ -268,7 +268,7 @@ async function runMethod(task: Task, method: string, bcPackage: string, bcVersio
     : [];
   const pk = join(out, "learner", "packages");
   const steps = eps.reduce((a, e) => a + e.steps, 0);
-  const target = TARGET[task];
+  const target = TARGET(task, successes(bcFinal) / bcFinal.length);
   return {
     label: LABEL[method],
     learnerConfig,
@@ -313,7 +313,7 @@ async function runTask(task: Task, stamp: string): Promise<TaskResult> {
   const bcSup = await cached("supervised", () => supervised(task, bc.package, undefined, false, P.finalEval));
   log(`${task}: BC alone with the scripted operator: ${(100 * bcSup.interventionRate).toFixed(1)}% of steps under operator control, ${bcSup.episodesWithIntervention}/${bcSup.n} episodes with a takeover`);
   const result: TaskResult = {
-    task, target: TARGET[task], demos, bc: { package: bc.package, steps: bc.steps, finalLoss: bc.finalLoss, ...(bc.aux ? { aux: bc.aux } : {}), trainSeconds: bc.seconds, final: { meanSteps: meanSteps(bcFinal), ...rate(successes(bcFinal), bcFinal.length) }, supervised: bcSup },
+    task, target: TARGET(task, successes(bcFinal) / bcFinal.length), demos, bc: { package: bc.package, steps: bc.steps, finalLoss: bc.finalLoss, ...(bc.aux ? { aux: bc.aux } : {}), trainSeconds: bc.seconds, final: { meanSteps: meanSteps(bcFinal), ...rate(successes(bcFinal), bcFinal.length) }, supervised: bcSup },
     methods: {}, seconds: 0,
   };
   if (P.bestOf > 1 && methods.includes("residual")) {
@@ -336,8 +336,9 @@ const bench: LearningBench = {
   tasks: [], throughput: null, throughputFrames: null, seconds: 0,
   notes: pixels ? [
     `SO-101 from pixels (${LAUNCH}): every policy reads the six joint positions and the front and wrist cameras (84×84, a frame per tick); the sessions send both cameras' frames of obs and next_obs with every transition (launch learner.cameras). Cube and target positions are sim-only: the scripted expert, the scripted operator and the success check read them, no policy does${AUX === "task" ? " (BC's camera encoders are trained to estimate them, an auxiliary loss at training time only)" : ""}.`,
-    "Same demos (the pixel BC's training set, with their frames, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 (the robot waits for the learner's updates before each episode).",
-    "Ours (residual TD3 from pixels) reads [joints, the frozen BC encoder's features] (image_encoder base) with the learner defaults and learner/presets/so101_<task>_pixels.yaml (no mirror_obs: a mirrored episode would need mirrored frames). RLPD-SAC from pixels: the same encoder path, 2 LayerNorm critics 256x256, actor 256x256, lr 3e-4, auto-entropy, 50/50 demo/online batches, over a zero base (docs/algorithms.md §6).",
+    `Same demos (the pixel BC's training set, with their frames, also ${methods.length > 1 ? "each learner's" : "the learner's"} offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget${methods.length > 1 ? " for both learners" : ""}; paced so the learner keeps UTD 2 (the robot waits for the learner's updates before each episode). Targets from pixels: push_cube 90%, pick_place 20 points over the pixel BC.`,
+    ...(methods.includes("residual") ? ["Ours (residual TD3 from pixels) reads [joints, the frozen BC encoder's features] (image_encoder base) with the learner defaults and learner/presets/so101_<task>_pixels.yaml (no mirror_obs: a mirrored episode would need mirrored frames)."] : []),
+    ...(methods.includes("sac") ? ["RLPD-SAC from pixels: the same encoder path, 2 LayerNorm critics 256x256, actor 256x256, lr 3e-4, auto-entropy, 50/50 demo/online batches, over a zero base (docs/algorithms.md §6)."] : []),
     `Curve points evaluate the package that ran online episode k (session.jsonl) on the first ${P.evalSeeds} of the ${P.finalEval} final-evaluation seeds; evaluation runs without operator and without exploration noise. Demo seeds 0..${P.demos - 1}, held-out seeds ${P.evalSeed}.., session seeds ${P.sessionSeed}.. do not overlap.`,
   ] : [
     "Same demos (the BC training set, also each learner's offline buffer via demo_dataset), same scripted operator, same session seeds and episode budget for both learners; both paced so the learner keeps UTD 2 as on a real 10 Hz robot.",

@@ -38,6 +38,11 @@ test("--robot so101 --obs pixels: the SO-101 launch, pixel presets, its own resu
   assert.deepEqual([st.robot, st.obs, st.launch, st.tasks], ["rlft_arm5", "state", "launch/sim_push.yaml", ["push_cube", "peg_insert"]]);
   assert.match(st.results, /^bench\/results\/learning-<date>/);
   assert.equal(st.learner.push_cube.residual.mirror_obs, "q.shoulder_pan,ee.y,cube.y,target.y", "the state bench keeps its preset");
+
+  // BC + residual's targets: from pixels push_cube 90% and pick_place 20 points over its pixel BC (issue 27).
+  const px = learningSettings(["--robot", "so101", "--obs", "pixels"]).TARGET;
+  assert.deepEqual([px("push_cube", 0.4), px("pick_place", 0.055), px("pick_place", 0.9)], [0.9, 0.255, 1]);
+  assert.deepEqual([learningSettings([]).TARGET("push_cube", 0.8), learningSettings([]).TARGET("peg_insert", 0.96)], [0.95, 0.9]);
 });
 
 test("bad combinations are refused with one line naming the fix", () => {
