@@ -45,6 +45,11 @@ export interface SessionStatus {
 export interface SessionEpisode extends EpisodeResult {
   interventionSteps: number;
   policyVersion: string;
+  /**
+   * Paced sessions with their own learner: its updates and the online transitions its UTD clock counted (a resumed
+   * learner's plus this session's) when the episode started, after the robot waited for it.
+   */
+  pacedAt?: { updates: number; transitions: number };
 }
 
 /** Options of {@link runSession}. */
@@ -146,6 +151,9 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   let experience: string;
   let policyEndpoint: string;
   let updates = 0;
+  // Online transitions a resumed learner had already counted (its `resumed` event): its UTD clock continues from them,
+  // so the pacing below does too (counting only this session's transitions let a resumed run go unpaced).
+  let resumedSteps = 0;
   let ups = 0;
   let utd = Number(o.learnerConfig?.utd ?? 2);
   let learningStarts = Number(o.learnerConfig?.learning_starts ?? 500);
@@ -163,6 +171,10 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
       const file = join(out, "learner.yaml");
       writeFileSync(file, stringify(lc));
       learner = startLearner(["serve", "--config", file], (e) => {
+        if (e.event === "resumed") {
+          updates = Math.max(updates, Number(e.updates ?? 0));
+          resumedSteps = Number(e.env_steps ?? 0);
+        }
         if (e.event === "progress" || e.event === "done") {
           updates = Math.max(updates, Number(e.updates));
           ups = Number(e.updates_per_s ?? 0);
@@ -338,10 +350,15 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     for (let i = 0; i < o.episodes && !stopped; i++) {
       await waitUntilClear();
       if (stopped) break;
-      if (o.pace && learner) await paceLearner(() => updates, () => bridge.stats().pushed, utd, learningStarts, () => stopped || learner!.child.exitCode !== null);
+      const produced = () => resumedSteps + bridge.stats().pushed;
+      let pacedAt: SessionEpisode["pacedAt"];
+      if (o.pace && learner) {
+        await paceLearner(() => updates, produced, utd, learningStarts, () => stopped || learner!.child.exitCode !== null);
+        pacedAt = { updates, transitions: produced() };
+      }
       const [r] = await stack.runEpisodes({ count: 1, seed: o.seed + first + i, firstEpisode: first + i, tolerateRecorderFailure: true });
       if (!r) break; // stopped while waiting for the operator's start
-      const ep: SessionEpisode = { ...r, interventionSteps: perEpisode.get(r.episode) ?? 0, policyVersion: actor.version };
+      const ep: SessionEpisode = { ...r, interventionSteps: perEpisode.get(r.episode) ?? 0, policyVersion: actor.version, ...(pacedAt ? { pacedAt } : {}) };
       episodes.push(ep);
       appendFileSync(log, JSON.stringify(ep) + "\n");
       const s = status(i + 1);
@@ -438,7 +455,10 @@ function resumePoint(stack: Stack, log: string, out: string): number {
   return next;
 }
 
-/** Keeps simulated experience from outrunning the learner: the update-to-data ratio holds as on a real robot. */
+/**
+ * Keeps simulated experience from outrunning the learner: the update-to-data ratio holds as on a real robot. `produced`
+ * counts what the learner's UTD clock counts (a resumed learner's transitions plus this session's).
+ */
 async function paceLearner(updates: () => number, produced: () => number, utd: number, starts: number, abort: () => boolean): Promise<void> {
   const deadline = Date.now() + 120_000;
   while (!abort() && Date.now() < deadline && updates() < 0.9 * utd * Math.max(0, produced() - starts)) {

@@ -54,4 +54,19 @@ test("a tiny session streams every transition, swaps in the learner's residual a
   }
   assert.equal(active, interventions);
   assert.ok(sources.has("scripted_operator") && sources.has("policy"));
+
+  // Started again on the same run directory, the learner resumes its checkpoint and the pacing resumes with its UTD
+  // clock: before every episode the learner has done 0.9 × utd updates per transition it counted, the first session's
+  // included (counting only this session's transitions let a resumed run go unpaced).
+  const again = await runSession({
+    config: cfg, learner: true, episodes: 3, seed: 11, out, pace: true,
+    learnerConfig: { critic_heads: 2, critic_hidden: 32, actor_hidden: 32, learning_starts: 20, critic_warmup_updates: 10, publish_every: 20, batch_size: 32, utd: 1 },
+  });
+  assert.equal(again.episodes.length, 3);
+  for (const e of again.episodes) {
+    assert.ok(e.pacedAt, `episode ${e.episode} logs the learner it waited for`);
+    assert.ok(e.pacedAt.transitions >= res.transitions.pushed, `episode ${e.episode}: the resumed learner's transitions count (${e.pacedAt.transitions})`);
+    assert.ok(e.pacedAt.updates >= 0.9 * (e.pacedAt.transitions - 20), `episode ${e.episode}: ${e.pacedAt.updates} updates for ${e.pacedAt.transitions} transitions`);
+  }
+  assert.deepEqual(again.episodes.map((e) => e.episode), [4, 5, 6]);
 });

@@ -200,6 +200,7 @@ def test_killed_learner_resumes_from_checkpoint_with_its_acked_seq(tmp_path):
         proc = _start(str(cfg_path))
         resumed = _wait_for(proc, "resumed")
         assert resumed["updates"] == meta["updates"] > 0
+        assert resumed["env_steps"] >= 30  # the UTD clock resumes too: a session paces on it (app/session.ts)
         # a new connection (the robot reconnects with hello after the link went down)
         sock.close()
         sock = client(exp)

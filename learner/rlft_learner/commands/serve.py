@@ -578,7 +578,9 @@ class ServeCommand:
         signal.signal(signal.SIGINT, on_signal)
         signal.signal(signal.SIGTERM, on_signal)
         if learner.resumed_from is not None and cfg.json_progress:
-            print(json.dumps({"event": "resumed", "updates": learner.resumed_from}), flush=True)
+            # env_steps: the online transitions its UTD clock had counted; a session that paces the robot on this
+            # learner's updates adds its own transitions to it (app/session.ts paceLearner).
+            print(json.dumps({"event": "resumed", "updates": learner.resumed_from, "env_steps": learner.agent.env_steps}), flush=True)
         if cfg.json_progress:  # sockets bound, checkpoint loaded: whoever started us may connect now
             print(json.dumps({"event": "ready"}), flush=True)
         learner.run(stop)
