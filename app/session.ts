@@ -341,6 +341,8 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
   };
   let finalVersion = actor.version;
   const first = resumePoint(stack, log, out);
+  // What the learner's UTD clock counts: a resumed learner's transitions plus this session's.
+  const produced = () => resumedSteps + bridge.stats().pushed;
   try {
     // Zero base: nothing sensible runs until the learner's first package (published at its start) is loaded.
     if (o.baseMode === "zero") {
@@ -350,7 +352,6 @@ export async function runSession(o: SessionOptions): Promise<SessionResult> {
     for (let i = 0; i < o.episodes && !stopped; i++) {
       await waitUntilClear();
       if (stopped) break;
-      const produced = () => resumedSteps + bridge.stats().pushed;
       let pacedAt: SessionEpisode["pacedAt"];
       if (o.pace && learner) {
         await paceLearner(() => updates, produced, utd, learningStarts, () => stopped || learner!.child.exitCode !== null);
