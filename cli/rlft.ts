@@ -3,7 +3,8 @@
  * Errors print one clear message (the stack trace only with RLFT_DEBUG=1) and exit 1 at once: a socket, timer or
  * child left open by the failed work never keeps the process alive (issue 24 item 7: a session hung for minutes after
  * its fatal error). Ctrl-C: a command that handles it (session, launch) gets the first one to stop cleanly; a second
- * one, or the first where no command handles it, exits at once (130, as a shell reports SIGINT).
+ * one, or the first where no command handles it, exits at once (130, as a shell reports SIGINT). SIGTERM and SIGHUP
+ * count as Ctrl-C.
  */
 import { buildProgram } from "./program.ts";
 
@@ -18,6 +19,15 @@ process.on("SIGINT", () => {
     process.exit(130);
   }
 });
+// SIGTERM (systemd, docker stop, kill) and SIGHUP (the terminal closed) stop as Ctrl-C does. Node's default for them
+// ends the process without its exit handlers, so a learner child (its own process group, for Ctrl-C's sake) ran on,
+// orphaned, holding its ports and run directory. A command that handles SIGTERM itself (rlft node) keeps it.
+for (const signal of ["SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    if (process.listenerCount(signal) > 1) return;
+    process.emit("SIGINT");
+  });
+}
 
 try {
   await program.parseAsync(process.argv);

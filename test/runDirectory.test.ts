@@ -96,6 +96,35 @@ test("rlft collect stops at the first Ctrl-C, keeping the finished episodes", { 
   await assertComplete(dir, readIndex(dir));
 });
 
+test("SIGTERM (systemd, docker stop) stops rlft session as Ctrl-C does: episodes closed and indexed, learner stopped", { timeout: 300_000 }, async (t) => {
+  const fx = await robotPolicyFixture("push_cube");
+  const dir = mkdtempSync(join(tmpdir(), "rlft-session-term-"));
+  t.after(async () => {
+    await fx.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const launch = join(dir, "policy.yaml");
+  writeFileSync(launch, `task: push_cube\nactor: {kind: policy, package: ${JSON.stringify(fx.dir)}}\ncamera: {enabled: false}\nepisodes: {max_steps: 20}\n`);
+  const out = join(dir, "run");
+  const episodes = join(out, "episodes");
+  const learners = () => processesNaming(join(out, "learner.yaml"));
+  const child = start(["session", launch, "--learner", "--episodes", "100000", "--out", out, "--no-operator", "--no-pace"]);
+  t.after(() => {
+    child.kill("SIGKILL");
+    for (const pid of learners()) process.kill(Number(pid), "SIGKILL");
+  });
+  await until(child, () => readIndex(episodes).episodes.length >= 2, "two finished episodes with the learner up");
+  assert.ok(learners().length > 0, "the learner runs");
+  // Before: Node's default SIGTERM ended rlft at once, without its exit handlers, and the learner (its own process
+  // group, so a terminal's Ctrl-C reaches only rlft) ran on, orphaned, holding its ports and run directory.
+  child.kill("SIGTERM");
+  const end = await exited(child);
+  assert.equal(end.code, 0, "a clean stop");
+  await assertComplete(episodes, readIndex(episodes));
+  for (let i = 0; i < 300 && learners().length > 0; i++) await new Promise((res) => setTimeout(res, 100));
+  assert.deepEqual(learners(), [], "the learner was stopped");
+});
+
 test("a fatal error after the learner started ends rlft session at once, learner included", { timeout: 300_000 }, async (t) => {
   const fx = await robotPolicyFixture("push_cube");
   const dir = mkdtempSync(join(tmpdir(), "rlft-session-fatal-"));
