@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -123,6 +123,28 @@ test("SIGTERM (systemd, docker stop) stops rlft session as Ctrl-C does: episodes
   await assertComplete(episodes, readIndex(episodes));
   for (let i = 0; i < 300 && learners().length > 0; i++) await new Promise((res) => setTimeout(res, 100));
   assert.deepEqual(learners(), [], "the learner was stopped");
+});
+
+test("SIGTERM ends a command without a clean stop (rlft train-bc) at once with 143, its learner included", { timeout: 300_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rlft-trainbc-term-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const demos = join(dir, "demos");
+  const collect = rlft(["collect", "--episodes", "2", "--out", demos, "--no-camera", "--quality", "1"]);
+  assert.equal(collect.status, 0, collect.stderr);
+  const out = join(dir, "bc");
+  const learners = () => processesNaming(out);
+  const child = start(["train-bc", "--data", demos, "--out", out, "--steps", "1000000"]);
+  t.after(() => {
+    child.kill("SIGKILL");
+    for (const pid of learners()) process.kill(Number(pid), "SIGKILL");
+  });
+  // Training has started: the learner writes its metrics after it received the demos.
+  await until(child, () => existsSync(join(out, "metrics.jsonl")), "the learner training");
+  child.kill("SIGTERM");
+  const end = await exited(child);
+  assert.equal(end.code, 143, "128 + SIGTERM, as a shell reports it");
+  for (let i = 0; i < 300 && learners().length > 0; i++) await new Promise((res) => setTimeout(res, 100));
+  assert.deepEqual(learners(), [], "the learner was stopped, not orphaned");
 });
 
 test("a fatal error after the learner started ends rlft session at once, learner included", { timeout: 300_000 }, async (t) => {
