@@ -12,7 +12,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { robotPolicyFixture } from "./robotFixture.ts";
-import { episodeProblems, exited, mcapFiles as mcaps, processesNaming, readIndex, rlft, startRlft as start, untilChild, type SessionIndex } from "./support/rlftCli.ts";
+import { episodeProblems, exited, mcapFiles as mcaps, processesNaming, readIndex, rlft, startRlft as start, untilChild, untilNoProcessNaming, type SessionIndex } from "./support/rlftCli.ts";
 
 const until = (child: ChildProcess, cond: () => boolean, what: string) => untilChild(child, cond, what);
 const assertComplete = async (dir: string, idx: SessionIndex) => assert.deepEqual(await episodeProblems(dir, idx), [], "every finished episode is a complete MCAP with its result");
@@ -107,7 +107,8 @@ test("SIGTERM (systemd, docker stop) stops rlft session as Ctrl-C does: episodes
   writeFileSync(launch, `task: push_cube\nactor: {kind: policy, package: ${JSON.stringify(fx.dir)}}\ncamera: {enabled: false}\nepisodes: {max_steps: 20}\n`);
   const out = join(dir, "run");
   const episodes = join(out, "episodes");
-  const learners = () => processesNaming(join(out, "learner.yaml"));
+  const learnerFile = join(out, "learner.yaml");
+  const learners = () => processesNaming(learnerFile);
   const child = start(["session", launch, "--learner", "--episodes", "100000", "--out", out, "--no-operator", "--no-pace"]);
   t.after(() => {
     child.kill("SIGKILL");
@@ -121,7 +122,7 @@ test("SIGTERM (systemd, docker stop) stops rlft session as Ctrl-C does: episodes
   const end = await exited(child);
   assert.equal(end.code, 0, "a clean stop");
   await assertComplete(episodes, readIndex(episodes));
-  for (let i = 0; i < 300 && learners().length > 0; i++) await new Promise((res) => setTimeout(res, 100));
+  await untilNoProcessNaming(learnerFile);
   assert.deepEqual(learners(), [], "the learner was stopped");
 });
 
@@ -143,7 +144,7 @@ test("SIGTERM ends a command without a clean stop (rlft train-bc) at once with 1
   child.kill("SIGTERM");
   const end = await exited(child);
   assert.equal(end.code, 143, "128 + SIGTERM, as a shell reports it");
-  for (let i = 0; i < 300 && learners().length > 0; i++) await new Promise((res) => setTimeout(res, 100));
+  await untilNoProcessNaming(out);
   assert.deepEqual(learners(), [], "the learner was stopped, not orphaned");
 });
 
@@ -169,6 +170,6 @@ test("a fatal error after the learner started ends rlft session at once, learner
   assert.match(r.stderr, new RegExp(`rlft: ui\\.port ${port} on 127\\.0\\.0\\.1 is in use`));
   // Nothing of the learner survives: no process runs on this run directory (it may take a moment to exit).
   const learners = () => processesNaming(join(out, "learner.yaml"));
-  for (let i = 0; i < 300 && learners().length > 0; i++) await new Promise((res) => setTimeout(res, 100));
+  await untilNoProcessNaming(join(out, "learner.yaml"));
   assert.deepEqual(learners(), [], "the learner was stopped");
 });

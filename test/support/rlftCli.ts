@@ -83,3 +83,9 @@ export function processesNaming(file: string): string[] {
       }
     });
 }
+
+/** Waits (up to `ms`, a hang guard) until no process names `file`: a stopped learner may take a moment to exit. */
+export async function untilNoProcessNaming(file: string, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (processesNaming(file).length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+}
